@@ -1,0 +1,182 @@
+//! The typed blueprint: what `blueprint::load` returns once the TOML text has been parsed, checked against the
+//! schema, had its defaults applied and passed semantic validation. Every later stage reads only these types.
+
+use std::collections::BTreeMap;
+
+use ipnet::Ipv4Net;
+use serde::{Deserialize, Serialize};
+
+/// A whole stack: one EKS cluster and everything Karpenter needs around it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Blueprint {
+    pub cluster: Cluster,
+    pub vpc: Vpc,
+    pub node_group: NodeGroup,
+    /// Keyed by EKS add-on name (`vpc-cni`, `kube-proxy`, `coredns`, `eks-pod-identity-agent`); disabled add-ons
+    /// are absent.
+    pub addons: BTreeMap<String, Addon>,
+    pub karpenter: Karpenter,
+    /// EC2NodeClasses keyed by their Kubernetes name.
+    pub node_classes: BTreeMap<String, NodeClass>,
+    /// NodePools keyed by their Kubernetes name.
+    pub node_pools: BTreeMap<String, NodePool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cluster {
+    pub name: String,
+    pub region: String,
+    /// Kubernetes minor version, such as "1.33".
+    pub version: String,
+    pub endpoint_public_access: bool,
+    pub endpoint_private_access: bool,
+    pub public_access_cidrs: Vec<String>,
+    /// Tags on every taggable resource of the stack.
+    pub tags: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NatGatewayMode {
+    None,
+    Single,
+    PerAz,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Vpc {
+    pub cidr: Ipv4Net,
+    /// Availability zone names, resolved (from `azs = N` they are the region's first N letters).
+    pub azs: Vec<String>,
+    /// One private subnet per AZ, in the order of `azs`.
+    pub private_subnets: Vec<Ipv4Net>,
+    /// One public subnet per AZ, in the order of `azs`.
+    pub public_subnets: Vec<Ipv4Net>,
+    pub nat_gateway: NatGatewayMode,
+    pub enable_dns_hostnames: bool,
+    /// Tags on the VPC and its network resources (besides cluster.tags).
+    pub tags: BTreeMap<String, String>,
+    /// Extra tags on the private subnets (the discovery and internal-elb tags are implied).
+    pub private_subnet_tags: BTreeMap<String, String>,
+    /// Extra tags on the public subnets (the elb tag is implied).
+    pub public_subnet_tags: BTreeMap<String, String>,
+}
+
+/// The managed node group that runs only the Karpenter controller (and CoreDNS).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeGroup {
+    pub name: String,
+    pub ami_type: String,
+    pub instance_types: Vec<String>,
+    pub capacity_type: String,
+    pub min_size: u32,
+    pub max_size: u32,
+    pub desired_size: u32,
+    /// Root disk in GiB.
+    pub disk_size: u32,
+    /// Extra labels; `karpenter.sh/controller=true` is always added.
+    pub labels: BTreeMap<String, String>,
+    /// Extra taints; `karpenter.sh/controller=true:NoSchedule` is always added.
+    pub taints: Vec<Taint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Addon {
+    /// Pinned version; None means the latest version compatible with the cluster.
+    pub version: Option<String>,
+    /// JSON configuration values passed to EKS as they are.
+    pub configuration_values: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Identity {
+    PodIdentity,
+    Irsa,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Karpenter {
+    pub version: String,
+    pub namespace: String,
+    pub identity: Identity,
+    pub interruption_queue: bool,
+    /// Ensure the account's EC2 Spot service-linked role exists.
+    pub spot: bool,
+    pub replicas: u32,
+    /// IAM role name of the nodes Karpenter launches.
+    pub node_role_name: String,
+    /// IAM role name of the controller.
+    pub controller_role_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeClass {
+    /// AMI alias, `family@version`, such as `bottlerocket@latest` or `al2023@v20250505`.
+    pub ami_alias: String,
+    pub root_volume: RootVolume,
+    pub tags: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RootVolume {
+    pub device_name: String,
+    /// Kubernetes quantity, such as "20Gi".
+    pub size: String,
+    /// gp3, gp2, io1, io2, sc1, st1 or standard.
+    pub volume_type: String,
+    pub encrypted: bool,
+    pub iops: Option<u32>,
+    pub throughput: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodePool {
+    pub node_class: String,
+    pub weight: Option<u32>,
+    pub requirements: Vec<Requirement>,
+    /// Resource name → Kubernetes quantity ("1000", "1000Gi", "nvidia.com/gpu" = "8").
+    pub limits: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    pub startup_taints: Vec<Taint>,
+    /// Duration such as "720h", or "Never".
+    pub expire_after: String,
+    pub termination_grace_period: Option<String>,
+    pub disruption: Disruption,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Requirement {
+    pub key: String,
+    /// In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte.
+    pub operator: String,
+    pub values: Vec<String>,
+    pub min_values: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Taint {
+    pub key: String,
+    pub value: Option<String>,
+    /// NoSchedule, PreferNoSchedule or NoExecute.
+    pub effect: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Disruption {
+    /// WhenEmpty or WhenEmptyOrUnderutilized.
+    pub consolidation_policy: String,
+    /// Duration such as "30s", or "Never".
+    pub consolidate_after: String,
+    pub budgets: Vec<Budget>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// A count ("10") or a percentage ("10%").
+    pub nodes: String,
+    pub schedule: Option<String>,
+    pub duration: Option<String>,
+    pub reasons: Vec<String>,
+}

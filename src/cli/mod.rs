@@ -1,0 +1,2 @@
+//! cli
+pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }

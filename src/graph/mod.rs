@@ -1,0 +1,153 @@
+//! The resource graph: the compiled form of a blueprint. It owns the desired resources, their addresses and the
+//! dependency edges implied by references; it knows nothing of AWS, state or plans.
+//!
+//! Edges point from a dependency to its dependent (`vpc.main → subnet.private["a"]`), so a topological order is
+//! a creation order and its reverse a deletion order.
+
+mod address;
+pub mod compile;
+mod render;
+pub mod value;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use serde::{Deserialize, Serialize};
+
+pub use address::{Address, BadAddress};
+pub use compile::compile;
+pub use render::{to_dot, to_json};
+pub use value::Attrs;
+
+/// One desired resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resource {
+    pub address: Address,
+    /// The provider kind that manages it, such as `aws_subnet`.
+    pub kind: String,
+    /// Desired attributes; may contain references (see [`value`]).
+    pub attrs: Attrs,
+    /// Dependencies that no attribute references (ordering only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<Address>,
+}
+
+impl Resource {
+    pub fn new(address: Address, kind: &str, attrs: serde_json::Value) -> Self {
+        let attrs = match attrs {
+            serde_json::Value::Object(m) => m,
+            other => panic!("invariant: resource attributes are a JSON object, got {other}"),
+        };
+        Resource { address, kind: kind.to_string(), attrs, depends_on: Vec::new() }
+    }
+
+    pub fn after(mut self, dependency: &Address) -> Self {
+        self.depends_on.push(dependency.clone());
+        self
+    }
+
+    /// Every address this resource depends on, by reference or explicitly.
+    pub fn dependencies(&self) -> BTreeSet<Address> {
+        let mut deps: BTreeSet<Address> = self.depends_on.iter().cloned().collect();
+        for v in self.attrs.values() {
+            deps.extend(value::references(v).into_iter().map(|(a, _)| a));
+        }
+        deps
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error("two resources have the address {0}")]
+    Duplicate(Address),
+    #[error("{from} references {to}, which is not in the graph")]
+    Dangling { from: Address, to: Address },
+    #[error("dependency cycle through {0}")]
+    Cycle(Address),
+}
+
+/// A DAG of desired resources.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceGraph {
+    graph: DiGraph<Resource, ()>,
+    index: HashMap<Address, NodeIndex>,
+}
+
+impl ResourceGraph {
+    /// Builds the graph, checking that addresses are unique, references resolve and there is no cycle.
+    pub fn from_resources(resources: Vec<Resource>) -> Result<Self, GraphError> {
+        let mut g = ResourceGraph::default();
+        for r in resources {
+            if g.index.contains_key(&r.address) {
+                return Err(GraphError::Duplicate(r.address));
+            }
+            let address = r.address.clone();
+            let ix = g.graph.add_node(r);
+            g.index.insert(address, ix);
+        }
+        let mut edges = Vec::new();
+        for ix in g.graph.node_indices() {
+            let r = &g.graph[ix];
+            for dep in r.dependencies() {
+                let Some(&from) = g.index.get(&dep) else {
+                    return Err(GraphError::Dangling { from: r.address.clone(), to: dep });
+                };
+                edges.push((from, ix));
+            }
+        }
+        for (a, b) in edges {
+            g.graph.update_edge(a, b, ());
+        }
+        petgraph::algo::toposort(&g.graph, None).map_err(|c| GraphError::Cycle(g.graph[c.node_id()].address.clone()))?;
+        Ok(g)
+    }
+
+    pub fn get(&self, address: &Address) -> Option<&Resource> {
+        self.index.get(address).map(|&ix| &self.graph[ix])
+    }
+
+    pub fn len(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.graph.node_count() == 0
+    }
+
+    /// Resources in a dependency order (every resource after all it depends on), ties broken by address.
+    pub fn in_order(&self) -> Vec<&Resource> {
+        let mut indegree: BTreeMap<&Address, usize> = BTreeMap::new();
+        for ix in self.graph.node_indices() {
+            indegree.insert(&self.graph[ix].address, self.graph.neighbors_directed(ix, petgraph::Incoming).count());
+        }
+        let mut ready: BTreeSet<&Address> = indegree.iter().filter(|(_, &d)| d == 0).map(|(a, _)| *a).collect();
+        let mut out = Vec::with_capacity(self.len());
+        while let Some(a) = ready.pop_first() {
+            let ix = self.index[a];
+            out.push(&self.graph[ix]);
+            for n in self.graph.neighbors_directed(ix, petgraph::Outgoing) {
+                let na = &self.graph[n].address;
+                let d = indegree.get_mut(na).expect("invariant: every node has an indegree entry");
+                *d -= 1;
+                if *d == 0 {
+                    ready.insert(na);
+                }
+            }
+        }
+        out
+    }
+
+    pub fn resources(&self) -> impl Iterator<Item = &Resource> {
+        self.graph.node_weights()
+    }
+
+    /// The direct dependencies of `address`.
+    pub fn dependencies_of(&self, address: &Address) -> Vec<&Address> {
+        let Some(&ix) = self.index.get(address) else { return Vec::new() };
+        self.graph.neighbors_directed(ix, petgraph::Incoming).map(|n| &self.graph[n].address).collect()
+    }
+
+    pub(crate) fn petgraph(&self) -> &DiGraph<Resource, ()> {
+        &self.graph
+    }
+}

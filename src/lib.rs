@@ -1,0 +1,14 @@
+//! kbp compiles a blueprint into a resource graph, diffs it against state and applies the difference.
+//! One module per pipeline stage; data flows one way:
+//!
+//! blueprint → graph → plan → exec → providers → state, with ui rendering the events of every stage.
+
+pub mod blueprint;
+pub mod cli;
+pub mod diag;
+pub mod exec;
+pub mod graph;
+pub mod plan;
+pub mod providers;
+pub mod state;
+pub mod ui;

@@ -1,0 +1,72 @@
+//! What every provider call gets: the AWS configuration (from the standard credential chain, honouring
+//! `AWS_ENDPOINT_URL`), one client per service, the stack's name and the retry policy.
+
+use std::sync::OnceLock;
+
+use aws_config::SdkConfig;
+
+use super::retry::RetryPolicy;
+
+pub struct Context {
+    pub sdk: SdkConfig,
+    pub stack: String,
+    pub region: String,
+    pub retry: RetryPolicy,
+    ec2: OnceLock<aws_sdk_ec2::Client>,
+    iam: OnceLock<aws_sdk_iam::Client>,
+    eks: OnceLock<aws_sdk_eks::Client>,
+    sqs: OnceLock<aws_sdk_sqs::Client>,
+    eventbridge: OnceLock<aws_sdk_eventbridge::Client>,
+    sts: OnceLock<aws_sdk_sts::Client>,
+}
+
+impl Context {
+    /// Loads the AWS configuration the way every AWS tool does: env, profiles, SSO, IMDS; the region of the
+    /// blueprint wins over the profile's.
+    pub async fn load(stack: &str, region: &str) -> Self {
+        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .region(aws_config::Region::new(region.to_string()))
+            .load()
+            .await;
+        Self::from_sdk(sdk, stack, region)
+    }
+
+    pub fn from_sdk(sdk: SdkConfig, stack: &str, region: &str) -> Self {
+        Context {
+            sdk,
+            stack: stack.to_string(),
+            region: region.to_string(),
+            retry: RetryPolicy::default(),
+            ec2: OnceLock::new(),
+            iam: OnceLock::new(),
+            eks: OnceLock::new(),
+            sqs: OnceLock::new(),
+            eventbridge: OnceLock::new(),
+            sts: OnceLock::new(),
+        }
+    }
+
+    pub fn ec2(&self) -> &aws_sdk_ec2::Client {
+        self.ec2.get_or_init(|| aws_sdk_ec2::Client::new(&self.sdk))
+    }
+
+    pub fn iam(&self) -> &aws_sdk_iam::Client {
+        self.iam.get_or_init(|| aws_sdk_iam::Client::new(&self.sdk))
+    }
+
+    pub fn eks(&self) -> &aws_sdk_eks::Client {
+        self.eks.get_or_init(|| aws_sdk_eks::Client::new(&self.sdk))
+    }
+
+    pub fn sqs(&self) -> &aws_sdk_sqs::Client {
+        self.sqs.get_or_init(|| aws_sdk_sqs::Client::new(&self.sdk))
+    }
+
+    pub fn eventbridge(&self) -> &aws_sdk_eventbridge::Client {
+        self.eventbridge.get_or_init(|| aws_sdk_eventbridge::Client::new(&self.sdk))
+    }
+
+    pub fn sts(&self) -> &aws_sdk_sts::Client {
+        self.sts.get_or_init(|| aws_sdk_sts::Client::new(&self.sdk))
+    }
+}

@@ -1,0 +1,95 @@
+//! The one error type of every provider: which AWS call failed, AWS's code and message, and what to do.
+
+use std::fmt;
+
+use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+
+#[derive(Debug, Clone)]
+pub struct ProviderError {
+    /// The AWS operation, such as `ec2:CreateSubnet`.
+    pub operation: String,
+    /// The AWS error code, such as `DependencyViolation`; empty for transport or kbp-side errors.
+    pub code: String,
+    pub message: String,
+    /// What the user can do about it.
+    pub hint: Option<String>,
+}
+
+impl ProviderError {
+    pub fn new(operation: &str, code: &str, message: impl Into<String>) -> Self {
+        ProviderError { operation: operation.to_string(), code: code.to_string(), message: message.into(), hint: None }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Wraps an AWS SDK error, keeping its code and message.
+    pub fn from_sdk<E>(operation: &str, err: aws_sdk_ec2::error::SdkError<E>) -> Self
+    where
+        E: ProvideErrorMetadata + std::error::Error + 'static,
+    {
+        use aws_sdk_ec2::error::SdkError;
+        let (code, message) = match &err {
+            SdkError::ServiceError(se) => {
+                let e = se.err();
+                (e.code().unwrap_or("").to_string(), e.message().unwrap_or("").to_string())
+            }
+            SdkError::DispatchFailure(d) => ("".to_string(), format!("could not reach AWS: {d:?}")),
+            SdkError::TimeoutError(_) => ("".to_string(), "the request timed out".to_string()),
+            other => (
+                other.code().unwrap_or("").to_string(),
+                aws_smithy_types::error::display::DisplayErrorContext(other).to_string(),
+            ),
+        };
+        let mut e = ProviderError::new(operation, &code, message);
+        e.hint = default_hint(&e.code);
+        e
+    }
+
+    pub fn is(&self, code: &str) -> bool {
+        self.code == code
+    }
+
+    /// A resource that is not there (any service's spelling of it).
+    pub fn is_not_found(&self) -> bool {
+        self.code.ends_with("NotFound")
+            || self.code.ends_with(".NotFound")
+            || self.code == "NoSuchEntity"
+            || self.code == "ResourceNotFoundException"
+            || self.code.ends_with("NonExistentQueue")
+    }
+}
+
+fn default_hint(code: &str) -> Option<String> {
+    let h = match code {
+        "UnauthorizedOperation" | "AccessDenied" | "AccessDeniedException" => {
+            "the identity kbp runs as lacks this permission; check `aws sts get-caller-identity` and its policies"
+        }
+        "ExpiredToken" | "ExpiredTokenException" | "RequestExpired" => {
+            "the AWS credentials have expired; refresh them (for SSO: `aws sso login`)"
+        }
+        "InvalidClientTokenId" | "UnrecognizedClientException" | "AuthFailure" => {
+            "AWS does not recognise the credentials; check AWS_PROFILE / AWS_ACCESS_KEY_ID and the region"
+        }
+        c if c.ends_with("LimitExceeded") => "an AWS quota is reached; raise it in Service Quotas or free some",
+        _ => return None,
+    };
+    Some(h.to_string())
+}
+
+impl fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.operation)?;
+        if !self.code.is_empty() {
+            write!(f, ": {}", self.code)?;
+        }
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ProviderError {}

@@ -1,0 +1,118 @@
+//! Providers: one file per resource kind, each implementing [`Provider`] against one AWS (later Kubernetes) API.
+//! The engine knows resources only through this trait and the [`Registry`]; it never matches on a kind.
+//!
+//! Adding a kind: write `providers/<service>/<kind>.rs`, implement `Provider`, add one line to [`Registry::aws`].
+
+pub mod context;
+pub mod ec2;
+pub mod error;
+pub mod iam;
+pub mod retry;
+pub mod tags;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+pub use context::Context;
+pub use error::ProviderError;
+
+use crate::graph::{Address, Attrs};
+
+/// What a provider is given to create or update a resource: its desired attributes with every reference
+/// resolved to a concrete value.
+#[derive(Debug, Clone)]
+pub struct Desired<'a> {
+    pub address: &'a Address,
+    pub attrs: &'a Attrs,
+    /// `kbp:stack` and `kbp:address`, to be put on the resource where AWS allows tags (besides `attrs["tags"]`).
+    pub kbp_tags: BTreeMap<String, String>,
+    /// A token unique to this create intent, recorded in state before the call: pass it as the AWS client token
+    /// where the API takes one, so a retried create after a crash does not make a duplicate.
+    pub client_token: &'a str,
+}
+
+/// The result of a create or an update: the provider ID and the outputs other resources may reference
+/// (`id`, `arn`, …). Outputs always include `id`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Applied {
+    pub id: String,
+    pub outputs: Attrs,
+}
+
+/// A resource as AWS reports it now.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Observed {
+    /// The attributes in the shape of the desired attributes. A key the provider cannot read back is left out;
+    /// the diff then trusts the last applied value.
+    pub attrs: Attrs,
+    pub outputs: Attrs,
+}
+
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// The kind it manages, such as `aws_subnet`.
+    fn kind(&self) -> &'static str;
+
+    /// Attributes whose change AWS cannot apply in place: changing one plans a replacement.
+    fn force_new(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Reads the resource with provider ID `id`; `Ok(None)` when it no longer exists.
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError>;
+
+    /// Looks for a resource this stack created earlier but whose ID never reached state (a crash between the
+    /// call and the state write), by its `kbp:address` tag or its deterministic name. Returns its ID.
+    async fn find(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        Ok(None)
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError>;
+
+    /// Brings the resource to `desired` in place; only called when no force-new attribute changed.
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError>;
+
+    /// Deletes the resource; deleting one that is already gone succeeds.
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError>;
+
+    /// Whether destroy leaves the resource in place (account-wide resources such as service-linked roles).
+    fn retain_on_destroy(&self) -> bool {
+        false
+    }
+}
+
+/// The providers this build of kbp has, by kind.
+#[derive(Clone, Default)]
+pub struct Registry {
+    providers: BTreeMap<&'static str, Arc<dyn Provider>>,
+}
+
+impl Registry {
+    /// Every AWS provider.
+    pub fn aws() -> Self {
+        let mut r = Registry::default();
+        ec2::register(&mut r);
+        iam::register(&mut r);
+        r
+    }
+
+    pub fn add(&mut self, p: impl Provider + 'static) {
+        self.providers.insert(p.kind(), Arc::new(p));
+    }
+
+    pub fn get(&self, kind: &str) -> Option<Arc<dyn Provider>> {
+        self.providers.get(kind).cloned()
+    }
+
+    pub fn has(&self, kind: &str) -> bool {
+        self.providers.contains_key(kind)
+    }
+}

@@ -1,0 +1,124 @@
+//! Bounded, jittered retries for the errors AWS means as "try again": throttling, and the eventual consistency
+//! of a resource that was just created or is still being released by another.
+
+use std::future::Future;
+use std::time::Duration;
+
+use rand::Rng;
+
+use super::ProviderError;
+
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy { max_attempts: 8, base_delay: Duration::from_millis(200), max_delay: Duration::from_secs(10) }
+    }
+}
+
+/// Codes that mean "slow down" on every service.
+const THROTTLING: &[&str] = &[
+    "Throttling",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "RequestThrottled",
+    "SlowDown",
+    "PriorRequestNotComplete",
+];
+
+impl RetryPolicy {
+    /// Runs `call` until it succeeds, fails with an error that is neither throttling nor one of `transient`, or
+    /// the attempts run out. `transient` lists the codes that are eventual consistency for this call, such as
+    /// `InvalidVpcID.NotFound` right after CreateVpc or `DependencyViolation` while an ENI is released.
+    pub async fn run<T, F, Fut>(&self, transient: &[&str], mut call: F) -> Result<T, ProviderError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, ProviderError>>,
+    {
+        let mut attempt = 1;
+        loop {
+            match call().await {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    let retryable = THROTTLING.contains(&e.code.as_str()) || transient.contains(&e.code.as_str());
+                    if !retryable || attempt >= self.max_attempts {
+                        return Err(e);
+                    }
+                    let delay = self.delay(attempt);
+                    tracing::debug!(operation = %e.operation, code = %e.code, attempt, ?delay, "retrying");
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+            }
+        }
+    }
+
+    /// Full jitter: a random delay up to base × 2^(attempt-1), capped.
+    fn delay(&self, attempt: u32) -> Duration {
+        let cap = self.base_delay.saturating_mul(1u32 << (attempt - 1).min(16)).min(self.max_delay);
+        let ms = rand::rng().random_range(0..=cap.as_millis().max(1) as u64);
+        Duration::from_millis(ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn fast() -> RetryPolicy {
+        RetryPolicy { max_attempts: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(2) }
+    }
+
+    #[tokio::test]
+    async fn retries_transient_codes_until_success() {
+        let n = AtomicU32::new(0);
+        let r = fast()
+            .run(&["DependencyViolation"], || async {
+                if n.fetch_add(1, Ordering::SeqCst) < 2 {
+                    Err(ProviderError::new("ec2:DeleteSubnet", "DependencyViolation", "busy"))
+                } else {
+                    Ok(7)
+                }
+            })
+            .await;
+        assert_eq!(r.unwrap(), 7);
+        assert_eq!(n.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn gives_up_after_max_attempts_and_on_other_codes() {
+        let n = AtomicU32::new(0);
+        let r: Result<(), _> = fast()
+            .run(&[], || async {
+                n.fetch_add(1, Ordering::SeqCst);
+                Err(ProviderError::new("iam:CreateRole", "Throttling", "slow down"))
+            })
+            .await;
+        assert!(r.is_err());
+        assert_eq!(n.load(Ordering::SeqCst), 4);
+        let n = AtomicU32::new(0);
+        let r: Result<(), _> = fast()
+            .run(&[], || async {
+                n.fetch_add(1, Ordering::SeqCst);
+                Err(ProviderError::new("iam:CreateRole", "MalformedPolicyDocument", "bad"))
+            })
+            .await;
+        assert!(r.is_err());
+        assert_eq!(n.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn delay_is_capped() {
+        let p = RetryPolicy { max_attempts: 30, base_delay: Duration::from_millis(100), max_delay: Duration::from_secs(1) };
+        for a in 1..30 {
+            assert!(p.delay(a) <= Duration::from_secs(1));
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! How kbp tags what it makes, so it can always find it again: `kbp:stack` names the stack (the cluster name)
+//! and `kbp:address` the resource's address in the blueprint.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::graph::Address;
+
+pub const STACK: &str = "kbp:stack";
+pub const ADDRESS: &str = "kbp:address";
+
+pub fn kbp_tags(stack: &str, address: &Address) -> BTreeMap<String, String> {
+    BTreeMap::from([(STACK.to_string(), stack.to_string()), (ADDRESS.to_string(), address.to_string())])
+}
+
+/// The tags to put on a resource: the desired `tags` attribute (if any) merged with the kbp tags.
+pub fn merged(attrs: &serde_json::Map<String, Value>, kbp: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let mut out = tag_map(attrs.get("tags"));
+    out.extend(kbp.iter().map(|(k, v)| (k.clone(), v.clone())));
+    out
+}
+
+/// A JSON object of string values as a tag map (anything else is ignored).
+pub fn tag_map(v: Option<&Value>) -> BTreeMap<String, String> {
+    v.and_then(Value::as_object)
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+        .unwrap_or_default()
+}
+
+/// Tags as read back from AWS, without the kbp tags (which are not part of the desired `tags` attribute).
+pub fn user_tags(all: impl IntoIterator<Item = (String, String)>) -> serde_json::Map<String, Value> {
+    all.into_iter()
+        .filter(|(k, _)| k != STACK && k != ADDRESS)
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect()
+}
