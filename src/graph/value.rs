@@ -11,6 +11,7 @@ pub type Attrs = Map<String, Value>;
 const REF: &str = "$ref";
 const OUTPUT: &str = "output";
 const JOIN: &str = "$join";
+const OBJECT: &str = "$object";
 /// What an attribute shows in a plan while the value it references is not known yet.
 pub const UNKNOWN: &str = "(known after apply)";
 
@@ -23,6 +24,12 @@ pub fn reference(address: &Address, output: &str) -> Value {
 /// account ID, say).
 pub fn join(parts: Vec<Value>) -> Value {
     json!({ JOIN: parts })
+}
+
+/// An object whose keys may themselves be references or joins (an IAM condition keyed by the cluster's OIDC
+/// issuer, say): `pairs` are `(key, value)`.
+pub fn object(pairs: Vec<(Value, Value)>) -> Value {
+    json!({ OBJECT: pairs.into_iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>() })
 }
 
 /// If `v` is a reference, the address and output it names.
@@ -93,6 +100,18 @@ fn resolve_into(
             parts.iter().map(|p| p.as_str().map(str::to_string).unwrap_or_else(|| p.to_string())).collect(),
         );
     }
+    if let Some(Value::Array(pairs)) = v.as_object().filter(|o| o.len() == 1).and_then(|o| o.get(OBJECT)) {
+        let mut out = Map::new();
+        for pair in pairs {
+            let Some([k, v]) = pair.as_array().map(Vec::as_slice) else { continue };
+            let k = match resolve_into(k, lookup, unresolved) {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            out.insert(k, resolve_into(v, lookup, unresolved));
+        }
+        return Value::Object(out);
+    }
     match v {
         Value::Array(items) => Value::Array(items.iter().map(|i| resolve_into(i, lookup, unresolved)).collect()),
         Value::Object(m) => {
@@ -127,6 +146,15 @@ mod tests {
         let (out, missing) = resolve(&v, &|_, _| None);
         assert_eq!(out, UNKNOWN);
         assert_eq!(missing.len(), 1);
+    }
+
+    #[test]
+    fn builds_objects_with_computed_keys() {
+        let oidc = Address::new("iam_openid_connect_provider", "cluster");
+        let v = object(vec![(join(vec![reference(&oidc, "issuer_host"), json!(":sub")]), json!("system:sa"))]);
+        let (out, missing) = resolve(&v, &|_, _| Some(json!("oidc.example/id/X")));
+        assert!(missing.is_empty());
+        assert_eq!(out, json!({"oidc.example/id/X:sub": "system:sa"}));
     }
 
     #[test]

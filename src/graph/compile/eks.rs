@@ -1,0 +1,176 @@
+//! The EKS layer: the node security group Karpenter's nodes join (found by its discovery tag), the cluster,
+//! access entries (the applying identity as cluster admin, Karpenter's node role as EC2_LINUX), the tainted
+//! controller node group, the add-ons, and Karpenter's Pod Identity association.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::iam::role_address;
+use super::{kinds, Builder};
+use crate::blueprint::Identity;
+use crate::graph::value::reference;
+use crate::graph::{Address, Resource};
+
+/// The label and taint that keep the controller node group for the Karpenter controller (and CoreDNS).
+pub const CONTROLLER_LABEL: (&str, &str) = ("karpenter.sh/controller", "true");
+pub const CONTROLLER_TAINT_EFFECT: &str = "NoSchedule";
+
+pub fn compile(b: &mut Builder) {
+    let bp = b.bp;
+    let name = b.cluster_name().to_string();
+    let private_subnets: Vec<_> =
+        bp.vpc.azs.iter().map(|az| reference(&Address::keyed("subnet", "private", az), "id")).collect();
+
+    let discovery = BTreeMap::from([("karpenter.sh/discovery".to_string(), name.clone())]);
+    let node_sg = b.add(Resource::new(
+        Address::new("security_group", "node"),
+        kinds::SECURITY_GROUP,
+        json!({
+            "name": format!("{name}-node"),
+            "description": format!("EKS nodes of cluster {name}, selected by Karpenter's EC2NodeClasses"),
+            "vpc_id": reference(&b.vpc(), "id"),
+            "tags": b.tags(&[&discovery], Some(&format!("{name}-node"))),
+        }),
+    ));
+
+    let cluster = b.add(Resource::new(
+        b.cluster(),
+        kinds::EKS_CLUSTER,
+        json!({
+            "name": name,
+            "version": bp.cluster.version,
+            "role_arn": reference(&role_address("cluster"), "arn"),
+            "subnet_ids": private_subnets,
+            "security_group_ids": [reference(&node_sg, "id")],
+            "endpoint_public_access": bp.cluster.endpoint_public_access,
+            "endpoint_private_access": bp.cluster.endpoint_private_access,
+            "public_access_cidrs": bp.cluster.public_access_cidrs,
+            "authentication_mode": "API",
+            "tags": b.tags(&[], None),
+        }),
+    ).after(&Address::keyed("iam_role_policy_attachment", "cluster", "AmazonEKSClusterPolicy")));
+
+    b.add(Resource::new(
+        Address::new("eks_access_entry", "admin"),
+        kinds::EKS_ACCESS_ENTRY,
+        json!({
+            "cluster_name": reference(&cluster, "name"),
+            "principal_arn": reference(&b.caller(), "arn"),
+            "type": "STANDARD",
+            "policy_arns": ["arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"],
+            "tags": b.tags(&[], None),
+        }),
+    ));
+    b.add(Resource::new(
+        Address::new("eks_access_entry", "karpenter_node"),
+        kinds::EKS_ACCESS_ENTRY,
+        json!({
+            "cluster_name": reference(&cluster, "name"),
+            "principal_arn": reference(&role_address("karpenter_node"), "arn"),
+            "type": "EC2_LINUX",
+            "policy_arns": [],
+            "tags": b.tags(&[], None),
+        }),
+    ));
+
+    let ng = &bp.node_group;
+    let mut labels = ng.labels.clone();
+    labels.insert(CONTROLLER_LABEL.0.to_string(), CONTROLLER_LABEL.1.to_string());
+    let mut taints = vec![json!({"key": CONTROLLER_LABEL.0, "value": CONTROLLER_LABEL.1, "effect": CONTROLLER_TAINT_EFFECT})];
+    taints.extend(ng.taints.iter().map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect})));
+    let mut ng_deps: Vec<Address> =
+        super::iam::NODE_POLICIES.iter().map(|p| Address::keyed("iam_role_policy_attachment", "node_group", p)).collect();
+    // The VPC CNI must be there before nodes can become Ready; private subnets need their NAT route to pull images.
+    if bp.addons.contains_key("vpc-cni") {
+        ng_deps.push(addon_address("vpc-cni"));
+    }
+    ng_deps.extend(bp.vpc.azs.iter().filter_map(|az| {
+        let route = Address::keyed("route", "private_nat", az);
+        (bp.vpc.nat_gateway != crate::blueprint::NatGatewayMode::None).then_some(route)
+    }));
+    let mut node_group = Resource::new(
+        Address::new("eks_node_group", "controller"),
+        kinds::EKS_NODE_GROUP,
+        json!({
+            "cluster_name": reference(&cluster, "name"),
+            "name": ng.name,
+            "node_role_arn": reference(&role_address("node_group"), "arn"),
+            "subnet_ids": bp.vpc.azs.iter().map(|az| reference(&Address::keyed("subnet", "private", az), "id")).collect::<Vec<_>>(),
+            "ami_type": ng.ami_type,
+            "instance_types": ng.instance_types,
+            "capacity_type": ng.capacity_type,
+            "scaling": { "min_size": ng.min_size, "max_size": ng.max_size, "desired_size": ng.desired_size },
+            "disk_size": ng.disk_size,
+            "labels": labels,
+            "taints": taints,
+            "tags": b.tags(&[], None),
+        }),
+    );
+    node_group.depends_on = ng_deps;
+    let node_group = b.add(node_group);
+
+    for (addon, cfg) in &bp.addons {
+        let mut r = Resource::new(
+            addon_address(addon),
+            kinds::EKS_ADDON,
+            json!({
+                "cluster_name": reference(&cluster, "name"),
+                "addon_name": addon,
+                "addon_version": cfg.version,
+                "configuration_values": configuration_values(addon, cfg.configuration_values.as_deref()),
+                "resolve_conflicts": "OVERWRITE",
+                "tags": b.tags(&[], None),
+            }),
+        );
+        // CoreDNS needs a node to run on; the others run as DaemonSets and are wanted before nodes join.
+        if addon == "coredns" {
+            r = r.after(&node_group);
+        }
+        b.add(r);
+    }
+
+    if bp.karpenter.identity == Identity::PodIdentity {
+        let mut assoc = Resource::new(
+            Address::new("eks_pod_identity_association", "karpenter"),
+            kinds::EKS_POD_IDENTITY_ASSOCIATION,
+            json!({
+                "cluster_name": reference(&cluster, "name"),
+                "namespace": bp.karpenter.namespace,
+                "service_account": "karpenter",
+                "role_arn": reference(&role_address("karpenter_controller"), "arn"),
+                "tags": b.tags(&[], None),
+            }),
+        );
+        if bp.addons.contains_key("eks-pod-identity-agent") {
+            assoc = assoc.after(&addon_address("eks-pod-identity-agent"));
+        }
+        b.add(assoc);
+    }
+}
+
+pub fn addon_address(name: &str) -> Address {
+    Address::keyed("eks_addon", "main", name)
+}
+
+/// CoreDNS must tolerate the controller taint: it has to run before any Karpenter node exists. The toleration is
+/// added to whatever configuration the blueprint gives, unless the blueprint sets tolerations itself.
+fn configuration_values(addon: &str, given: Option<&str>) -> serde_json::Value {
+    let mut cfg: serde_json::Value = given.and_then(|g| serde_json::from_str(g).ok()).unwrap_or_else(|| json!({}));
+    if addon == "coredns" && cfg.get("tolerations").is_none() {
+        if let Some(obj) = cfg.as_object_mut() {
+            obj.insert(
+                "tolerations".to_string(),
+                json!([
+                    {"key": CONTROLLER_LABEL.0, "value": CONTROLLER_LABEL.1, "effect": CONTROLLER_TAINT_EFFECT},
+                    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                ]),
+            );
+        }
+    }
+    if cfg.as_object().is_some_and(|o| o.is_empty()) {
+        serde_json::Value::Null
+    } else {
+        cfg
+    }
+}

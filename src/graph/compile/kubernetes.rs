@@ -1,0 +1,204 @@
+//! What runs in the cluster: Karpenter's CRDs, the controller, and the blueprint's EC2NodeClasses and NodePools.
+//! The node classes and pools carry the manifests kbp applies, so the plan diffs them like any attribute.
+
+use serde_json::{json, Map, Value};
+
+use super::eks::addon_address;
+use super::karpenter_iam::queue_address;
+use super::{kinds, Builder};
+use crate::blueprint::{Identity, NodeClass, NodePool, Taint};
+use crate::graph::value::reference;
+use crate::graph::{Address, Resource};
+
+pub fn compile(b: &mut Builder) {
+    let bp = b.bp;
+    let cluster = b.cluster();
+    let crds = b.add(
+        Resource::new(
+            Address::new("karpenter_crds", "main"),
+            kinds::KARPENTER_CRDS,
+            json!({
+                "version": bp.karpenter.version,
+                "chart": "oci://public.ecr.aws/karpenter/karpenter",
+                "endpoint": reference(&cluster, "endpoint"),
+            }),
+        )
+        .after(&Address::new("eks_access_entry", "admin")),
+    );
+
+    let mut controller = Resource::new(
+        Address::new("karpenter_controller", "main"),
+        kinds::KARPENTER_CONTROLLER,
+        json!({
+            "version": bp.karpenter.version,
+            "namespace": bp.karpenter.namespace,
+            "replicas": bp.karpenter.replicas,
+            "cluster_name": reference(&cluster, "name"),
+            "cluster_endpoint": reference(&cluster, "endpoint"),
+            "interruption_queue": if bp.karpenter.interruption_queue { reference(&queue_address(), "name") } else { Value::Null },
+            "service_account_role_arn": match bp.karpenter.identity {
+                Identity::Irsa => reference(&super::iam::role_address("karpenter_controller"), "arn"),
+                Identity::PodIdentity => Value::Null,
+            },
+        }),
+    )
+    .after(&crds)
+    .after(&Address::new("eks_node_group", "controller"));
+    if bp.karpenter.identity == Identity::PodIdentity {
+        controller = controller.after(&Address::new("eks_pod_identity_association", "karpenter"));
+    }
+    if bp.addons.contains_key("coredns") {
+        controller = controller.after(&addon_address("coredns"));
+    }
+    let controller = b.add(controller);
+
+    for (name, class) in &bp.node_classes {
+        b.add(
+            Resource::new(
+                Address::keyed("ec2_node_class", "main", name),
+                kinds::EC2_NODE_CLASS,
+                json!({ "manifest": node_class_manifest(b, name, class) }),
+            )
+            .after(&crds)
+            .after(&Address::new("eks_access_entry", "karpenter_node")),
+        );
+    }
+    for (name, pool) in &bp.node_pools {
+        b.add(
+            Resource::new(
+                Address::keyed("node_pool", "main", name),
+                kinds::NODE_POOL,
+                json!({ "manifest": node_pool_manifest(name, pool) }),
+            )
+            .after(&Address::keyed("ec2_node_class", "main", &pool.node_class))
+            .after(&controller),
+        );
+    }
+}
+
+fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {
+    let discovery = json!([{ "tags": { "karpenter.sh/discovery": b.cluster_name() } }]);
+    let v = &c.root_volume;
+    let mut ebs = json!({
+        "volumeSize": v.size,
+        "volumeType": v.volume_type,
+        "encrypted": v.encrypted,
+        "deleteOnTermination": true,
+    });
+    if let Some(iops) = v.iops {
+        ebs["iops"] = json!(iops);
+    }
+    if let Some(t) = v.throughput {
+        ebs["throughput"] = json!(t);
+    }
+    let mut tags = b.bp.cluster.tags.clone();
+    tags.extend(c.tags.clone());
+    json!({
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": { "name": name },
+        "spec": {
+            "amiSelectorTerms": [{ "alias": c.ami_alias }],
+            "role": b.bp.karpenter.node_role_name,
+            "subnetSelectorTerms": discovery,
+            "securityGroupSelectorTerms": discovery,
+            // IMDSv2 only, and a hop limit of 1 so pods cannot reach the node's credentials.
+            "metadataOptions": {
+                "httpEndpoint": "enabled",
+                "httpProtocolIPv6": "disabled",
+                "httpPutResponseHopLimit": 1,
+                "httpTokens": "required",
+            },
+            "blockDeviceMappings": [{ "deviceName": v.device_name, "ebs": ebs }],
+            "tags": tags,
+        },
+    })
+}
+
+fn node_pool_manifest(name: &str, p: &NodePool) -> Value {
+    let requirements: Vec<Value> = p
+        .requirements
+        .iter()
+        .map(|r| {
+            let mut o = json!({ "key": r.key, "operator": r.operator });
+            if !r.values.is_empty() || matches!(r.operator.as_str(), "In" | "NotIn") {
+                o["values"] = json!(r.values);
+            }
+            if let Some(m) = r.min_values {
+                o["minValues"] = json!(m);
+            }
+            o
+        })
+        .collect();
+    let mut template_spec = json!({
+        "nodeClassRef": { "group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": p.node_class },
+        "requirements": requirements,
+        "expireAfter": p.expire_after,
+    });
+    if !p.taints.is_empty() {
+        template_spec["taints"] = taints(&p.taints);
+    }
+    if !p.startup_taints.is_empty() {
+        template_spec["startupTaints"] = taints(&p.startup_taints);
+    }
+    if let Some(t) = &p.termination_grace_period {
+        template_spec["terminationGracePeriod"] = json!(t);
+    }
+    let mut template = Map::new();
+    if !p.labels.is_empty() {
+        template.insert("metadata".to_string(), json!({ "labels": p.labels }));
+    }
+    template.insert("spec".to_string(), template_spec);
+    let budgets: Vec<Value> = p
+        .disruption
+        .budgets
+        .iter()
+        .map(|bu| {
+            let mut o = json!({ "nodes": bu.nodes });
+            if let Some(s) = &bu.schedule {
+                o["schedule"] = json!(s);
+            }
+            if let Some(d) = &bu.duration {
+                o["duration"] = json!(d);
+            }
+            if !bu.reasons.is_empty() {
+                o["reasons"] = json!(bu.reasons);
+            }
+            o
+        })
+        .collect();
+    let mut spec = json!({
+        "template": template,
+        "disruption": {
+            "consolidationPolicy": p.disruption.consolidation_policy,
+            "consolidateAfter": p.disruption.consolidate_after,
+            "budgets": budgets,
+        },
+    });
+    if !p.limits.is_empty() {
+        spec["limits"] = json!(p.limits);
+    }
+    if let Some(w) = p.weight {
+        spec["weight"] = json!(w);
+    }
+    json!({
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": { "name": name },
+        "spec": spec,
+    })
+}
+
+fn taints(ts: &[Taint]) -> Value {
+    Value::Array(
+        ts.iter()
+            .map(|t| {
+                let mut o = json!({ "key": t.key, "effect": t.effect });
+                if let Some(v) = &t.value {
+                    o["value"] = json!(v);
+                }
+                o
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,141 @@
+//! The VPC layer: VPC, one private and one public subnet per AZ, the internet gateway, NAT gateways with their
+//! Elastic IPs (none, one, or one per AZ), and route tables. Every private subnet gets its own route table so that
+//! switching the NAT mode only re-points routes instead of re-associating subnets.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::{kinds, Builder};
+use crate::blueprint::NatGatewayMode;
+use crate::graph::value::reference;
+use crate::graph::{Address, Resource};
+
+pub const ANYWHERE: &str = "0.0.0.0/0";
+
+pub fn compile(b: &mut Builder) {
+    let bp = b.bp;
+    let name = b.cluster_name().to_string();
+    let vpc_tags = &bp.vpc.tags;
+    let vpc = b.add(Resource::new(
+        b.vpc(),
+        kinds::VPC,
+        json!({
+            "cidr_block": bp.vpc.cidr.to_string(),
+            "enable_dns_support": true,
+            "enable_dns_hostnames": bp.vpc.enable_dns_hostnames,
+            "tags": b.tags(&[vpc_tags], Some(&name)),
+        }),
+    ));
+    let vpc_id = reference(&vpc, "id");
+
+    let discovery = BTreeMap::from([
+        ("karpenter.sh/discovery".to_string(), name.clone()),
+        ("kubernetes.io/role/internal-elb".to_string(), "1".to_string()),
+    ]);
+    let elb = BTreeMap::from([("kubernetes.io/role/elb".to_string(), "1".to_string())]);
+
+    let igw = b.add(Resource::new(
+        Address::new("internet_gateway", "main"),
+        kinds::INTERNET_GATEWAY,
+        json!({ "vpc_id": vpc_id, "tags": b.tags(&[vpc_tags], Some(&name)) }),
+    ));
+    let public_rt = b.add(Resource::new(
+        Address::new("route_table", "public"),
+        kinds::ROUTE_TABLE,
+        json!({ "vpc_id": vpc_id, "tags": b.tags(&[vpc_tags], Some(&format!("{name}-public"))) }),
+    ));
+    b.add(route(Address::new("route", "public_internet"), &public_rt, ("gateway_id", reference(&igw, "id"))));
+
+    let nat_azs: Vec<&String> = match bp.vpc.nat_gateway {
+        NatGatewayMode::None => vec![],
+        NatGatewayMode::Single => bp.vpc.azs.iter().take(1).collect(),
+        NatGatewayMode::PerAz => bp.vpc.azs.iter().collect(),
+    };
+
+    for (i, az) in bp.vpc.azs.iter().enumerate() {
+        let public = b.add(Resource::new(
+            Address::keyed("subnet", "public", az),
+            kinds::SUBNET,
+            json!({
+                "vpc_id": vpc_id,
+                "cidr_block": bp.vpc.public_subnets[i].to_string(),
+                "availability_zone": az,
+                "map_public_ip_on_launch": true,
+                "tags": b.tags(&[vpc_tags, &elb, &bp.vpc.public_subnet_tags], Some(&format!("{name}-public-{az}"))),
+            }),
+        ));
+        b.add(association(Address::keyed("route_table_association", "public", az), &public, &public_rt));
+
+        let private = b.add(Resource::new(
+            Address::keyed("subnet", "private", az),
+            kinds::SUBNET,
+            json!({
+                "vpc_id": vpc_id,
+                "cidr_block": bp.vpc.private_subnets[i].to_string(),
+                "availability_zone": az,
+                "map_public_ip_on_launch": false,
+                "tags": b.tags(
+                    &[vpc_tags, &discovery, &bp.vpc.private_subnet_tags],
+                    Some(&format!("{name}-private-{az}")),
+                ),
+            }),
+        ));
+        let private_rt = b.add(Resource::new(
+            Address::keyed("route_table", "private", az),
+            kinds::ROUTE_TABLE,
+            json!({ "vpc_id": vpc_id, "tags": b.tags(&[vpc_tags], Some(&format!("{name}-private-{az}"))) }),
+        ));
+        b.add(association(Address::keyed("route_table_association", "private", az), &private, &private_rt));
+
+        if nat_azs.contains(&az) {
+            let eip = b.add(
+                Resource::new(
+                    Address::keyed("eip", "nat", az),
+                    kinds::EIP,
+                    json!({ "domain": "vpc", "tags": b.tags(&[vpc_tags], Some(&format!("{name}-nat-{az}"))) }),
+                )
+                // An EIP in a VPC needs the VPC's internet gateway attached before it can be used.
+                .after(&igw),
+            );
+            b.add(Resource::new(
+                Address::keyed("nat_gateway", "main", az),
+                kinds::NAT_GATEWAY,
+                json!({
+                    "subnet_id": reference(&public, "id"),
+                    "allocation_id": reference(&eip, "id"),
+                    "connectivity_type": "public",
+                    "tags": b.tags(&[vpc_tags], Some(&format!("{name}-{az}"))),
+                }),
+            ));
+        }
+        // Which NAT gateway this AZ's private traffic leaves through: its own, or the single one.
+        if let Some(nat_az) = nat_azs.iter().find(|n| **n == az).or(nat_azs.first()) {
+            let nat = Address::keyed("nat_gateway", "main", nat_az);
+            b.add(route(
+                Address::keyed("route", "private_nat", az),
+                &private_rt,
+                ("nat_gateway_id", reference(&nat, "id")),
+            ));
+        }
+    }
+}
+
+fn route(address: Address, table: &Address, (target, id): (&str, Value)) -> Resource {
+    let mut attrs = json!({
+        "route_table_id": reference(table, "id"),
+        "destination_cidr_block": ANYWHERE,
+        "gateway_id": null,
+        "nat_gateway_id": null,
+    });
+    attrs[target] = id;
+    Resource::new(address, kinds::ROUTE, attrs)
+}
+
+fn association(address: Address, subnet: &Address, table: &Address) -> Resource {
+    Resource::new(
+        address,
+        kinds::ROUTE_TABLE_ASSOCIATION,
+        json!({ "subnet_id": reference(subnet, "id"), "route_table_id": reference(table, "id") }),
+    )
+}

@@ -1,0 +1,213 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::blueprint::*;
+
+pub(crate) fn sample() -> Blueprint {
+    let net = |s: &str| s.parse().unwrap();
+    Blueprint {
+        cluster: Cluster {
+            name: "demo".into(),
+            region: "us-west-2".into(),
+            version: "1.33".into(),
+            endpoint_public_access: true,
+            endpoint_private_access: true,
+            public_access_cidrs: vec!["0.0.0.0/0".into()],
+            tags: BTreeMap::from([("team".into(), "platform".into())]),
+        },
+        vpc: Vpc {
+            cidr: net("10.0.0.0/16"),
+            azs: vec!["us-west-2a".into(), "us-west-2b".into(), "us-west-2c".into()],
+            private_subnets: vec![net("10.0.0.0/20"), net("10.0.16.0/20"), net("10.0.32.0/20")],
+            public_subnets: vec![net("10.0.48.0/24"), net("10.0.49.0/24"), net("10.0.50.0/24")],
+            nat_gateway: NatGatewayMode::Single,
+            enable_dns_hostnames: true,
+            tags: BTreeMap::new(),
+            private_subnet_tags: BTreeMap::new(),
+            public_subnet_tags: BTreeMap::new(),
+        },
+        node_group: NodeGroup {
+            name: "karpenter".into(),
+            ami_type: "BOTTLEROCKET_x86_64".into(),
+            instance_types: vec!["m5.large".into()],
+            capacity_type: "ON_DEMAND".into(),
+            min_size: 2,
+            max_size: 3,
+            desired_size: 2,
+            disk_size: 20,
+            labels: BTreeMap::new(),
+            taints: vec![],
+        },
+        addons: ["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"]
+            .iter()
+            .map(|a| (a.to_string(), Addon { version: None, configuration_values: None }))
+            .collect(),
+        karpenter: Karpenter {
+            version: "1.14.1".into(),
+            namespace: "karpenter".into(),
+            identity: Identity::PodIdentity,
+            interruption_queue: true,
+            spot: true,
+            replicas: 2,
+            node_role_name: "KarpenterNodeRole-demo".into(),
+            controller_role_name: "KarpenterController-demo".into(),
+        },
+        node_classes: BTreeMap::from([(
+            "default".into(),
+            NodeClass {
+                ami_alias: "bottlerocket@latest".into(),
+                root_volume: RootVolume {
+                    device_name: "/dev/xvdb".into(),
+                    size: "20Gi".into(),
+                    volume_type: "gp3".into(),
+                    encrypted: true,
+                    iops: None,
+                    throughput: None,
+                },
+                tags: BTreeMap::new(),
+            },
+        )]),
+        node_pools: BTreeMap::from([(
+            "default".into(),
+            NodePool {
+                node_class: "default".into(),
+                weight: None,
+                requirements: vec![Requirement {
+                    key: "karpenter.k8s.aws/instance-generation".into(),
+                    operator: "Gt".into(),
+                    values: vec!["2".into()],
+                    min_values: None,
+                }],
+                limits: BTreeMap::from([("cpu".into(), "1000".into())]),
+                labels: BTreeMap::new(),
+                taints: vec![],
+                startup_taints: vec![],
+                expire_after: "720h".into(),
+                termination_grace_period: None,
+                disruption: Disruption {
+                    consolidation_policy: "WhenEmpty".into(),
+                    consolidate_after: "30s".into(),
+                    budgets: vec![Budget { nodes: "10%".into(), schedule: None, duration: None, reasons: vec![] }],
+                },
+            },
+        )]),
+    }
+}
+
+fn count(g: &ResourceGraph, kind: &str) -> usize {
+    g.resources().filter(|r| r.kind == kind).count()
+}
+
+fn addr(s: &str) -> Address {
+    s.parse().unwrap()
+}
+
+#[test]
+fn compiles_the_whole_stack() {
+    let g = compile(&sample()).unwrap();
+    assert_eq!(count(&g, kinds::SUBNET), 6);
+    assert_eq!(count(&g, kinds::NAT_GATEWAY), 1);
+    assert_eq!(count(&g, kinds::EIP), 1);
+    assert_eq!(count(&g, kinds::ROUTE), 4);
+    assert_eq!(count(&g, kinds::ROUTE_TABLE_ASSOCIATION), 6);
+    assert_eq!(count(&g, kinds::EVENT_RULE), 5);
+    assert_eq!(count(&g, kinds::EKS_ADDON), 4);
+    assert_eq!(count(&g, kinds::IAM_POLICY), 6);
+    assert_eq!(count(&g, kinds::EKS_POD_IDENTITY_ASSOCIATION), 1);
+    assert_eq!(count(&g, kinds::IAM_OIDC_PROVIDER), 0);
+    assert_eq!(count(&g, kinds::NODE_POOL), 1);
+    assert!(g.get(&addr("iam_service_linked_role.spot")).is_some());
+}
+
+#[test]
+fn single_nat_routes_every_az_through_the_first() {
+    let g = compile(&sample()).unwrap();
+    let r = g.get(&addr("route.private_nat[\"us-west-2c\"]")).unwrap();
+    let deps = r.dependencies();
+    assert!(deps.contains(&addr("nat_gateway.main[\"us-west-2a\"]")));
+}
+
+#[test]
+fn nat_modes_change_only_nat_resources_and_routes() {
+    let mut bp = sample();
+    let single = compile(&bp).unwrap();
+    bp.vpc.nat_gateway = NatGatewayMode::PerAz;
+    let per_az = compile(&bp).unwrap();
+    assert_eq!(count(&per_az, kinds::NAT_GATEWAY), 3);
+    let changed: Vec<String> = per_az
+        .resources()
+        .filter(|r| single.get(&r.address) != Some(r))
+        .map(|r| r.address.to_string())
+        .collect();
+    for a in &changed {
+        assert!(a.starts_with("nat_gateway.") || a.starts_with("eip.") || a.starts_with("route.private_nat"), "{a}");
+    }
+    bp.vpc.nat_gateway = NatGatewayMode::None;
+    let none = compile(&bp).unwrap();
+    assert_eq!(count(&none, kinds::NAT_GATEWAY), 0);
+    assert_eq!(count(&none, kinds::ROUTE), 1);
+}
+
+#[test]
+fn private_subnets_carry_the_discovery_tag() {
+    let g = compile(&sample()).unwrap();
+    let s = g.get(&addr("subnet.private[\"us-west-2b\"]")).unwrap();
+    assert_eq!(s.attrs["tags"]["karpenter.sh/discovery"], "demo");
+    assert_eq!(s.attrs["tags"]["team"], "platform");
+    assert_eq!(s.attrs["cidr_block"], "10.0.16.0/20");
+    let p = g.get(&addr("subnet.public[\"us-west-2b\"]")).unwrap();
+    assert!(p.attrs["tags"].get("karpenter.sh/discovery").is_none());
+    assert_eq!(p.attrs["tags"]["kubernetes.io/role/elb"], "1");
+}
+
+#[test]
+fn irsa_trusts_the_cluster_oidc_provider() {
+    let mut bp = sample();
+    bp.karpenter.identity = Identity::Irsa;
+    let g = compile(&bp).unwrap();
+    assert_eq!(count(&g, kinds::EKS_POD_IDENTITY_ASSOCIATION), 0);
+    let role = g.get(&addr("iam_role.karpenter_controller")).unwrap();
+    assert!(role.dependencies().contains(&addr("iam_openid_connect_provider.cluster")));
+}
+
+#[test]
+fn controller_policies_resolve_to_scoped_documents() {
+    let g = compile(&sample()).unwrap();
+    let p = g.get(&addr("iam_policy.karpenter_controller[\"eks-integration\"]")).unwrap();
+    let (doc, missing) = value::resolve(&p.attrs["policy"], &|_, o| match o {
+        "partition" => Some(json!("aws")),
+        "account_id" => Some(json!("123456789012")),
+        _ => None,
+    });
+    assert!(missing.is_empty());
+    assert_eq!(doc["Statement"][0]["Resource"], "arn:aws:eks:us-west-2:123456789012:cluster/demo");
+}
+
+#[test]
+fn coredns_tolerates_the_controller_taint() {
+    let g = compile(&sample()).unwrap();
+    let c = g.get(&addr("eks_addon.main[\"coredns\"]")).unwrap();
+    assert_eq!(c.attrs["configuration_values"]["tolerations"][0]["key"], "karpenter.sh/controller");
+    let ng = g.get(&addr("eks_node_group.controller")).unwrap();
+    assert_eq!(ng.attrs["labels"]["karpenter.sh/controller"], "true");
+    assert_eq!(ng.attrs["taints"][0]["effect"], "NoSchedule");
+}
+
+#[test]
+fn creation_order_puts_dependencies_first() {
+    let g = compile(&sample()).unwrap();
+    let order: Vec<String> = g.in_order().iter().map(|r| r.address.to_string()).collect();
+    let pos = |a: &str| order.iter().position(|x| x == a).unwrap();
+    assert!(pos("vpc.main") < pos("subnet.private[\"us-west-2a\"]"));
+    assert!(pos("eip.nat[\"us-west-2a\"]") < pos("nat_gateway.main[\"us-west-2a\"]"));
+    assert!(pos("eks_cluster.main") < pos("eks_node_group.controller"));
+    assert!(pos("eks_node_group.controller") < pos("eks_addon.main[\"coredns\"]"));
+    assert!(pos("karpenter_controller.main") < pos("node_pool.main[\"default\"]"));
+}
+
+#[test]
+fn compiling_is_deterministic() {
+    let a = compile(&sample()).unwrap();
+    let b = compile(&sample()).unwrap();
+    assert_eq!(crate::graph::to_json(&a), crate::graph::to_json(&b));
+}
