@@ -174,7 +174,7 @@ fn irsa_trusts_the_cluster_oidc_provider() {
 fn controller_policies_resolve_to_scoped_documents() {
     let g = compile(&sample()).unwrap();
     let p = g.get(&addr("iam_policy.karpenter_controller[\"eks-integration\"]")).unwrap();
-    let (doc, missing) = value::resolve(&p.attrs["policy"], &|_, o| match o {
+    let (doc, missing) = crate::graph::value::resolve(&p.attrs["policy"], &|_, o| match o {
         "partition" => Some(json!("aws")),
         "account_id" => Some(json!("123456789012")),
         _ => None,
