@@ -1,0 +1,298 @@
+//! Shared helpers for the integration tests under tests/: a private AWS emulator per test, SDK clients that
+//! read the emulator back, a runner for the real `kbp` binary, and a scratch workspace holding a copy of a
+//! shipped blueprint. Use with `mod support;` from a tests/*.rs file.
+//!
+//! Each `Emulator` is its own moto server on a free loopback port with its own state directory, so
+//! nextest's parallel test processes never see each other's resources. The server is started and stopped by
+//! scripts/emulator.sh, the same script developers use by hand.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_sdk_sts::config::Credentials;
+use tempfile::TempDir;
+
+pub const REGION: &str = "us-west-2";
+/// The account moto reports for any credentials.
+pub const ACCOUNT_ID: &str = "123456789012";
+const ACCESS_KEY_ID: &str = "testing";
+const SECRET_ACCESS_KEY: &str = "testing";
+const START_ATTEMPTS: usize = 5;
+
+fn emulator_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/emulator.sh")
+}
+
+/// A private moto server for one test; stopped when dropped.
+pub struct Emulator {
+    pub endpoint: String,
+    pub port: u16,
+    /// Holds the server's pid file and log, and the decoy AWS config paths.
+    dir: TempDir,
+}
+
+impl Emulator {
+    /// Starts a moto server on a free loopback port. Panics with the script's output if it cannot.
+    pub fn start() -> Emulator {
+        let mut failures = Vec::new();
+        for _ in 0..START_ATTEMPTS {
+            let port = free_loopback_port();
+            let em = Emulator {
+                endpoint: format!("http://127.0.0.1:{port}"),
+                port,
+                dir: tempfile::Builder::new()
+                    .prefix("kbp-emulator-")
+                    .tempdir()
+                    .expect("create a tempdir for the emulator"),
+            };
+            let out = em.script("start");
+            // No pid file means the port already answered (another test's server took it between our probe
+            // and the start), so this server would not be private: try another port. Dropping `em` stops only
+            // a server whose pid is in its own directory, so it never stops the other test's server.
+            if out.status.success() && em.pid_file().exists() {
+                return em;
+            }
+            failures.push(format!(
+                "port {port}: {}\n{}\nlog:\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr),
+                em.log()
+            ));
+        }
+        panic!(
+            "could not start the AWS emulator with {} in {START_ATTEMPTS} attempts:\n{}",
+            emulator_script().display(),
+            failures.join("\n---\n")
+        );
+    }
+
+    /// The AWS_* variables that point the SDK (and so kbp) at this emulator and nowhere else.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let missing = |name: &str| self.dir.path().join(name).display().to_string();
+        [
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID.to_string()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY.to_string()),
+            ("AWS_REGION", REGION.to_string()),
+            ("AWS_DEFAULT_REGION", REGION.to_string()),
+            ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
+            // Nonexistent files: no profile from the machine running the tests can leak in.
+            ("AWS_CONFIG_FILE", missing("no-aws-config")),
+            ("AWS_SHARED_CREDENTIALS_FILE", missing("no-aws-credentials")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    /// SDK configuration for reading the emulator back from a test.
+    pub async fn sdk_config(&self) -> SdkConfig {
+        aws_config::defaults(BehaviorVersion::latest())
+            .endpoint_url(&self.endpoint)
+            .region(Region::new(REGION))
+            .credentials_provider(Credentials::new(
+                ACCESS_KEY_ID,
+                SECRET_ACCESS_KEY,
+                None,
+                None,
+                "kbp-test",
+            ))
+            .load()
+            .await
+    }
+
+    pub async fn ec2(&self) -> aws_sdk_ec2::Client {
+        aws_sdk_ec2::Client::new(&self.sdk_config().await)
+    }
+
+    pub async fn iam(&self) -> aws_sdk_iam::Client {
+        aws_sdk_iam::Client::new(&self.sdk_config().await)
+    }
+
+    pub async fn eks(&self) -> aws_sdk_eks::Client {
+        aws_sdk_eks::Client::new(&self.sdk_config().await)
+    }
+
+    pub async fn sqs(&self) -> aws_sdk_sqs::Client {
+        aws_sdk_sqs::Client::new(&self.sdk_config().await)
+    }
+
+    pub async fn eventbridge(&self) -> aws_sdk_eventbridge::Client {
+        aws_sdk_eventbridge::Client::new(&self.sdk_config().await)
+    }
+
+    pub async fn sts(&self) -> aws_sdk_sts::Client {
+        aws_sdk_sts::Client::new(&self.sdk_config().await)
+    }
+
+    /// The server's log so far, for failure messages.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.state_dir().join("moto.log")).unwrap_or_default()
+    }
+
+    fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("emulator")
+    }
+
+    fn pid_file(&self) -> PathBuf {
+        self.state_dir().join("moto.pid")
+    }
+
+    fn script(&self, command: &str) -> Output {
+        Command::new("bash")
+            .arg(emulator_script())
+            .arg(command)
+            .env("KBP_EMULATOR_PORT", self.port.to_string())
+            .env("KBP_EMULATOR_DIR", self.state_dir())
+            // If this test process is killed before Drop runs, the script's watchdog stops the server.
+            .env("KBP_EMULATOR_WATCH_PID", std::process::id().to_string())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("run {}: {e}", emulator_script().display()))
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let out = self.script("stop");
+        if !out.status.success() {
+            eprintln!(
+                "stopping the emulator on port {} failed:\n{}",
+                self.port,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+fn free_loopback_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind a free port on 127.0.0.1")
+}
+
+/// A `kbp` command with the emulator's environment: inherited AWS_* variables are removed so nothing from
+/// the machine leaks in, the rest of the environment is kept. stdin is null so a prompt cannot hang a test.
+pub fn kbp_command(em: &Emulator, args: &[&str], cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kbp"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("AWS_") {
+            cmd.env_remove(&key);
+        }
+    }
+    cmd.envs(em.env())
+        .env("NO_COLOR", "1")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `kbp ARGS` in `cwd` against the emulator and returns its output, whatever the exit status.
+pub fn kbp(em: &Emulator, args: &[&str], cwd: &Path) -> Output {
+    kbp_command(em, args, cwd)
+        .output()
+        .unwrap_or_else(|e| panic!("run kbp {args:?}: {e}"))
+}
+
+/// Runs `kbp ARGS` and panics, showing its stdout and stderr, unless it exits 0.
+pub fn kbp_ok(em: &Emulator, args: &[&str], cwd: &Path) -> Output {
+    let out = kbp(em, args, cwd);
+    assert_success(&out, &format!("kbp {}", args.join(" ")));
+    out
+}
+
+/// Panics with the command's stdout and stderr unless it exited 0.
+pub fn assert_success(out: &Output, what: &str) {
+    if !out.status.success() {
+        panic!("{what} failed: {}\n{}", out.status, describe_output(out));
+    }
+}
+
+/// Panics with the command's stdout and stderr unless it exited with `code`.
+pub fn assert_exit_code(out: &Output, code: i32, what: &str) {
+    if out.status.code() != Some(code) {
+        panic!(
+            "{what}: expected exit code {code}, got {}\n{}",
+            out.status,
+            describe_output(out)
+        );
+    }
+}
+
+pub fn describe_output(out: &Output) -> String {
+    format!(
+        "--- stdout ---\n{}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A scratch directory holding a copy of a shipped blueprint, for tests that run kbp and edit its input.
+pub struct Workspace {
+    dir: TempDir,
+    /// The copied blueprint, `<dir>/<NAME>.toml`.
+    pub blueprint: PathBuf,
+}
+
+impl Workspace {
+    /// Copies `blueprints/NAME.toml` from the repository into a fresh tempdir.
+    pub fn with_blueprint(name: &str) -> Workspace {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("blueprints")
+            .join(format!("{name}.toml"));
+        let dir = tempfile::Builder::new()
+            .prefix("kbp-workspace-")
+            .tempdir()
+            .expect("create a workspace tempdir");
+        let blueprint = dir.path().join(format!("{name}.toml"));
+        std::fs::copy(&source, &blueprint)
+            .unwrap_or_else(|e| panic!("copy {} to the workspace: {e}", source.display()));
+        Workspace { dir, blueprint }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The blueprint's file name, as passed to kbp when it runs in `path()`.
+    pub fn blueprint_arg(&self) -> &str {
+        self.blueprint
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("blueprint names are UTF-8")
+    }
+
+    pub fn read_blueprint(&self) -> String {
+        std::fs::read_to_string(&self.blueprint).expect("read the workspace blueprint")
+    }
+
+    pub fn write_blueprint(&self, text: &str) {
+        std::fs::write(&self.blueprint, text).expect("write the workspace blueprint");
+    }
+
+    /// Replaces exactly one occurrence of `from` with `to` in the blueprint; panics if `from` is not there
+    /// once, so an edit that silently stops matching the shipped blueprint fails loudly.
+    pub fn edit_blueprint(&self, from: &str, to: &str) {
+        let text = self.read_blueprint();
+        let count = text.matches(from).count();
+        assert_eq!(
+            count,
+            1,
+            "expected {from:?} exactly once in {}, found {count}",
+            self.blueprint.display()
+        );
+        self.write_blueprint(&text.replacen(from, to, 1));
+    }
+}
