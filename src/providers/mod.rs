@@ -60,6 +60,12 @@ pub trait Provider: Send + Sync {
         &[]
     }
 
+    /// The desired attributes in the form `read` reports them (policy documents normalised, say), so the diff
+    /// compares like with like. Identity by default.
+    fn canonical(&self, desired: Attrs) -> Attrs {
+        desired
+    }
+
     /// Reads the resource with provider ID `id`; `Ok(None)` when it no longer exists.
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError>;
 

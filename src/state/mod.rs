@@ -1,1 +1,98 @@
-//! state
+//! State: what kbp made, as last seen. Owns the state document (format version, serial, lineage, one entry per
+//! resource) and where it lives ([`store`]: local file now, remote later behind the same [`Backend`] trait).
+//! It knows nothing of plans or providers.
+
+pub mod store;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::graph::{Address, Attrs};
+
+pub use store::{Backend, LocalBackend, LockGuard, StateError, StateHandle};
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub format_version: u32,
+    /// Bumped on every write; a saved plan records it to refuse applying onto a state that moved on.
+    pub serial: u64,
+    /// Fixed when the state is first created; tells two unrelated states of the same name apart.
+    pub lineage: String,
+    pub stack: String,
+    /// The AWS region of the stack, so state alone is enough to find what it holds.
+    #[serde(default)]
+    pub region: String,
+    pub kbp_version: String,
+    #[serde(with = "resource_list")]
+    pub resources: BTreeMap<Address, ResourceState>,
+}
+
+impl State {
+    pub fn new(stack: &str, region: &str) -> Self {
+        State {
+            format_version: FORMAT_VERSION,
+            serial: 0,
+            lineage: uuid::Uuid::new_v4().to_string(),
+            stack: stack.to_string(),
+            region: region.to_string(),
+            kbp_version: env!("CARGO_PKG_VERSION").to_string(),
+            resources: BTreeMap::new(),
+        }
+    }
+
+    pub fn get(&self, address: &Address) -> Option<&ResourceState> {
+        self.resources.get(address)
+    }
+
+    /// The output `name` of the resource at `address`, if it exists.
+    pub fn output(&self, address: &Address, name: &str) -> Option<serde_json::Value> {
+        let r = self.resources.get(address)?;
+        if r.status != Status::Ready {
+            return None;
+        }
+        r.outputs.get(name).cloned()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case", tag = "phase")]
+pub enum Status {
+    /// The resource exists with `id`.
+    #[default]
+    Ready,
+    /// kbp was about to create it (intent recorded before the call); on the next run it is looked up by its
+    /// kbp tags or name and adopted, or created again with the same client token.
+    Creating { client_token: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceState {
+    pub address: Address,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub status: Status,
+    /// Attributes as last applied (references resolved), refreshed from AWS where it reports them.
+    pub attributes: Attrs,
+    pub outputs: Attrs,
+    pub dependencies: Vec<Address>,
+}
+
+/// Resources are a map in memory and a list sorted by address on disk (diffable, one entry per resource).
+mod resource_list {
+    use super::*;
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &BTreeMap<Address, ResourceState>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.values())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<Address, ResourceState>, D::Error> {
+        let v: Vec<ResourceState> = Vec::deserialize(d)?;
+        Ok(v.into_iter().map(|r| (r.address.clone(), r)).collect())
+    }
+}
