@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# THE test command: everything kbp's tests need, on a fresh machine too.
+#   scripts/test.sh [extra nextest args, e.g. a filter]
+# Installs the pinned AWS emulator (moto) if needed, then runs doctests (if any) and every test with
+# cargo-nextest. Each integration test starts its own emulator; nothing needs to be running beforehand.
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO_ROOT"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/kbp-target}"
+
+scripts/emulator.sh install
+
+profile=default
+if [ -n "${CI:-}" ] && [ "${CI}" != "false" ]; then profile=ci; fi
+
+# Doctests are not run by nextest. Run them first, and only when there are any, so the last line printed
+# is nextest's summary of the whole suite.
+if grep -rqE '^\s*(///|//!).*```' src; then
+  echo "+ cargo test --doc" >&2
+  cargo test --doc --quiet
+fi
+
+echo "+ cargo nextest run --workspace --all-targets --profile $profile $*" >&2
+exec cargo nextest run --workspace --all-targets --profile "$profile" --no-tests=fail "$@"
