@@ -72,8 +72,13 @@ create_venv() {
     log "installing python${minor}-venv with apt-get"
     apt-get update -qq >&2 || true
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "python${minor}-venv" >&2 \
-      || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
-    if "$PYTHON" -m venv "$VENV" >&2 2>&1 && [ -x "$VENV/bin/pip" ]; then return 0; fi
+      || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2 || true
+    local py
+    # Debian's python3-venv only helps Debian's own python3, not one from pyenv or a tarball.
+    for py in "$PYTHON" /usr/bin/python3; do
+      rm -rf "$VENV"
+      if "$py" -m venv "$VENV" >&2 2>&1 && [ -x "$VENV/bin/pip" ]; then return 0; fi
+    done
   fi
   die "cannot create a Python virtualenv at $VENV: install python3-venv (Debian/Ubuntu) or virtualenv"
 }
