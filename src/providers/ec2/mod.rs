@@ -1,3 +1,114 @@
-//! EC2 network providers.
-use super::Registry;
-pub fn register(_r: &mut Registry) {}
+//! EC2 network providers: the VPC and what makes it routable (subnets, gateways, Elastic IPs, route tables,
+//! routes and their subnet associations), one file per resource kind.
+//!
+//! Shared here: reading desired attributes, tagging ([`tagging`]) and bounded waits ([`wait`]). Not here:
+//! security groups, endpoints and prefix lists (no blueprint needs them yet), or anything EKS creates in the VPC.
+
+mod eip;
+mod internet_gateway;
+mod nat_gateway;
+mod route;
+mod route_table;
+mod route_table_association;
+mod subnet;
+pub mod tagging;
+mod vpc;
+pub mod wait;
+
+use serde_json::Value;
+
+use super::{ProviderError, Registry};
+use crate::graph::Attrs;
+
+pub fn register(r: &mut Registry) {
+    r.add(vpc::Vpc);
+    r.add(subnet::Subnet);
+    r.add(internet_gateway::InternetGateway);
+    r.add(eip::Eip);
+    r.add(nat_gateway::NatGateway);
+    r.add(route_table::RouteTable);
+    r.add(route::Route);
+    r.add(route_table_association::RouteTableAssociation);
+}
+
+/// The desired string attribute `key`, which the compiler always sets for this kind.
+pub(crate) fn required_str<'a>(attrs: &'a Attrs, key: &str, operation: &str) -> Result<&'a str, ProviderError> {
+    optional_str(attrs, key).ok_or_else(|| {
+        ProviderError::new(operation, "", format!("the desired attribute `{key}` is missing or not a string"))
+            .with_hint("this is a bug in kbp's compiler; please report it with the blueprint")
+    })
+}
+
+/// The desired string attribute `key`, or `None` when it is absent or null (an unset optional target).
+pub(crate) fn optional_str<'a>(attrs: &'a Attrs, key: &str) -> Option<&'a str> {
+    attrs.get(key).and_then(Value::as_str)
+}
+
+pub(crate) fn bool_attr(attrs: &Attrs, key: &str, default: bool) -> bool {
+    attrs.get(key).and_then(Value::as_bool).unwrap_or(default)
+}
+
+/// The map inside a `json!({...})` literal, which is always an object.
+pub(crate) fn object(v: Value) -> Attrs {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("invariant: attributes are built from a JSON object literal, got {other}"),
+    }
+}
+
+/// `Some(s)` as a JSON string, `None` as null: how an unset optional attribute reads back.
+pub(crate) fn nullable(s: Option<&str>) -> Value {
+    s.map_or(Value::Null, |s| Value::String(s.to_string()))
+}
+
+/// An EC2 ARN; the partition follows the region (China and GovCloud have their own).
+pub(crate) fn arn(region: &str, account: &str, resource: &str) -> String {
+    let partition = if region.starts_with("cn-") {
+        "aws-cn"
+    } else if region.starts_with("us-gov-") {
+        "aws-us-gov"
+    } else {
+        "aws"
+    };
+    format!("arn:{partition}:ec2:{region}:{account}:{resource}")
+}
+
+/// `Ok(None)` for an error that means the resource is not there, so reads and deletes can treat it as gone.
+pub(crate) fn gone_as_none<T>(r: Result<T, ProviderError>) -> Result<Option<T>, ProviderError> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `Ok(())` for a call that failed because its resource is already gone: deleting what is not there succeeds.
+pub(crate) fn ok_if_gone<T>(r: Result<T, ProviderError>) -> Result<(), ProviderError> {
+    gone_as_none(r).map(|_| ())
+}
+
+/// An error for a response that lacks a field AWS always sends (an ID after a create).
+pub(crate) fn missing(operation: &str, what: &str) -> ProviderError {
+    ProviderError::new(operation, "", format!("AWS's response has no {what}"))
+        .with_hint("retry; if it persists, the endpoint (AWS_ENDPOINT_URL?) may not be a real EC2 API")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arn_partition_follows_region() {
+        assert_eq!(arn("us-west-2", "1", "vpc/vpc-1"), "arn:aws:ec2:us-west-2:1:vpc/vpc-1");
+        assert_eq!(arn("cn-north-1", "1", "vpc/v"), "arn:aws-cn:ec2:cn-north-1:1:vpc/v");
+        assert_eq!(arn("us-gov-west-1", "1", "vpc/v"), "arn:aws-us-gov:ec2:us-gov-west-1:1:vpc/v");
+    }
+
+    #[test]
+    fn gone_as_none_only_swallows_not_found() {
+        let nf = ProviderError::new("ec2:DescribeVpcs", "InvalidVpcID.NotFound", "");
+        assert_eq!(gone_as_none::<()>(Err(nf)).unwrap(), None);
+        let other = ProviderError::new("ec2:DescribeVpcs", "UnauthorizedOperation", "");
+        assert!(gone_as_none::<()>(Err(other)).is_err());
+    }
+}

@@ -1,0 +1,121 @@
+//! `aws_eip`: an Elastic IP address for a NAT gateway. Its provider ID is the allocation ID; the address itself
+//! is an output.
+
+use async_trait::async_trait;
+use aws_sdk_ec2::types::{DomainType, ResourceType};
+use serde_json::json;
+
+use super::wait::{self, Budget};
+use super::{gone_as_none, missing, object, ok_if_gone, optional_str, tagging};
+use crate::graph::Attrs;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct Eip;
+
+#[async_trait]
+impl Provider for Eip {
+    fn kind(&self) -> &'static str {
+        "aws_eip"
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["domain"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(a) = describe(cx, id).await? else { return Ok(None) };
+        let attrs = json!({ "domain": a.domain().map(|d| d.as_str()), "tags": tagging::attr(a.tags()) });
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, a.public_ip()) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let resp = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .describe_addresses()
+                    .set_filters(Some(tagging::kbp_filters(desired)))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeAddresses", e))
+            })
+            .await?;
+        let ids = resp
+            .addresses()
+            .iter()
+            .filter(|a| tagging::carries_kbp_tags(a.tags(), desired))
+            .filter_map(|a| a.allocation_id().map(str::to_string))
+            .collect();
+        tagging::single_match("ec2:DescribeAddresses", desired, ids)
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let domain = DomainType::from(optional_str(desired.attrs, "domain").unwrap_or("vpc"));
+        let resp = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .allocate_address()
+                    .domain(domain.clone())
+                    .tag_specifications(tagging::spec(ResourceType::ElasticIp, desired))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:AllocateAddress", e))
+            })
+            .await?;
+        let id = resp.allocation_id().ok_or_else(|| missing("ec2:AllocateAddress", "allocation ID"))?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id, resp.public_ip()) })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        tagging::reconcile(cx, id, desired).await?;
+        let public_ip = describe(cx, id).await?.and_then(|a| a.public_ip().map(str::to_string));
+        Ok(Applied { id: id.to_string(), outputs: outputs(id, public_ip.as_deref()) })
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        // A deleted NAT gateway lets go of its address only once it reaches `deleted`, and AWS may still report
+        // the address in use for a while after that.
+        let r = wait::while_in_use(
+            "ec2:ReleaseAddress",
+            &format!("Elastic IP {id}"),
+            &["InvalidIPAddress.InUse"],
+            Budget::minutes(5),
+            || async {
+                cx.ec2()
+                    .release_address()
+                    .allocation_id(id)
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:ReleaseAddress", e))
+            },
+        )
+        .await;
+        ok_if_gone(r)
+    }
+}
+
+async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::Address>, ProviderError> {
+    let r = cx
+        .retry
+        .run(&[], || async {
+            cx.ec2()
+                .describe_addresses()
+                .allocation_ids(id)
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk("ec2:DescribeAddresses", e))
+        })
+        .await;
+    Ok(gone_as_none(r)?.and_then(|resp| resp.addresses().iter().find(|a| a.allocation_id() == Some(id)).cloned()))
+}
+
+fn outputs(id: &str, public_ip: Option<&str>) -> Attrs {
+    object(json!({ "id": id, "public_ip": public_ip }))
+}

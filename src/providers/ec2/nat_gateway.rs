@@ -1,0 +1,196 @@
+//! `aws_nat_gateway`: outbound internet for private subnets. The slowest EC2 resource here: it takes minutes
+//! to become `available` and minutes more to be `deleted`, and both are waited for so that what depends on it
+//! (routes; the Elastic IP and subnet when destroying) is never touched too early.
+
+use async_trait::async_trait;
+use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType};
+use serde_json::json;
+
+use super::wait::{self, Budget, Poll};
+use super::{gone_as_none, missing, nullable, object, ok_if_gone, optional_str, required_str, tagging};
+use crate::graph::Attrs;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct NatGateway;
+
+/// AWS answers `NatGatewayNotFound`; the EC2 naming scheme (and some emulators) says `InvalidNatGatewayID.NotFound`.
+const NOT_FOUND: &[&str] = &["NatGatewayNotFound", "InvalidNatGatewayID.NotFound"];
+/// AWS documents creation as taking up to several minutes; ten leaves a margin.
+const CREATE_BUDGET: Budget = Budget::minutes(10);
+const DELETE_BUDGET: Budget = Budget::minutes(10);
+
+#[async_trait]
+impl Provider for NatGateway {
+    fn kind(&self) -> &'static str {
+        "aws_nat_gateway"
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["subnet_id", "allocation_id", "connectivity_type"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(nat) = describe(cx, id, &[]).await? else { return Ok(None) };
+        if is_gone(&nat) {
+            return Ok(None);
+        }
+        let addresses = nat.nat_gateway_addresses();
+        let primary = addresses.iter().find(|a| a.is_primary() == Some(true)).or(addresses.first());
+        let attrs = json!({
+            "subnet_id": nat.subnet_id(),
+            "allocation_id": nullable(primary.and_then(|a| a.allocation_id())),
+            "connectivity_type": nat.connectivity_type().map_or("public", |c| c.as_str()),
+            "tags": tagging::attr(nat.tags()),
+        });
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let mut filters = tagging::kbp_filters(desired);
+        filters.push(Filter::builder().name("state").values("pending").values("available").build());
+        let resp = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .describe_nat_gateways()
+                    .set_filter(Some(filters.clone()))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeNatGateways", e))
+            })
+            .await?;
+        let ids = resp
+            .nat_gateways()
+            .iter()
+            .filter(|n| !is_gone(n) && tagging::carries_kbp_tags(n.tags(), desired))
+            .filter_map(|n| n.nat_gateway_id().map(str::to_string))
+            .collect();
+        tagging::single_match("ec2:DescribeNatGateways", desired, ids)
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let op = "ec2:CreateNatGateway";
+        let subnet_id = required_str(desired.attrs, "subnet_id", op)?;
+        let allocation_id = optional_str(desired.attrs, "allocation_id");
+        let connectivity = ConnectivityType::from(optional_str(desired.attrs, "connectivity_type").unwrap_or("public"));
+        // The client token makes a create retried after a crash return the gateway the first attempt made.
+        let token = Some(desired.client_token).filter(|t| !t.is_empty());
+        let created = cx
+            .retry
+            .run(&["InvalidSubnetID.NotFound", "InvalidAllocationID.NotFound"], || async {
+                cx.ec2()
+                    .create_nat_gateway()
+                    .subnet_id(subnet_id)
+                    .set_allocation_id(allocation_id.map(str::to_string))
+                    .connectivity_type(connectivity.clone())
+                    .set_client_token(token.map(str::to_string))
+                    .tag_specifications(tagging::spec(ResourceType::Natgateway, desired))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk(op, e))
+            })
+            .await?;
+        let id = created.nat_gateway().and_then(|n| n.nat_gateway_id()).ok_or_else(|| missing(op, "NAT gateway ID"))?;
+        wait::until("ec2:DescribeNatGateways", &format!("NAT gateway {id} to become available"), CREATE_BUDGET, || async {
+            let Some(nat) = describe(cx, id, NOT_FOUND).await? else {
+                return Ok(Poll::Pending("not visible yet".to_string()));
+            };
+            match nat.state() {
+                Some(NatGatewayState::Available) => Ok(Poll::Done(())),
+                Some(NatGatewayState::Failed) => Err(failed(id, &nat)),
+                Some(s @ (NatGatewayState::Deleting | NatGatewayState::Deleted)) => Err(ProviderError::new(
+                    op,
+                    "",
+                    format!("NAT gateway {id} went to `{}` while kbp waited for it to become available", s.as_str()),
+                )
+                .with_hint("someone deleted it outside kbp; run kbp again to create a new one")),
+                other => Ok(Poll::Pending(other.map_or("no state", |s| s.as_str()).to_string())),
+            }
+        })
+        .await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        tagging::reconcile(cx, id, desired).await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let Some(nat) = describe(cx, id, &[]).await? else { return Ok(()) };
+        // Failed gateways are removed by AWS itself; `deleting` ones only need the wait below.
+        if matches!(nat.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) {
+            return Ok(());
+        }
+        if nat.state() != Some(&NatGatewayState::Deleting) {
+            let r = cx
+                .retry
+                .run(&[], || async {
+                    cx.ec2()
+                        .delete_nat_gateway()
+                        .nat_gateway_id(id)
+                        .send()
+                        .await
+                        .map_err(|e| ProviderError::from_sdk("ec2:DeleteNatGateway", e))
+                })
+                .await;
+            ok_if_gone(r)?;
+        }
+        // Its Elastic IP and its ENI in the subnet are released only when it reaches `deleted`.
+        wait::until("ec2:DescribeNatGateways", &format!("NAT gateway {id} to be deleted"), DELETE_BUDGET, || async {
+            Ok(match describe(cx, id, &[]).await? {
+                None => Poll::Done(()),
+                Some(n) if matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) => Poll::Done(()),
+                Some(n) => Poll::Pending(n.state().map_or("no state", |s| s.as_str()).to_string()),
+            })
+        })
+        .await
+    }
+}
+
+/// Deleted gateways stay visible for about an hour; for kbp they are gone, as are failed ones (AWS deletes
+/// those itself) and ones being deleted (nothing can stop that).
+fn is_gone(nat: &aws_sdk_ec2::types::NatGateway) -> bool {
+    matches!(nat.state(), Some(NatGatewayState::Deleted | NatGatewayState::Deleting | NatGatewayState::Failed))
+}
+
+fn failed(id: &str, nat: &aws_sdk_ec2::types::NatGateway) -> ProviderError {
+    ProviderError::new(
+        "ec2:CreateNatGateway",
+        nat.failure_code().unwrap_or("NatGatewayFailed"),
+        format!("NAT gateway {id} failed: {}", nat.failure_message().unwrap_or("AWS gave no reason")),
+    )
+    .with_hint(
+        "fix what AWS names above (often the Elastic IP is already associated elsewhere, or the subnet is out of \
+         free addresses), then run kbp again; AWS removes the failed gateway by itself",
+    )
+}
+
+async fn describe(
+    cx: &Context,
+    id: &str,
+    transient: &[&str],
+) -> Result<Option<aws_sdk_ec2::types::NatGateway>, ProviderError> {
+    let r = cx
+        .retry
+        .run(transient, || async {
+            cx.ec2()
+                .describe_nat_gateways()
+                .nat_gateway_ids(id)
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk("ec2:DescribeNatGateways", e))
+        })
+        .await;
+    Ok(gone_as_none(r)?.and_then(|resp| resp.nat_gateways().iter().find(|n| n.nat_gateway_id() == Some(id)).cloned()))
+}
+
+fn outputs(id: &str) -> Attrs {
+    object(json!({ "id": id }))
+}

@@ -1,0 +1,211 @@
+//! `aws_route`: one route in a route table, to an internet gateway or a NAT gateway. A route has no ID or tags
+//! of its own in AWS: kbp names it `<route_table_id>_<destination>`, and finds it by reading the table.
+
+use async_trait::async_trait;
+use aws_sdk_ec2::types::RouteState;
+use serde_json::json;
+
+use super::route_table::describe as describe_table;
+use super::{nullable, object, ok_if_gone, optional_str, required_str};
+use crate::graph::Attrs;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct Route;
+
+/// Right after the table or the target is created, AWS may not know it yet.
+const TRANSIENT: &[&str] = &[
+    "InvalidRouteTableID.NotFound",
+    "InvalidGatewayID.NotFound",
+    "InvalidInternetGatewayID.NotFound",
+    "InvalidNatGatewayID.NotFound",
+    "NatGatewayNotFound",
+];
+
+#[async_trait]
+impl Provider for Route {
+    fn kind(&self) -> &'static str {
+        "aws_route"
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["route_table_id", "destination_cidr_block"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let (table_id, destination) = parse_id(id)?;
+        let Some(route) = current(cx, table_id, destination).await? else { return Ok(None) };
+        if route.state() == Some(&RouteState::Blackhole) {
+            // Its target is gone; reported as it is, the plan sees the target differ from the one now desired.
+            tracing::warn!(id, "route is a blackhole: its target no longer exists");
+        }
+        let attrs = json!({
+            "route_table_id": table_id,
+            "destination_cidr_block": destination,
+            "gateway_id": nullable(route.gateway_id()),
+            "nat_gateway_id": nullable(route.nat_gateway_id()),
+        });
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+    }
+
+    /// A route for this destination in this table is the one kbp made: a table holds one route per destination.
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let op = "ec2:DescribeRouteTables";
+        let id = route_id(
+            required_str(desired.attrs, "route_table_id", op)?,
+            required_str(desired.attrs, "destination_cidr_block", op)?,
+        );
+        let (table_id, destination) = parse_id(&id)?;
+        Ok(current(cx, table_id, destination).await?.map(|_| id))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let op = "ec2:CreateRoute";
+        let table_id = required_str(desired.attrs, "route_table_id", op)?;
+        let destination = required_str(desired.attrs, "destination_cidr_block", op)?;
+        let target = Target::desired(desired.attrs, op)?;
+        let id = route_id(table_id, destination);
+        let created = cx
+            .retry
+            .run(TRANSIENT, || async {
+                cx.ec2()
+                    .create_route()
+                    .route_table_id(table_id)
+                    .destination_cidr_block(destination)
+                    .set_gateway_id(target.gateway_id.map(str::to_string))
+                    .set_nat_gateway_id(target.nat_gateway_id.map(str::to_string))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk(op, e))
+            })
+            .await;
+        match created {
+            Ok(_) => {}
+            // A create retried after a lost response finds its own route: that is success.
+            Err(e) if e.is("RouteAlreadyExists") => {
+                let existing = current(cx, table_id, destination).await?;
+                if existing.as_ref().map(Target::of) != Some(target) {
+                    return Err(e.with_hint(format!(
+                        "table {table_id} already routes {destination} elsewhere; delete that route (or the table) \
+                         outside kbp, then run kbp again"
+                    )));
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(Applied { id: id.clone(), outputs: outputs(&id) })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        let op = "ec2:ReplaceRoute";
+        let (table_id, destination) = parse_id(id)?;
+        let target = Target::desired(desired.attrs, op)?;
+        cx.retry
+            .run(TRANSIENT, || async {
+                cx.ec2()
+                    .replace_route()
+                    .route_table_id(table_id)
+                    .destination_cidr_block(destination)
+                    .set_gateway_id(target.gateway_id.map(str::to_string))
+                    .set_nat_gateway_id(target.nat_gateway_id.map(str::to_string))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk(op, e))
+            })
+            .await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let (table_id, destination) = parse_id(id)?;
+        // InvalidRoute.NotFound and InvalidRouteTableID.NotFound both mean there is nothing left to delete.
+        let r = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .delete_route()
+                    .route_table_id(table_id)
+                    .destination_cidr_block(destination)
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DeleteRoute", e))
+            })
+            .await;
+        ok_if_gone(r)
+    }
+}
+
+/// Where a route sends traffic: exactly one of the two is set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Target<'a> {
+    gateway_id: Option<&'a str>,
+    nat_gateway_id: Option<&'a str>,
+}
+
+impl<'a> Target<'a> {
+    fn desired(attrs: &'a Attrs, operation: &str) -> Result<Target<'a>, ProviderError> {
+        let t = Target { gateway_id: optional_str(attrs, "gateway_id"), nat_gateway_id: optional_str(attrs, "nat_gateway_id") };
+        if t.gateway_id.is_some() == t.nat_gateway_id.is_some() {
+            return Err(ProviderError::new(operation, "", "a route needs exactly one of `gateway_id` and `nat_gateway_id`")
+                .with_hint("this is a bug in kbp's compiler; please report it with the blueprint"));
+        }
+        Ok(t)
+    }
+
+    fn of(route: &'a aws_sdk_ec2::types::Route) -> Target<'a> {
+        Target { gateway_id: route.gateway_id(), nat_gateway_id: route.nat_gateway_id() }
+    }
+}
+
+/// The route for `destination` in the table, or `None` when the table or the route is gone.
+async fn current(
+    cx: &Context,
+    table_id: &str,
+    destination: &str,
+) -> Result<Option<aws_sdk_ec2::types::Route>, ProviderError> {
+    let table = describe_table(cx, table_id, &[]).await?;
+    Ok(table.and_then(|t| t.routes().iter().find(|r| r.destination_cidr_block() == Some(destination)).cloned()))
+}
+
+fn route_id(table_id: &str, destination: &str) -> String {
+    format!("{table_id}_{destination}")
+}
+
+/// Route table IDs (`rtb-…`) and CIDR blocks have no `_`, so the first one splits the ID.
+fn parse_id(id: &str) -> Result<(&str, &str), ProviderError> {
+    id.split_once('_').filter(|(t, d)| !t.is_empty() && !d.is_empty()).ok_or_else(|| {
+        ProviderError::new("ec2:DescribeRouteTables", "", format!("`{id}` is not a route ID (<route_table_id>_<destination>)"))
+            .with_hint("the state file was edited or is corrupt; restore it or remove this resource from state")
+    })
+}
+
+fn outputs(id: &str) -> Attrs {
+    object(json!({ "id": id }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_ids_round_trip() {
+        let id = route_id("rtb-0abc", "0.0.0.0/0");
+        assert_eq!(id, "rtb-0abc_0.0.0.0/0");
+        assert_eq!(parse_id(&id).unwrap(), ("rtb-0abc", "0.0.0.0/0"));
+        assert!(parse_id("rtb-0abc").is_err());
+        assert!(parse_id("_0.0.0.0/0").is_err());
+    }
+
+    #[test]
+    fn target_needs_exactly_one() {
+        let attrs = object(json!({"gateway_id": "igw-1", "nat_gateway_id": null}));
+        assert_eq!(Target::desired(&attrs, "op").unwrap().gateway_id, Some("igw-1"));
+        assert!(Target::desired(&object(json!({"gateway_id": null, "nat_gateway_id": null})), "op").is_err());
+        assert!(Target::desired(&object(json!({"gateway_id": "igw-1", "nat_gateway_id": "nat-1"})), "op").is_err());
+    }
+}

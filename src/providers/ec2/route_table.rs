@@ -1,0 +1,122 @@
+//! `aws_route_table`: an empty route table in the VPC. Its routes and subnet associations are resources of
+//! their own (`aws_route`, `aws_route_table_association`), so each can change without touching the table.
+
+use async_trait::async_trait;
+use aws_sdk_ec2::types::ResourceType;
+use serde_json::json;
+
+use super::wait::{self, Budget};
+use super::{gone_as_none, missing, object, ok_if_gone, required_str, tagging};
+use crate::graph::Attrs;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct RouteTable;
+
+#[async_trait]
+impl Provider for RouteTable {
+    fn kind(&self) -> &'static str {
+        "aws_route_table"
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["vpc_id"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(t) = describe(cx, id, &[]).await? else { return Ok(None) };
+        let attrs = json!({ "vpc_id": t.vpc_id(), "tags": tagging::attr(t.tags()) });
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let resp = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .describe_route_tables()
+                    .set_filters(Some(tagging::kbp_filters(desired)))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))
+            })
+            .await?;
+        let ids = resp
+            .route_tables()
+            .iter()
+            .filter(|t| tagging::carries_kbp_tags(t.tags(), desired))
+            .filter_map(|t| t.route_table_id().map(str::to_string))
+            .collect();
+        tagging::single_match("ec2:DescribeRouteTables", desired, ids)
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let op = "ec2:CreateRouteTable";
+        let vpc_id = required_str(desired.attrs, "vpc_id", op)?;
+        let token = Some(desired.client_token).filter(|t| !t.is_empty());
+        let created = cx
+            .retry
+            .run(&["InvalidVpcID.NotFound"], || async {
+                cx.ec2()
+                    .create_route_table()
+                    .vpc_id(vpc_id)
+                    .set_client_token(token.map(str::to_string))
+                    .tag_specifications(tagging::spec(ResourceType::RouteTable, desired))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk(op, e))
+            })
+            .await?;
+        let id = created.route_table().and_then(|t| t.route_table_id()).ok_or_else(|| missing(op, "route table ID"))?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        tagging::reconcile(cx, id, desired).await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        // Its associations are deleted first, but AWS may still count them for a moment.
+        let r = wait::while_in_use("ec2:DeleteRouteTable", &format!("route table {id}"), &[], Budget::minutes(2), || async {
+            cx.ec2()
+                .delete_route_table()
+                .route_table_id(id)
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk("ec2:DeleteRouteTable", e))
+        })
+        .await;
+        ok_if_gone(r)
+    }
+}
+
+/// The route table `id`, or `None` when AWS does not know it; shared with the route and association kinds,
+/// which live inside a table.
+pub(super) async fn describe(
+    cx: &Context,
+    id: &str,
+    transient: &[&str],
+) -> Result<Option<aws_sdk_ec2::types::RouteTable>, ProviderError> {
+    let r = cx
+        .retry
+        .run(transient, || async {
+            cx.ec2()
+                .describe_route_tables()
+                .route_table_ids(id)
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))
+        })
+        .await;
+    Ok(gone_as_none(r)?.and_then(|resp| resp.route_tables().iter().find(|t| t.route_table_id() == Some(id)).cloned()))
+}
+
+fn outputs(id: &str) -> Attrs {
+    object(json!({ "id": id }))
+}

@@ -1,0 +1,140 @@
+//! `aws_route_table_association`: which route table a subnet uses. Moving the subnet to another table is one
+//! ReplaceRouteTableAssociation call, which gives the association a new ID.
+
+use async_trait::async_trait;
+use aws_sdk_ec2::types::{Filter, RouteTableAssociation as Association, RouteTableAssociationStateCode};
+use serde_json::json;
+
+use super::{missing, object, ok_if_gone, required_str};
+use crate::graph::Attrs;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct RouteTableAssociation;
+
+#[async_trait]
+impl Provider for RouteTableAssociation {
+    fn kind(&self) -> &'static str {
+        "aws_route_table_association"
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["subnet_id"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let found = associations(cx, "association.route-table-association-id", id).await?;
+        let Some(a) = found.iter().find(|a| a.route_table_association_id() == Some(id)) else { return Ok(None) };
+        let attrs = json!({ "subnet_id": a.subnet_id(), "route_table_id": a.route_table_id() });
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+    }
+
+    /// The subnet's association with the desired table; an association with another table is not kbp's.
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let op = "ec2:DescribeRouteTables";
+        let subnet_id = required_str(desired.attrs, "subnet_id", op)?;
+        let table_id = required_str(desired.attrs, "route_table_id", op)?;
+        let found = associations(cx, "association.subnet-id", subnet_id).await?;
+        Ok(found
+            .iter()
+            .find(|a| a.subnet_id() == Some(subnet_id) && a.route_table_id() == Some(table_id))
+            .and_then(|a| a.route_table_association_id().map(str::to_string)))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let op = "ec2:AssociateRouteTable";
+        let subnet_id = required_str(desired.attrs, "subnet_id", op)?;
+        let table_id = required_str(desired.attrs, "route_table_id", op)?;
+        let resp = cx
+            .retry
+            .run(&["InvalidRouteTableID.NotFound", "InvalidSubnetID.NotFound"], || async {
+                cx.ec2()
+                    .associate_route_table()
+                    .route_table_id(table_id)
+                    .subnet_id(subnet_id)
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk(op, e))
+            })
+            .await
+            .map_err(|e| {
+                if e.is("Resource.AlreadyAssociated") {
+                    e.with_hint(format!(
+                        "subnet {subnet_id} already has a route table association that kbp did not make; remove it \
+                         (aws ec2 disassociate-route-table) and run kbp again"
+                    ))
+                } else {
+                    e
+                }
+            })?;
+        let id = resp.association_id().ok_or_else(|| missing(op, "association ID"))?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        let op = "ec2:ReplaceRouteTableAssociation";
+        let table_id = required_str(desired.attrs, "route_table_id", op)?;
+        let resp = cx
+            .retry
+            .run(&["InvalidRouteTableID.NotFound"], || async {
+                cx.ec2()
+                    .replace_route_table_association()
+                    .association_id(id)
+                    .route_table_id(table_id)
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk(op, e))
+            })
+            .await?;
+        let new_id = resp.new_association_id().ok_or_else(|| missing(op, "new association ID"))?;
+        Ok(Applied { id: new_id.to_string(), outputs: outputs(new_id) })
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let r = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .disassociate_route_table()
+                    .association_id(id)
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DisassociateRouteTable", e))
+            })
+            .await;
+        ok_if_gone(r)
+    }
+}
+
+/// The live associations of every route table matching `filter = value`.
+async fn associations(cx: &Context, filter: &str, value: &str) -> Result<Vec<Association>, ProviderError> {
+    let resp = cx
+        .retry
+        .run(&[], || async {
+            cx.ec2()
+                .describe_route_tables()
+                .filters(Filter::builder().name(filter).values(value).build())
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))
+        })
+        .await?;
+    Ok(resp.route_tables().iter().flat_map(|t| t.associations()).filter(|a| is_live(a)).cloned().collect())
+}
+
+/// Disassociated and failed associations linger in the table's description for a while.
+fn is_live(a: &Association) -> bool {
+    !matches!(
+        a.association_state().and_then(|s| s.state()),
+        Some(RouteTableAssociationStateCode::Disassociated | RouteTableAssociationStateCode::Failed)
+    )
+}
+
+fn outputs(id: &str) -> Attrs {
+    object(json!({ "id": id }))
+}

@@ -1,0 +1,150 @@
+//! EC2 tags for every taggable kind: set at creation (so a resource is never untagged, even if kbp dies right
+//! after the call), read back without the kbp tags, reconciled on update, and used to find a resource again.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
+use serde_json::Value;
+
+use crate::providers::{tags, Context, Desired, ProviderError};
+
+/// The TagSpecification for a create call: the desired `tags` merged with `kbp:stack` and `kbp:address`.
+pub fn spec(resource_type: ResourceType, desired: &Desired<'_>) -> TagSpecification {
+    TagSpecification::builder()
+        .resource_type(resource_type)
+        .set_tags(Some(to_sdk(&tags::merged(desired.attrs, &desired.kbp_tags))))
+        .build()
+}
+
+fn to_sdk(map: &BTreeMap<String, String>) -> Vec<Tag> {
+    map.iter().map(|(k, v)| Tag::builder().key(k).value(v).build()).collect()
+}
+
+fn from_sdk(tags: &[Tag]) -> impl Iterator<Item = (String, String)> + '_ {
+    tags.iter().filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string())))
+}
+
+/// The `tags` attribute as read back: the user's tags, without kbp's own.
+pub fn attr(tags: &[Tag]) -> Value {
+    Value::Object(tags::user_tags(from_sdk(tags)))
+}
+
+/// Makes the tags on `id` exactly the desired ones (user tags plus kbp tags), with CreateTags for what is new
+/// or changed and DeleteTags for the rest. Tags under `aws:` are AWS's and cannot be removed.
+pub async fn reconcile(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<(), ProviderError> {
+    let want = tags::merged(desired.attrs, &desired.kbp_tags);
+    let current: BTreeMap<String, String> = cx
+        .retry
+        .run(&[], || async {
+            cx.ec2()
+                .describe_tags()
+                .filters(Filter::builder().name("resource-id").values(id).build())
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk("ec2:DescribeTags", e))
+        })
+        .await?
+        .tags()
+        .iter()
+        .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string())))
+        .collect();
+    let (set, remove) = difference(&current, &want);
+    if !set.is_empty() {
+        let set = to_sdk(&set);
+        cx.retry
+            .run(&[], || async {
+                cx.ec2()
+                    .create_tags()
+                    .resources(id)
+                    .set_tags(Some(set.clone()))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:CreateTags", e))
+            })
+            .await?;
+    }
+    if !remove.is_empty() {
+        // A tag given by key alone is deleted whatever its value.
+        let remove: Vec<Tag> = remove.iter().map(|k| Tag::builder().key(k).build()).collect();
+        cx.retry
+            .run(&[], || async {
+                cx.ec2()
+                    .delete_tags()
+                    .resources(id)
+                    .set_tags(Some(remove.clone()))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DeleteTags", e))
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+/// The tags to (re)write and the keys to remove to turn `current` into `want`.
+fn difference(
+    current: &BTreeMap<String, String>,
+    want: &BTreeMap<String, String>,
+) -> (BTreeMap<String, String>, Vec<String>) {
+    let set = want.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let remove =
+        current.keys().filter(|k| !want.contains_key(*k) && !k.starts_with("aws:")).cloned().collect();
+    (set, remove)
+}
+
+/// Describe filters that select what this stack made for this address.
+pub fn kbp_filters(desired: &Desired<'_>) -> Vec<Filter> {
+    desired.kbp_tags.iter().map(|(k, v)| Filter::builder().name(format!("tag:{k}")).values(v).build()).collect()
+}
+
+/// Whether `tags` carry this stack's kbp tags for this address. Checked on top of [`kbp_filters`], since an API
+/// that ignored a tag filter would otherwise hand back someone else's resource to adopt.
+pub fn carries_kbp_tags(tags: &[Tag], desired: &Desired<'_>) -> bool {
+    let have: BTreeMap<String, String> = from_sdk(tags).collect();
+    desired.kbp_tags.iter().all(|(k, v)| have.get(k) == Some(v))
+}
+
+/// The one resource found for an address, if any. Two or more mean an earlier create was repeated; kbp will not
+/// guess which one its state should own.
+pub fn single_match(operation: &str, desired: &Desired<'_>, ids: Vec<String>) -> Result<Option<String>, ProviderError> {
+    match ids.len() {
+        0 | 1 => Ok(ids.into_iter().next()),
+        _ => Err(ProviderError::new(
+            operation,
+            "",
+            format!("found {} resources tagged kbp:address={} in this stack: {}", ids.len(), desired.address, ids.join(", ")),
+        )
+        .with_hint("delete all but one of them (in the AWS console or CLI), then run kbp again")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn difference_sets_changed_and_removes_extra_but_not_aws_tags() {
+        let current = map(&[("a", "1"), ("b", "2"), ("aws:cloudformation:stack-name", "x"), ("kbp:stack", "s")]);
+        let want = map(&[("a", "1"), ("b", "3"), ("c", "4"), ("kbp:stack", "s")]);
+        let (set, remove) = difference(&current, &want);
+        assert_eq!(set, map(&[("b", "3"), ("c", "4")]));
+        assert!(remove.is_empty());
+        let (set, remove) = difference(&map(&[("old", "1"), ("kbp:stack", "s")]), &map(&[("kbp:stack", "s")]));
+        assert!(set.is_empty());
+        assert_eq!(remove, vec!["old".to_string()]);
+    }
+
+    #[test]
+    fn attr_strips_kbp_tags() {
+        let tags = vec![
+            Tag::builder().key("Name").value("main").build(),
+            Tag::builder().key("kbp:stack").value("s").build(),
+            Tag::builder().key("kbp:address").value("vpc.main").build(),
+        ];
+        assert_eq!(attr(&tags), serde_json::json!({"Name": "main"}));
+    }
+}

@@ -1,0 +1,265 @@
+//! `aws_vpc`: the cluster's VPC, its DNS settings and the defaults AWS makes with it (the default security group
+//! and the main route table, which other resources reference as outputs).
+
+use async_trait::async_trait;
+use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttributeName, VpcState};
+use serde_json::{json, Value};
+
+use super::wait::{self, Budget, Poll};
+use super::{arn, bool_attr, missing, object, ok_if_gone, required_str, tagging};
+use crate::graph::Attrs;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct Vpc;
+
+const NOT_FOUND: &str = "InvalidVpcID.NotFound";
+
+#[async_trait]
+impl Provider for Vpc {
+    fn kind(&self) -> &'static str {
+        "aws_vpc"
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["cidr_block"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(vpc) = describe(cx, id, &[]).await? else { return Ok(None) };
+        let dns = Dns::read(cx, id).await?;
+        let attrs = json!({
+            "cidr_block": vpc.cidr_block(),
+            "enable_dns_support": dns.support,
+            "enable_dns_hostnames": dns.hostnames,
+            "tags": tagging::attr(vpc.tags()),
+        });
+        let defaults = Defaults::look_up(cx, id).await?;
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(cx, &vpc, &defaults) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let resp = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .describe_vpcs()
+                    .set_filters(Some(tagging::kbp_filters(desired)))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcs", e))
+            })
+            .await?;
+        let ids = resp
+            .vpcs()
+            .iter()
+            .filter(|v| tagging::carries_kbp_tags(v.tags(), desired))
+            .filter_map(|v| v.vpc_id().map(str::to_string))
+            .collect();
+        tagging::single_match("ec2:DescribeVpcs", desired, ids)
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let cidr = required_str(desired.attrs, "cidr_block", "ec2:CreateVpc")?;
+        let created = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .create_vpc()
+                    .cidr_block(cidr)
+                    .tag_specifications(tagging::spec(ResourceType::Vpc, desired))
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:CreateVpc", e))
+            })
+            .await?;
+        let id = created.vpc().and_then(|v| v.vpc_id()).ok_or_else(|| missing("ec2:CreateVpc", "VPC ID"))?;
+        let vpc = wait::until("ec2:DescribeVpcs", &format!("VPC {id} to become available"), Budget::minutes(5), || async {
+            Ok(match describe(cx, id, &[NOT_FOUND]).await? {
+                Some(v) if v.state() == Some(&VpcState::Available) => Poll::Done(v),
+                Some(v) => Poll::Pending(v.state().map_or("no state", |s| s.as_str()).to_string()),
+                None => Poll::Pending("not visible yet".to_string()),
+            })
+        })
+        .await?;
+        // A new VPC has DNS support on and DNS hostnames off.
+        Dns { support: true, hostnames: false }.change_to(cx, id, Dns::desired(desired.attrs)).await?;
+        // The default security group and main route table are made with the VPC but may show up a moment later.
+        let defaults = wait::until("ec2:DescribeRouteTables", &format!("the defaults of VPC {id}"), Budget::minutes(2), || async {
+            let d = Defaults::look_up(cx, id).await?;
+            Ok(if d.security_group_id.is_some() && d.main_route_table_id.is_some() {
+                Poll::Done(d)
+            } else {
+                Poll::Pending("default security group or main route table not visible yet".to_string())
+            })
+        })
+        .await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(cx, &vpc, &defaults) })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        tagging::reconcile(cx, id, desired).await?;
+        Dns::read(cx, id).await?.change_to(cx, id, Dns::desired(desired.attrs)).await?;
+        let vpc = describe(cx, id, &[]).await?.ok_or_else(|| {
+            ProviderError::new("ec2:DescribeVpcs", NOT_FOUND, format!("VPC {id} disappeared during the update"))
+                .with_hint("someone deleted it outside kbp; run kbp again to recreate it")
+        })?;
+        let defaults = Defaults::look_up(cx, id).await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(cx, &vpc, &defaults) })
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let r = wait::while_in_use("ec2:DeleteVpc", &format!("VPC {id}"), &[], Budget::minutes(5), || async {
+            cx.ec2().delete_vpc().vpc_id(id).send().await.map_err(|e| ProviderError::from_sdk("ec2:DeleteVpc", e))
+        })
+        .await;
+        ok_if_gone(r)
+    }
+}
+
+/// The VPC `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
+/// create, `InvalidVpcID.NotFound` is eventual consistency rather than absence).
+async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Vpc>, ProviderError> {
+    let r = cx
+        .retry
+        .run(transient, || async {
+            cx.ec2().describe_vpcs().vpc_ids(id).send().await.map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcs", e))
+        })
+        .await;
+    Ok(super::gone_as_none(r)?.and_then(|resp| resp.vpcs().iter().find(|v| v.vpc_id() == Some(id)).cloned()))
+}
+
+/// The VPC's two DNS attributes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Dns {
+    support: bool,
+    hostnames: bool,
+}
+
+impl Dns {
+    fn desired(attrs: &Attrs) -> Dns {
+        Dns { support: bool_attr(attrs, "enable_dns_support", true), hostnames: bool_attr(attrs, "enable_dns_hostnames", true) }
+    }
+
+    async fn read(cx: &Context, id: &str) -> Result<Dns, ProviderError> {
+        Ok(Dns {
+            support: read_attribute(cx, id, VpcAttributeName::EnableDnsSupport).await?,
+            hostnames: read_attribute(cx, id, VpcAttributeName::EnableDnsHostnames).await?,
+        })
+    }
+
+    /// Applies `want` over `self` (the current settings). AWS takes one attribute per ModifyVpcAttribute call
+    /// and refuses DNS hostnames without DNS support, so hostnames go off first and on last.
+    async fn change_to(self, cx: &Context, id: &str, want: Dns) -> Result<(), ProviderError> {
+        if self.hostnames && !want.hostnames {
+            modify_attribute(cx, id, VpcAttributeName::EnableDnsHostnames, false).await?;
+        }
+        if self.support != want.support {
+            modify_attribute(cx, id, VpcAttributeName::EnableDnsSupport, want.support).await?;
+        }
+        if !self.hostnames && want.hostnames {
+            modify_attribute(cx, id, VpcAttributeName::EnableDnsHostnames, true).await?;
+        }
+        Ok(())
+    }
+}
+
+async fn read_attribute(cx: &Context, id: &str, name: VpcAttributeName) -> Result<bool, ProviderError> {
+    let resp = cx
+        .retry
+        .run(&[NOT_FOUND], || async {
+            cx.ec2()
+                .describe_vpc_attribute()
+                .vpc_id(id)
+                .attribute(name.clone())
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcAttribute", e))
+        })
+        .await?;
+    let value = match name {
+        VpcAttributeName::EnableDnsHostnames => resp.enable_dns_hostnames(),
+        _ => resp.enable_dns_support(),
+    };
+    value.and_then(|v| v.value()).ok_or_else(|| missing("ec2:DescribeVpcAttribute", name.as_str()))
+}
+
+async fn modify_attribute(cx: &Context, id: &str, name: VpcAttributeName, on: bool) -> Result<(), ProviderError> {
+    let value = AttributeBooleanValue::builder().value(on).build();
+    cx.retry
+        .run(&[NOT_FOUND], || async {
+            let call = cx.ec2().modify_vpc_attribute().vpc_id(id);
+            let call = match name {
+                VpcAttributeName::EnableDnsHostnames => call.enable_dns_hostnames(value.clone()),
+                _ => call.enable_dns_support(value.clone()),
+            };
+            call.send().await.map_err(|e| ProviderError::from_sdk("ec2:ModifyVpcAttribute", e))
+        })
+        .await?;
+    Ok(())
+}
+
+/// What AWS makes along with a VPC and other resources reference.
+struct Defaults {
+    security_group_id: Option<String>,
+    main_route_table_id: Option<String>,
+}
+
+impl Defaults {
+    async fn look_up(cx: &Context, vpc_id: &str) -> Result<Defaults, ProviderError> {
+        let by_vpc = || Filter::builder().name("vpc-id").values(vpc_id).build();
+        let groups = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .describe_security_groups()
+                    .filters(by_vpc())
+                    .filters(Filter::builder().name("group-name").values("default").build())
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeSecurityGroups", e))
+            })
+            .await?;
+        let tables = cx
+            .retry
+            .run(&[], || async {
+                cx.ec2()
+                    .describe_route_tables()
+                    .filters(by_vpc())
+                    .filters(Filter::builder().name("association.main").values("true").build())
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))
+            })
+            .await?;
+        Ok(Defaults {
+            security_group_id: groups.security_groups().first().and_then(|g| g.group_id()).map(str::to_string),
+            main_route_table_id: tables.route_tables().first().and_then(|t| t.route_table_id()).map(str::to_string),
+        })
+    }
+}
+
+fn outputs(cx: &Context, vpc: &aws_sdk_ec2::types::Vpc, defaults: &Defaults) -> Attrs {
+    let id = vpc.vpc_id().unwrap_or_default();
+    let owner = vpc.owner_id().unwrap_or_default();
+    let mut out = object(json!({
+        "id": id,
+        "arn": arn(&cx.region, owner, &format!("vpc/{id}")),
+        "owner_id": owner,
+    }));
+    let optional = [
+        ("default_security_group_id", &defaults.security_group_id),
+        ("main_route_table_id", &defaults.main_route_table_id),
+    ];
+    for (key, value) in optional {
+        if let Some(v) = value {
+            out.insert(key.to_string(), Value::String(v.clone()));
+        }
+    }
+    out
+}
