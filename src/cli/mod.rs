@@ -1,2 +1,58 @@
-//! cli
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! The command line: parses arguments (clap), runs one command, turns its result into an exit code. Commands
+//! are thin: each strings the pipeline stages together and hands what the user sees to [`crate::ui`].
+
+mod args;
+mod common;
+mod graph;
+mod plan;
+mod run;
+mod state;
+mod validate;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub use args::Cli;
+use args::Command;
+
+/// Exit codes: 0 success (or no changes), 1 error, 2 a plan with changes under `--detailed-exitcode`.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.verbose);
+    let code = match cli.command {
+        Command::Validate(a) => validate::run(a, &cli.global),
+        Command::Graph(a) => graph::run(a, &cli.global),
+        command => {
+            let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("error: cannot start the async runtime: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            rt.block_on(async move {
+                match command {
+                    Command::Plan(a) => plan::run(a, &cli.global).await,
+                    Command::Apply(a) => run::apply(a, &cli.global).await,
+                    Command::Destroy(a) => run::destroy(a, &cli.global).await,
+                    Command::State(a) => state::run(a, &cli.global).await,
+                    Command::Validate(_) | Command::Graph(_) => unreachable!("handled without a runtime"),
+                }
+            })
+        }
+    };
+    ExitCode::from(code)
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "kbp=info,warn",
+        2 => "kbp=debug,info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

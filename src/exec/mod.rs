@@ -1,1 +1,315 @@
-//! exec
+//! Exec: carries out a [`Plan`]. Each change becomes one or two operations (a replace is a delete then a
+//! create) in a DAG: creates and updates wait for what they reference, deletes wait for what depends on them.
+//! The walk runs every operation as soon as its predecessors are done, up to `parallelism` at once; a failure
+//! skips only what depends on it. State is persisted after every operation, and intent before every create.
+
+pub mod events;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::Direction;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinSet;
+
+pub use events::{Event, Op};
+
+use crate::graph::{value, Address, Resource};
+use crate::plan::{Action, Plan};
+use crate::providers::{tags, Context, Desired, ProviderError, Registry};
+use crate::state::{ResourceState, StateError, StateHandle, Status};
+
+/// How a walk ended.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub done: usize,
+    pub failed: Vec<(Address, String)>,
+    pub skipped: Vec<Address>,
+}
+
+impl Outcome {
+    pub fn ok(&self) -> bool {
+        self.failed.is_empty() && self.skipped.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Step {
+    address: Address,
+    kind: String,
+    op: Op,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum StepError {
+    #[error("{0}")]
+    Provider(#[from] ProviderError),
+    #[error("{0}")]
+    State(#[from] StateError),
+    #[error("{0}")]
+    Engine(String),
+}
+
+impl StepError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            StepError::Provider(p) => p.hint.clone(),
+            _ => None,
+        }
+    }
+}
+
+/// Everything a step needs, shared by the tasks of one walk.
+struct Shared {
+    cx: Arc<Context>,
+    registry: Registry,
+    state: Arc<StateHandle>,
+    desired: HashMap<Address, Resource>,
+}
+
+/// Builds the operation DAG of `plan`. Public for tests and for the critical-path estimate.
+fn operations(plan: &Plan, prior: &crate::state::State) -> DiGraph<Step, ()> {
+    let mut g = DiGraph::new();
+    let mut up: HashMap<Address, NodeIndex> = HashMap::new();
+    let mut down: HashMap<Address, NodeIndex> = HashMap::new();
+    for c in &plan.changes {
+        let step = |op| Step { address: c.address.clone(), kind: c.kind.clone(), op };
+        match c.action {
+            Action::Create => {
+                up.insert(c.address.clone(), g.add_node(step(Op::Create)));
+            }
+            Action::Update => {
+                up.insert(c.address.clone(), g.add_node(step(Op::Update)));
+            }
+            Action::Replace => {
+                let d = g.add_node(step(Op::Delete));
+                let u = g.add_node(step(Op::Create));
+                g.add_edge(d, u, ());
+                down.insert(c.address.clone(), d);
+                up.insert(c.address.clone(), u);
+            }
+            Action::Delete => {
+                down.insert(c.address.clone(), g.add_node(step(Op::Delete)));
+            }
+            Action::Forget => {
+                down.insert(c.address.clone(), g.add_node(step(Op::Forget)));
+            }
+        }
+    }
+    let desired: HashMap<&Address, &Resource> = plan.resources.iter().map(|r| (&r.address, r)).collect();
+    for (a, &ix) in &up {
+        if let Some(r) = desired.get(a) {
+            for dep in r.dependencies() {
+                if let Some(&d) = up.get(&dep) {
+                    g.update_edge(d, ix, ());
+                }
+            }
+        }
+    }
+    for r in prior.resources.values() {
+        let Some(&dependent) = down.get(&r.address) else { continue };
+        for dep in &r.dependencies {
+            if let Some(&d) = down.get(dep) {
+                g.update_edge(dependent, d, ());
+            }
+        }
+    }
+    g
+}
+
+/// Carries out `plan` against AWS, reporting on `events`.
+pub async fn walk(
+    plan: &Plan,
+    cx: Arc<Context>,
+    registry: &Registry,
+    state: Arc<StateHandle>,
+    parallelism: usize,
+    events: UnboundedSender<Event>,
+) -> Outcome {
+    let g = operations(plan, &state.snapshot());
+    let shared = Arc::new(Shared {
+        cx,
+        registry: registry.clone(),
+        state,
+        desired: plan.resources.iter().map(|r| (r.address.clone(), r.clone())).collect(),
+    });
+    let mut waiting: BTreeMap<NodeIndex, usize> =
+        g.node_indices().map(|ix| (ix, g.neighbors_directed(ix, Direction::Incoming).count())).collect();
+    let mut ready: Vec<NodeIndex> = waiting.iter().filter(|(_, &n)| n == 0).map(|(&ix, _)| ix).collect();
+    ready.sort_by(|a, b| g[*b].address.cmp(&g[*a].address));
+    let mut outcome = Outcome::default();
+    let mut tasks: JoinSet<(NodeIndex, Result<Option<String>, StepError>, std::time::Duration)> = JoinSet::new();
+    let mut blocked: BTreeMap<NodeIndex, Address> = BTreeMap::new();
+
+    loop {
+        while tasks.len() < parallelism.max(1) {
+            let Some(ix) = ready.pop() else { break };
+            if let Some(cause) = blocked.get(&ix).cloned() {
+                let s = &g[ix];
+                let _ = events.send(Event::Skipped { address: s.address.clone(), op: s.op, because: cause.clone() });
+                outcome.skipped.push(s.address.clone());
+                release(&g, ix, &mut waiting, &mut ready, Some((&cause, &mut blocked)));
+                continue;
+            }
+            let step = g[ix].clone();
+            let shared = shared.clone();
+            let _ = events.send(Event::Started { address: step.address.clone(), op: step.op });
+            tasks.spawn(async move {
+                let start = Instant::now();
+                let r = run_step(&shared, &step).await;
+                (ix, r, start.elapsed())
+            });
+        }
+        let Some(joined) = tasks.join_next().await else { break };
+        let (ix, result, elapsed) = joined.expect("invariant: step tasks do not panic");
+        let s = &g[ix];
+        match result {
+            Ok(id) => {
+                outcome.done += 1;
+                let _ = events.send(Event::Finished { address: s.address.clone(), op: s.op, elapsed, id });
+                release(&g, ix, &mut waiting, &mut ready, None);
+            }
+            Err(e) => {
+                outcome.failed.push((s.address.clone(), e.to_string()));
+                let _ = events.send(Event::Failed {
+                    address: s.address.clone(),
+                    op: s.op,
+                    elapsed,
+                    error: e.to_string(),
+                    hint: e.hint(),
+                });
+                let cause = s.address.clone();
+                release(&g, ix, &mut waiting, &mut ready, Some((&cause, &mut blocked)));
+            }
+        }
+        ready.sort_by(|a, b| g[*b].address.cmp(&g[*a].address));
+    }
+    outcome
+}
+
+/// Marks `ix` finished: its successors lose one predecessor; with a `cause`, they are blocked by it.
+fn release(
+    g: &DiGraph<Step, ()>,
+    ix: NodeIndex,
+    waiting: &mut BTreeMap<NodeIndex, usize>,
+    ready: &mut Vec<NodeIndex>,
+    cause: Option<(&Address, &mut BTreeMap<NodeIndex, Address>)>,
+) {
+    let mut cause = cause;
+    for n in g.neighbors_directed(ix, Direction::Outgoing) {
+        if let Some((c, blocked)) = cause.as_mut() {
+            blocked.entry(n).or_insert_with(|| (*c).clone());
+        }
+        let w = waiting.get_mut(&n).expect("invariant: every operation has a predecessor count");
+        *w -= 1;
+        if *w == 0 {
+            ready.push(n);
+        }
+    }
+}
+
+async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError> {
+    let provider = sh
+        .registry
+        .get(&step.kind)
+        .ok_or_else(|| StepError::Engine(format!("this kbp has no provider for {}", step.kind)))?;
+    let cx = &sh.cx;
+    match step.op {
+        Op::Create | Op::Update => {
+            let desired = sh
+                .desired
+                .get(&step.address)
+                .ok_or_else(|| StepError::Engine(format!("{} is not in the plan's resources", step.address)))?;
+            let snapshot = sh.state.snapshot();
+            let (resolved, missing) = value::resolve(&Value::Object(desired.attrs.clone()), &|a, o| snapshot.output(a, o));
+            if let Some((a, o)) = missing.first() {
+                return Err(StepError::Engine(format!("{} needs `{o}` of {a}, which state does not have", step.address)));
+            }
+            let attrs = resolved.as_object().cloned().unwrap_or_default();
+            let kbp_tags = tags::kbp_tags(&cx.stack, &step.address);
+            let dependencies: Vec<Address> = desired.dependencies().into_iter().collect();
+            let existing = snapshot.get(&step.address).cloned();
+            let applied = if step.op == Op::Create {
+                let token = match existing.as_ref().map(|e| &e.status) {
+                    Some(Status::Creating { client_token }) => client_token.clone(),
+                    _ => uuid::Uuid::new_v4().to_string(),
+                };
+                // Intent first: if kbp dies during the call, the next run knows to look for what it made.
+                sh.state.update(|s| {
+                    s.resources.insert(
+                        step.address.clone(),
+                        ResourceState {
+                            address: step.address.clone(),
+                            kind: step.kind.clone(),
+                            id: None,
+                            status: Status::Creating { client_token: token.clone() },
+                            attributes: attrs.clone(),
+                            outputs: Default::default(),
+                            dependencies: dependencies.clone(),
+                        },
+                    );
+                })?;
+                let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: &token };
+                provider.create(cx, &d).await?
+            } else {
+                let existing = existing.ok_or_else(|| StepError::Engine(format!("{} is not in state", step.address)))?;
+                let id = existing.id.clone().unwrap_or_default();
+                let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: "" };
+                let mut applied = provider.update(cx, &id, &existing.attributes, &d).await?;
+                let mut outputs = existing.outputs.clone();
+                outputs.extend(applied.outputs);
+                applied.outputs = outputs;
+                applied
+            };
+            let stored = provider.canonical(attrs);
+            let id = applied.id.clone();
+            sh.state.update(|s| {
+                s.resources.insert(
+                    step.address.clone(),
+                    ResourceState {
+                        address: step.address.clone(),
+                        kind: step.kind.clone(),
+                        id: Some(applied.id),
+                        status: Status::Ready,
+                        attributes: stored,
+                        outputs: applied.outputs,
+                        dependencies,
+                    },
+                );
+            })?;
+            Ok(Some(id))
+        }
+        Op::Delete => {
+            let snapshot = sh.state.snapshot();
+            let Some(existing) = snapshot.get(&step.address).cloned() else { return Ok(None) };
+            let id = match (&existing.id, &existing.status) {
+                (Some(id), _) => Some(id.clone()),
+                (None, Status::Creating { client_token }) => {
+                    let d = Desired {
+                        address: &step.address,
+                        attrs: &existing.attributes,
+                        kbp_tags: tags::kbp_tags(&cx.stack, &step.address),
+                        client_token,
+                    };
+                    provider.find(cx, &d).await?
+                }
+                (None, Status::Ready) => None,
+            };
+            if let Some(id) = &id {
+                provider.delete(cx, id, &existing.attributes).await?;
+            }
+            sh.state.update(|s| s.resources.remove(&step.address))?;
+            Ok(id)
+        }
+        Op::Forget => {
+            sh.state.update(|s| s.resources.remove(&step.address))?;
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,150 @@
-//! plan
+//! Plans: what must change to bring AWS to the blueprint, and why. Owns the change actions (create, update,
+//! replace, delete, forget) with their reasons and attribute diffs, the refresh that reads what exists now, and
+//! the saved-plan file. It decides; it does not act (that is [`crate::exec`]).
+
+pub mod diff;
+pub mod refresh;
+pub mod render;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::graph::{Address, Resource};
+
+pub use diff::{diff, diff_destroy};
+pub use refresh::{refresh, Refreshed};
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Create,
+    Update,
+    /// Delete, then create again: an attribute changed that AWS cannot change in place.
+    Replace,
+    Delete,
+    /// Drop from state but leave in AWS (account-wide resources such as the Spot service-linked role).
+    Forget,
+}
+
+impl Action {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Action::Create => "+",
+            Action::Update => "~",
+            Action::Replace => "-/+",
+            Action::Delete => "-",
+            Action::Forget => "-",
+        }
+    }
+
+    pub fn verb(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update => "update in place",
+            Action::Replace => "replace",
+            Action::Delete => "destroy",
+            Action::Forget => "forget (kept in AWS)",
+        }
+    }
+}
+
+/// One attribute that differs, by its path inside the attributes (`tags.team`, `scaling.max_size`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttrChange {
+    pub path: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+    pub forces_replacement: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub address: Address,
+    pub kind: String,
+    pub action: Action,
+    /// Why, in words: "not in state", "deleted outside kbp", "cidr_block forces replacement", …
+    pub reason: String,
+    /// The resource's provider ID, for changes to something that exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Attribute differences (update and replace); for a create, every attribute with `before` empty.
+    pub attributes: Vec<AttrChange>,
+}
+
+/// A resource the blueprint describes but this build of kbp has no provider for yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deferred {
+    pub address: Address,
+    pub kind: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub add: usize,
+    pub change: usize,
+    pub destroy: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub format_version: u32,
+    pub kbp_version: String,
+    pub stack: String,
+    pub region: String,
+    pub destroy: bool,
+    /// The state this plan was made against: a saved plan is applied only onto that exact state.
+    pub state_lineage: Option<String>,
+    pub state_serial: u64,
+    pub changes: Vec<Change>,
+    pub deferred: Vec<Deferred>,
+    pub unchanged: usize,
+    pub summary: Summary,
+    /// The desired resources, so a saved plan can be applied without the blueprint.
+    pub resources: Vec<Resource>,
+}
+
+impl Plan {
+    pub fn has_changes(&self) -> bool {
+        !self.changes.is_empty()
+    }
+
+    pub fn change(&self, address: &Address) -> Option<&Change> {
+        self.changes.iter().find(|c| &c.address == address)
+    }
+
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_vec_pretty(self).expect("invariant: a plan serializes to JSON");
+        std::fs::write(path, text)
+    }
+
+    /// Reads a saved plan; `Ok(None)` if the file is not a kbp plan (a blueprint, say).
+    pub fn load(path: &Path) -> Result<Option<Plan>, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let Ok(v) = serde_json::from_str::<Value>(&text) else { return Ok(None) };
+        if v.get("format_version").is_none() || v.get("changes").is_none() {
+            return Ok(None);
+        }
+        serde_json::from_value(v).map(Some).map_err(|e| format!("{} is not a valid kbp plan: {e}", path.display()))
+    }
+}
+
+pub(crate) fn summarize(changes: &[Change]) -> Summary {
+    let mut s = Summary::default();
+    for c in changes {
+        match c.action {
+            Action::Create => s.add += 1,
+            Action::Update => s.change += 1,
+            Action::Replace => {
+                s.add += 1;
+                s.destroy += 1
+            }
+            Action::Delete | Action::Forget => s.destroy += 1,
+        }
+    }
+    s
+}

@@ -64,6 +64,10 @@ impl LocalBackend {
         LocalBackend { path: path.into() }
     }
 
+    pub fn describe_path(&self) -> String {
+        self.path.display().to_string()
+    }
+
     fn lock_path(&self) -> PathBuf {
         let mut p = self.path.clone().into_os_string();
         p.push(".lock");

@@ -109,3 +109,9 @@ impl<'a> Builder<'a> {
 
 #[cfg(test)]
 mod tests;
+
+/// A hand-built blueprint for tests of the later stages, independent of the parser.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    pub(crate) use super::tests::sample;
+}

@@ -1,0 +1,187 @@
+//! Every command, flag and its help text. `kbp --help` and the README's CLI reference come from here.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kbp",
+    version,
+    about = "Provision Karpenter-ready Amazon EKS clusters from one declarative blueprint",
+    long_about = "kbp compiles a blueprint (TOML) into a graph of AWS and Kubernetes resources, compares it with \
+                  what its state says exists (refreshed from AWS), and applies the difference concurrently in \
+                  dependency order.\n\nAWS credentials and region come from the standard AWS chain (environment, \
+                  profiles, SSO, instance metadata); AWS_ENDPOINT_URL points every call elsewhere.",
+    after_help = "Exit codes: 0 success, 1 error, 2 changes present (plan --detailed-exitcode)."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Never colour the output (NO_COLOR is honoured too).
+    #[arg(long, global = true)]
+    pub no_color: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check a blueprint without touching AWS: every error, with file:line:column and a hint.
+    Validate(ValidateArgs),
+    /// Print the resource graph a blueprint compiles to.
+    Graph(GraphArgs),
+    /// Show what apply would change, after refreshing state from AWS.
+    Plan(PlanArgs),
+    /// Create or update the stack to match the blueprint (or apply a saved plan).
+    Apply(ApplyArgs),
+    /// Delete everything the stack's state holds.
+    Destroy(DestroyArgs),
+    /// Inspect state.
+    #[command(subcommand)]
+    State(StateCommand),
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct BlueprintArgs {
+    /// The blueprint file (TOML).
+    pub blueprint: PathBuf,
+    /// Override a blueprint field: `--set cluster.name=sbx-42`, `--set vpc.nat_gateway=per-az`. Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct StateArgs {
+    /// State file; default `.kbp/<cluster-name>.state.json` in the working directory.
+    #[arg(long, value_name = "PATH")]
+    pub state: Option<PathBuf>,
+    /// How long to wait for another kbp run holding the state lock (`0s` fails at once).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// How many resource operations may run at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub parallelism: u16,
+    /// Machine-readable output: a JSON document (plan) or JSON lines (apply, destroy).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
+    /// Report diagnostics as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the effective blueprint (every default filled in) when it is valid.
+    #[arg(long)]
+    pub print: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GraphFormat {
+    Dot,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
+    #[arg(long, value_enum, default_value = "dot")]
+    pub format: GraphFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Save the plan; `kbp apply FILE` then applies exactly it.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Exit 0 when there are no changes, 2 when there are, 1 on error.
+    #[arg(long)]
+    pub detailed_exitcode: bool,
+    /// Plan the destruction of the whole stack instead.
+    #[arg(long)]
+    pub destroy: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// A blueprint file, or a plan saved by `kbp plan --out`.
+    pub file: PathBuf,
+    /// Override a blueprint field (not with a saved plan). Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Apply without asking for confirmation (required when stdin is not a terminal).
+    #[arg(long)]
+    pub auto_approve: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DestroyArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Destroy without asking for confirmation (required when stdin is not a terminal).
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// List what would be deleted and delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// List the addresses in state, with kind and ID.
+    List(StateQuery),
+    /// Show one resource's ID, attributes, outputs and dependencies.
+    Show {
+        /// Such as `vpc.main` or `subnet.private["us-west-2a"]`.
+        address: String,
+        #[command(flatten)]
+        query: StateQuery,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct StateQuery {
+    /// Find the state of this blueprint's stack (else `--state`, else the only state in `.kbp/`).
+    #[arg(short = 'f', long = "blueprint", value_name = "FILE")]
+    pub blueprint: Option<PathBuf>,
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    #[arg(long, value_name = "PATH")]
+    pub state: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("`{s}` is not a duration such as 30s, 5m or 1h: {e}"))
+}

@@ -1,0 +1,92 @@
+//! What the commands share: loading a blueprint (printing its diagnostics), finding and locking state, loading
+//! AWS configuration, refreshing, and asking for confirmation.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _};
+
+use super::args::{BlueprintArgs, StateArgs};
+use crate::blueprint::{self, Blueprint};
+use crate::graph::{self, ResourceGraph};
+use crate::plan::{self, Refreshed};
+use crate::providers::{Context, Registry};
+use crate::state::{Backend, LocalBackend, LockGuard, State};
+
+/// Exit code for errors.
+pub const FAILED: u8 = 1;
+
+pub fn report(e: &anyhow::Error) -> u8 {
+    eprintln!("error: {e:#}");
+    FAILED
+}
+
+/// Parses, validates and compiles; on invalid input prints every diagnostic and returns the exit code.
+pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGraph), u8> {
+    let bp = blueprint::load(&args.blueprint, &args.sets).map_err(|d| {
+        eprint!("{}", d.render(color));
+        FAILED
+    })?;
+    let graph = graph::compile(&bp).map_err(|e| {
+        eprintln!("error: the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint");
+        FAILED
+    })?;
+    Ok((bp, graph))
+}
+
+/// `--state`, or `.kbp/<stack>.state.json` in the working directory.
+pub fn state_path(explicit: Option<&Path>, stack: &str) -> PathBuf {
+    explicit.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".kbp").join(format!("{stack}.state.json")))
+}
+
+/// State locked for `operation`: the lock guard, the backend, and the state (new if there is none yet).
+pub struct Locked {
+    pub _guard: LockGuard,
+    pub backend: LocalBackend,
+    pub state: State,
+}
+
+pub fn lock_state(args: &StateArgs, stack: &str, region: &str, operation: &str) -> anyhow::Result<Locked> {
+    let path = state_path(args.state.as_deref(), stack);
+    let backend = LocalBackend::new(&path);
+    let guard = backend.lock(operation, args.lock_timeout)?;
+    let state = backend.load()?.unwrap_or_else(|| State::new(stack, region));
+    if state.stack != stack {
+        bail!(
+            "state {} belongs to stack `{}`, not `{stack}`\n  hint: pass --state for this stack's own state file",
+            path.display(),
+            state.stack
+        );
+    }
+    Ok(Locked { _guard: guard, backend, state })
+}
+
+pub async fn aws(stack: &str, region: &str) -> Arc<Context> {
+    Arc::new(Context::load(stack, region).await)
+}
+
+pub async fn refresh(
+    cx: Arc<Context>,
+    registry: &Registry,
+    state: &State,
+    graph: Option<&ResourceGraph>,
+    parallelism: usize,
+) -> anyhow::Result<Refreshed> {
+    plan::refresh(cx, registry, state, graph, parallelism).await.map_err(|(address, e)| {
+        let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
+        anyhow::anyhow!("refreshing {address}: {e}{hint}")
+    })
+}
+
+/// Asks on the terminal; refuses (with what to do) when there is no terminal to ask on.
+pub fn confirm(question: &str) -> anyhow::Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        bail!("refusing to continue without confirmation: stdin is not a terminal\n  hint: pass --auto-approve (CI) after reviewing `kbp plan`");
+    }
+    eprint!("{question}\n  Only 'yes' will be accepted: ");
+    std::io::stderr().flush().ok();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).context("reading the answer")?;
+    Ok(line.trim() == "yes")
+}

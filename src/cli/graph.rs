@@ -1,0 +1,16 @@
+//! `kbp graph`: the compiled resource graph as Graphviz dot or JSON.
+
+use super::args::{Global, GraphArgs, GraphFormat};
+use super::common;
+
+pub fn run(a: GraphArgs, g: &Global) -> u8 {
+    let (_, graph) = match common::load(&a.bp, !g.no_color) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    match a.format {
+        GraphFormat::Dot => print!("{}", crate::graph::to_dot(&graph)),
+        GraphFormat::Json => println!("{:#}", crate::graph::to_json(&graph)),
+    }
+    0
+}

@@ -1,0 +1,151 @@
+//! `kbp apply` and `kbp destroy`: refresh, plan, confirm, walk, report.
+
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _};
+
+use super::args::{ApplyArgs, DestroyArgs, Global, RunArgs};
+use super::common::{self, FAILED};
+use crate::exec;
+use crate::plan::{self, render, Plan};
+use crate::providers::{Context, Registry};
+use crate::state::StateHandle;
+use crate::ui::Ui;
+
+pub async fn apply(a: ApplyArgs, g: &Global) -> u8 {
+    let ui = Ui::new(a.run.json, g.no_color);
+    let saved = match Plan::load(&a.file) {
+        Ok(p) => p,
+        Err(e) => return common::report(&anyhow::anyhow!(e)),
+    };
+    let result = match saved {
+        Some(p) => apply_saved(p, &a, ui).await,
+        None => apply_blueprint(&a, ui).await,
+    };
+    result.unwrap_or_else(|e| common::report(&e))
+}
+
+async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
+    let bp_args = super::args::BlueprintArgs { blueprint: a.file.clone(), sets: a.sets.clone() };
+    let (bp, graph) = match common::load(&bp_args, ui.color) {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "apply")?;
+    let cx = common::aws(&bp.cluster.name, &bp.cluster.region).await;
+    let registry = Registry::aws();
+    let refreshed = common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
+    let p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
+    let state = Arc::new(StateHandle::new(Box::new(locked.backend), refreshed.state));
+    execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await
+}
+
+async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
+    if !a.sets.is_empty() {
+        bail!("--set does not apply to a saved plan: the plan already fixes every value\n  hint: make a new plan with the --set flags");
+    }
+    let locked = common::lock_state(&a.state, &p.stack, &p.region, "apply")?;
+    if p.state_lineage.as_deref() != Some(locked.state.lineage.as_str()) && locked.state.serial > 0 {
+        bail!(
+            "the saved plan was made for another state (lineage {}), not {}\n  hint: run `kbp plan --out` again",
+            p.state_lineage.as_deref().unwrap_or("none"),
+            locked.backend.describe_path()
+        );
+    }
+    if p.state_serial != locked.state.serial {
+        bail!(
+            "the state changed since the plan was saved (serial {} then, {} now)\n  hint: run `kbp plan --out` again and review the new plan",
+            p.state_serial,
+            locked.state.serial
+        );
+    }
+    let cx = common::aws(&p.stack, &p.region).await;
+    let registry = Registry::aws();
+    let state = Arc::new(StateHandle::new(Box::new(locked.backend), locked.state));
+    // The plan was reviewed when it was saved: applying a file is the approval.
+    execute(p, cx, &registry, state, &a.run, true, ui, "apply").await
+}
+
+pub async fn destroy(a: DestroyArgs, g: &Global) -> u8 {
+    let ui = Ui::new(a.run.json, g.no_color);
+    let (bp, graph) = match common::load(&a.bp, ui.color) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let result = async {
+        let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "destroy")?;
+        let cx = common::aws(&bp.cluster.name, &bp.cluster.region).await;
+        let registry = Registry::aws();
+        let refreshed =
+            common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
+        let p = plan::diff_destroy(&graph, &refreshed.state, &registry);
+        if a.dry_run {
+            print_plan(&p, ui)?;
+            return Ok(0);
+        }
+        let state = Arc::new(StateHandle::new(Box::new(locked.backend), refreshed.state));
+        execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "destroy").await
+    }
+    .await;
+    result.unwrap_or_else(|e| common::report(&e))
+}
+
+fn print_plan(p: &Plan, ui: Ui) -> anyhow::Result<()> {
+    if ui.json {
+        println!("{}", serde_json::to_string(p).context("rendering the plan")?);
+    } else {
+        print!("{}", render::human(p, &render::Style { color: ui.color }));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    p: Plan,
+    cx: Arc<Context>,
+    registry: &Registry,
+    state: Arc<StateHandle>,
+    run: &RunArgs,
+    auto_approve: bool,
+    ui: Ui,
+    verb: &str,
+) -> anyhow::Result<u8> {
+    print_plan(&p, ui)?;
+    if !p.has_changes() {
+        return Ok(0);
+    }
+    if !auto_approve && !common::confirm(&format!("\nDo you want to {verb} these changes to stack {}?", p.stack))? {
+        eprintln!("{verb} cancelled.");
+        return Ok(FAILED);
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let renderer = tokio::spawn(ui.render_events(rx));
+    let outcome = exec::walk(&p, cx, registry, state.clone(), run.parallelism as usize, tx).await;
+    let _ = renderer.await;
+    let s = &p.summary;
+    if ui.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "type": "summary",
+                "ok": outcome.ok(),
+                "done": outcome.done,
+                "failed": outcome.failed.iter().map(|(a, e)| serde_json::json!({"address": a, "error": e})).collect::<Vec<_>>(),
+                "skipped": outcome.skipped,
+                "state": state.describe(),
+            })
+        );
+    } else if outcome.ok() {
+        let title = if verb == "destroy" { "Destroy complete!" } else { "Apply complete!" };
+        println!("\n{title} Resources: {} added, {} changed, {} destroyed. State: {}", s.add, s.change, s.destroy, state.describe());
+    } else {
+        eprintln!(
+            "\n{verb} incomplete: {} operations done, {} failed, {} skipped because of a failure. What succeeded is in state {}; fix the error and run `kbp {verb}` again.",
+            outcome.done,
+            outcome.failed.len(),
+            outcome.skipped.len(),
+            state.describe()
+        );
+    }
+    Ok(if outcome.ok() { 0 } else { FAILED })
+}

@@ -1,0 +1,258 @@
+//! The diff: desired graph × refreshed state → ordered changes, each with its reason. Pure; no AWS calls.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use super::{summarize, Action, AttrChange, Change, Deferred, Plan, FORMAT_VERSION};
+use crate::graph::value::{self, UNKNOWN};
+use crate::graph::{Address, Attrs, ResourceGraph};
+use crate::providers::Registry;
+use crate::state::{State, Status};
+
+/// Plans the changes that take `state` (already refreshed) to `graph`. Resources whose kind has no provider in
+/// `registry`, and everything that depends on them, are reported as deferred rather than planned.
+pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[Address]) -> Plan {
+    let mut changes = Vec::new();
+    let mut deferred = Vec::new();
+    let mut deferred_set: BTreeSet<Address> = BTreeSet::new();
+    // Resources whose outputs will be new after this apply: references to them are unknown until then.
+    let mut pending: BTreeSet<Address> = BTreeSet::new();
+    let mut unchanged = 0;
+
+    for r in graph.in_order() {
+        let Some(provider) = registry.get(&r.kind) else {
+            deferred.push(Deferred {
+                address: r.address.clone(),
+                kind: r.kind.clone(),
+                reason: format!("this kbp has no provider for {} yet", r.kind),
+            });
+            deferred_set.insert(r.address.clone());
+            continue;
+        };
+        if let Some(blocker) = r.dependencies().into_iter().find(|d| deferred_set.contains(d)) {
+            deferred.push(Deferred {
+                address: r.address.clone(),
+                kind: r.kind.clone(),
+                reason: format!("depends on {blocker}, which is deferred"),
+            });
+            deferred_set.insert(r.address.clone());
+            continue;
+        }
+        let lookup = |a: &Address, o: &str| if pending.contains(a) { None } else { state.output(a, o) };
+        let (resolved, _) = value::resolve(&Value::Object(r.attrs.clone()), &lookup);
+        let desired = provider.canonical(resolved.as_object().cloned().unwrap_or_default());
+
+        let existing = state.get(&r.address).filter(|s| s.status == Status::Ready && s.id.is_some());
+        let Some(existing) = existing else {
+            let reason = match state.get(&r.address).map(|s| &s.status) {
+                Some(Status::Creating { .. }) => "an earlier create was interrupted; not found in AWS".to_string(),
+                _ if gone.contains(&r.address) => "deleted outside kbp".to_string(),
+                _ => "not in state".to_string(),
+            };
+            changes.push(Change {
+                address: r.address.clone(),
+                kind: r.kind.clone(),
+                action: Action::Create,
+                reason,
+                id: None,
+                attributes: flatten_all(&desired),
+            });
+            pending.insert(r.address.clone());
+            continue;
+        };
+
+        let force_new = provider.force_new();
+        let mut attrs = Vec::new();
+        for (key, want) in &desired {
+            let have = existing.attributes.get(key);
+            if have == Some(want) || (have.is_none() && want.is_null()) {
+                continue;
+            }
+            let forces = force_new.contains(&key.as_str());
+            attr_diff(key, have, Some(want), forces, &mut attrs);
+        }
+        if attrs.is_empty() {
+            unchanged += 1;
+            continue;
+        }
+        let replace_by: Vec<&str> =
+            attrs.iter().filter(|a| a.forces_replacement).map(|a| a.path.as_str()).collect();
+        let (action, reason) = if replace_by.is_empty() {
+            let paths: BTreeSet<&str> = attrs.iter().map(|a| top(&a.path)).collect();
+            (Action::Update, format!("{} changed", paths.into_iter().collect::<Vec<_>>().join(", ")))
+        } else {
+            let mut tops: Vec<&str> = replace_by.iter().map(|p| top(p)).collect();
+            tops.dedup();
+            let verb = if tops.len() == 1 { "forces" } else { "force" };
+            (Action::Replace, format!("{} {verb} replacement", tops.join(", ")))
+        };
+        if action == Action::Replace {
+            pending.insert(r.address.clone());
+        }
+        changes.push(Change {
+            address: r.address.clone(),
+            kind: r.kind.clone(),
+            action,
+            reason,
+            id: existing.id.clone(),
+            attributes: attrs,
+        });
+    }
+
+    // What state has and the blueprint no longer does, dependents first.
+    let removed: Vec<Change> = deletion_order(state)
+        .into_iter()
+        .filter(|a| graph.get(a).is_none())
+        .filter_map(|a| state.get(&a))
+        .map(|s| {
+            let retain = registry.get(&s.kind).is_some_and(|p| p.retain_on_destroy());
+            Change {
+                address: s.address.clone(),
+                kind: s.kind.clone(),
+                action: if retain { Action::Forget } else { Action::Delete },
+                reason: "removed from the blueprint".to_string(),
+                id: s.id.clone(),
+                attributes: Vec::new(),
+            }
+        })
+        .collect();
+    changes.extend(removed);
+
+    finish(graph, state, changes, deferred, unchanged, false)
+}
+
+/// Plans the deletion of everything in `state`, dependents first.
+pub fn diff_destroy(graph: &ResourceGraph, state: &State, registry: &Registry) -> Plan {
+    let changes = deletion_order(state)
+        .into_iter()
+        .filter_map(|a| state.get(&a))
+        .map(|s| {
+            let retain = registry.get(&s.kind).is_some_and(|p| p.retain_on_destroy());
+            Change {
+                address: s.address.clone(),
+                kind: s.kind.clone(),
+                action: if retain { Action::Forget } else { Action::Delete },
+                reason: if retain {
+                    "account-wide; kbp never deletes it".to_string()
+                } else {
+                    "destroy".to_string()
+                },
+                id: s.id.clone(),
+                attributes: Vec::new(),
+            }
+        })
+        .collect();
+    finish(graph, state, changes, Vec::new(), 0, true)
+}
+
+fn finish(
+    graph: &ResourceGraph,
+    state: &State,
+    changes: Vec<Change>,
+    deferred: Vec<Deferred>,
+    unchanged: usize,
+    destroy: bool,
+) -> Plan {
+    Plan {
+        format_version: FORMAT_VERSION,
+        kbp_version: env!("CARGO_PKG_VERSION").to_string(),
+        stack: state.stack.clone(),
+        region: state.region.clone(),
+        destroy,
+        state_lineage: Some(state.lineage.clone()),
+        state_serial: state.serial,
+        summary: summarize(&changes),
+        changes,
+        deferred,
+        unchanged,
+        resources: graph.in_order().into_iter().cloned().collect(),
+    }
+}
+
+/// State's resources ordered so that every resource comes before the ones it depends on.
+pub fn deletion_order(state: &State) -> Vec<Address> {
+    let mut dependents: BTreeMap<&Address, usize> = state.resources.keys().map(|a| (a, 0)).collect();
+    for r in state.resources.values() {
+        for d in &r.dependencies {
+            if let Some(n) = dependents.get_mut(d) {
+                *n += 1;
+            }
+        }
+    }
+    let mut ready: BTreeSet<&Address> = dependents.iter().filter(|(_, &n)| n == 0).map(|(a, _)| *a).collect();
+    let mut out = Vec::new();
+    while let Some(a) = ready.pop_first() {
+        out.push(a.clone());
+        for d in &state.resources[a].dependencies {
+            if let Some(n) = dependents.get_mut(d) {
+                *n -= 1;
+                if *n == 0 {
+                    ready.insert(d);
+                }
+            }
+        }
+    }
+    // A dependency cycle cannot come from a compiled graph; keep whatever is left rather than lose it.
+    for a in state.resources.keys() {
+        if !out.contains(a) {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+fn top(path: &str) -> &str {
+    path.split(['.', '[']).next().unwrap_or(path)
+}
+
+/// Every leaf of a new resource's attributes, for showing a create.
+fn flatten_all(attrs: &Attrs) -> Vec<AttrChange> {
+    let mut out = Vec::new();
+    for (k, v) in attrs {
+        if !v.is_null() {
+            attr_diff(k, None, Some(v), false, &mut out);
+        }
+    }
+    out
+}
+
+/// Recurses into objects (so a tag change shows as `tags.team`), compares anything else whole.
+fn attr_diff(path: &str, before: Option<&Value>, after: Option<&Value>, forces: bool, out: &mut Vec<AttrChange>) {
+    match (before, after) {
+        (Some(Value::Object(b)), Some(Value::Object(a))) => object_diff(path, b, a, forces, out),
+        (None, Some(Value::Object(a))) if !a.is_empty() => object_diff(path, &Map::new(), a, forces, out),
+        _ if before == after => {}
+        _ => out.push(AttrChange {
+            path: path.to_string(),
+            before: before.cloned(),
+            after: after.cloned(),
+            forces_replacement: forces,
+        }),
+    }
+}
+
+fn object_diff(path: &str, b: &Map<String, Value>, a: &Map<String, Value>, forces: bool, out: &mut Vec<AttrChange>) {
+    let keys: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+    for k in keys {
+        let sub = if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            format!("{path}.{k}")
+        } else {
+            format!("{path}[\"{k}\"]")
+        };
+        attr_diff(&sub, b.get(k), a.get(k), forces, out);
+    }
+}
+
+/// Whether a value is (or contains) a reference not known until apply.
+pub fn is_unknown(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s == UNKNOWN,
+        Value::Array(a) => a.iter().any(is_unknown),
+        Value::Object(m) => m.values().any(is_unknown),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

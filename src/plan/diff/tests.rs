@@ -1,0 +1,225 @@
+use async_trait::async_trait;
+use serde_json::json;
+
+use super::*;
+use crate::graph::{compile, Resource};
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::state::ResourceState;
+
+/// A provider that is never called: the diff only asks for force_new and retain_on_destroy.
+struct Fake(&'static str);
+
+#[async_trait]
+impl Provider for Fake {
+    fn kind(&self) -> &'static str {
+        self.0
+    }
+    fn force_new(&self) -> &'static [&'static str] {
+        match self.0 {
+            "aws_vpc" => &["cidr_block"],
+            "aws_subnet" => &["vpc_id", "cidr_block", "availability_zone"],
+            "aws_nat_gateway" => &["subnet_id", "allocation_id"],
+            _ => &[],
+        }
+    }
+    fn retain_on_destroy(&self) -> bool {
+        self.0 == "aws_iam_service_linked_role"
+    }
+    async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        unreachable!("the diff never reads")
+    }
+    async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+        unreachable!("the diff never creates")
+    }
+    async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+        unreachable!("the diff never updates")
+    }
+    async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<(), ProviderError> {
+        unreachable!("the diff never deletes")
+    }
+}
+
+const NETWORK_AND_IAM: &[&str] = &[
+    "aws_caller_identity",
+    "aws_vpc",
+    "aws_subnet",
+    "aws_internet_gateway",
+    "aws_eip",
+    "aws_nat_gateway",
+    "aws_route_table",
+    "aws_route",
+    "aws_route_table_association",
+    "aws_iam_role",
+    "aws_iam_policy",
+    "aws_iam_role_policy_attachment",
+    "aws_iam_service_linked_role",
+];
+
+fn registry() -> Registry {
+    let mut r = Registry::default();
+    for k in NETWORK_AND_IAM {
+        r.add(Fake(k));
+    }
+    r
+}
+
+fn addr(s: &str) -> Address {
+    s.parse().unwrap()
+}
+
+/// The state an apply of `graph` would leave, with made-up IDs and outputs for the kinds `registry` knows.
+fn applied(graph: &ResourceGraph, registry: &Registry) -> State {
+    let mut s = State::new("demo", "us-west-2");
+    for r in graph.in_order() {
+        if !registry.has(&r.kind) || r.dependencies().iter().any(|d| !s.resources.contains_key(d)) {
+            continue;
+        }
+        let (attrs, missing) = value::resolve(&Value::Object(r.attrs.clone()), &|a, o| s.output(a, o));
+        assert!(missing.is_empty());
+        let id = format!("id-{}", r.address);
+        let outputs = json!({"id": id, "arn": format!("arn:{id}"), "name": id, "partition": "aws",
+                             "account_id": "123456789012"});
+        s.resources.insert(
+            r.address.clone(),
+            ResourceState {
+                address: r.address.clone(),
+                kind: r.kind.clone(),
+                id: Some(id),
+                status: Status::Ready,
+                attributes: attrs.as_object().unwrap().clone(),
+                outputs: outputs.as_object().unwrap().clone(),
+                dependencies: r.dependencies().into_iter().collect(),
+            },
+        );
+    }
+    s
+}
+
+fn sample_graph(edit: impl FnOnce(&mut crate::blueprint::Blueprint)) -> ResourceGraph {
+    let mut bp = crate::graph::compile::tests_support::sample();
+    edit(&mut bp);
+    compile(&bp).unwrap()
+}
+
+#[test]
+fn empty_state_creates_every_supported_resource_and_defers_the_rest() {
+    let g = sample_graph(|_| {});
+    let plan = diff(&g, &State::new("demo", "us-west-2"), &registry(), &[]);
+    assert!(plan.changes.iter().all(|c| c.action == Action::Create));
+    assert!(plan.change(&addr("vpc.main")).is_some());
+    assert!(plan.change(&addr("iam_role.karpenter_node")).is_some());
+    assert!(plan.change(&addr("nat_gateway.main[\"us-west-2a\"]")).is_some());
+    assert!(plan.deferred.iter().any(|d| d.address == addr("eks_cluster.main")));
+    // The interruption policy references the queue, which has no provider here, so it waits with it.
+    assert!(plan.deferred.iter().any(|d| d.address == addr("iam_policy.karpenter_controller[\"interruption\"]")));
+    assert_eq!(plan.summary.add, plan.changes.len());
+    let vpc = plan.change(&addr("vpc.main")).unwrap();
+    assert!(vpc.attributes.iter().any(|a| a.path == "cidr_block" && a.after == Some(json!("10.0.0.0/16"))));
+}
+
+#[test]
+fn applied_state_plans_nothing() {
+    let g = sample_graph(|_| {});
+    let reg = registry();
+    let plan = diff(&g, &applied(&g, &reg), &reg, &[]);
+    assert!(plan.changes.is_empty(), "{:#?}", plan.changes);
+    assert!(plan.unchanged > 40);
+}
+
+#[test]
+fn a_tag_change_updates_only_the_tagged_resources() {
+    let reg = registry();
+    let state = applied(&sample_graph(|_| {}), &reg);
+    let g = sample_graph(|bp| {
+        bp.vpc.private_subnet_tags.insert("tier".into(), "private".into());
+    });
+    let plan = diff(&g, &state, &reg, &[]);
+    assert_eq!(plan.changes.len(), 3, "{:#?}", plan.changes);
+    for c in &plan.changes {
+        assert_eq!(c.action, Action::Update);
+        assert!(c.address.to_string().starts_with("subnet.private"));
+        assert_eq!(c.attributes[0].path, "tags.tier");
+        assert_eq!(c.reason, "tags changed");
+    }
+}
+
+#[test]
+fn nat_mode_change_plans_only_nat_resources_and_routes() {
+    let reg = registry();
+    let state = applied(&sample_graph(|_| {}), &reg);
+    let g = sample_graph(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::PerAz);
+    let plan = diff(&g, &state, &reg, &[]);
+    let mut got: Vec<(String, Action)> = plan.changes.iter().map(|c| (c.address.to_string(), c.action)).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            ("eip.nat[\"us-west-2b\"]".into(), Action::Create),
+            ("eip.nat[\"us-west-2c\"]".into(), Action::Create),
+            ("nat_gateway.main[\"us-west-2b\"]".into(), Action::Create),
+            ("nat_gateway.main[\"us-west-2c\"]".into(), Action::Create),
+            ("route.private_nat[\"us-west-2b\"]".into(), Action::Update),
+            ("route.private_nat[\"us-west-2c\"]".into(), Action::Update),
+        ]
+    );
+    let r = plan.change(&addr("route.private_nat[\"us-west-2b\"]")).unwrap();
+    assert_eq!(r.attributes[0].after, Some(json!(UNKNOWN)));
+}
+
+#[test]
+fn a_force_new_change_replaces_and_cascades_to_dependents_that_reference_it() {
+    let reg = registry();
+    let state = applied(&sample_graph(|_| {}), &reg);
+    let g = sample_graph(|bp| bp.vpc.cidr = "10.1.0.0/16".parse().unwrap());
+    let plan = diff(&g, &state, &reg, &[]);
+    let vpc = plan.change(&addr("vpc.main")).unwrap();
+    assert_eq!(vpc.action, Action::Replace);
+    assert_eq!(vpc.reason, "cidr_block forces replacement");
+    // Subnets keep their CIDRs in this edit but their vpc_id is new, which they cannot take in place.
+    let s = plan.change(&addr("subnet.public[\"us-west-2a\"]")).unwrap();
+    assert_eq!(s.action, Action::Replace);
+    assert!(s.reason.contains("vpc_id"));
+}
+
+#[test]
+fn removed_resources_are_deleted_dependents_first_and_gone_ones_recreated() {
+    let reg = registry();
+    let state = applied(&sample_graph(|_| {}), &reg);
+    let g = sample_graph(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::None);
+    let plan = diff(&g, &state, &reg, &[]);
+    let order: Vec<String> = plan.changes.iter().filter(|c| c.action == Action::Delete).map(|c| c.address.to_string()).collect();
+    let pos = |a: &str| order.iter().position(|x| x == a).unwrap_or_else(|| panic!("{a} not deleted: {order:?}"));
+    assert!(pos("route.private_nat[\"us-west-2a\"]") < pos("nat_gateway.main[\"us-west-2a\"]"));
+    assert!(pos("nat_gateway.main[\"us-west-2a\"]") < pos("eip.nat[\"us-west-2a\"]"));
+
+    let mut gone_state = state.clone();
+    gone_state.resources.remove(&addr("route_table.public"));
+    let plan = diff(&sample_graph(|_| {}), &gone_state, &reg, &[addr("route_table.public")]);
+    let c = plan.change(&addr("route_table.public")).unwrap();
+    assert_eq!((c.action, c.reason.as_str()), (Action::Create, "deleted outside kbp"));
+}
+
+#[test]
+fn destroy_deletes_everything_but_forgets_the_spot_role() {
+    let reg = registry();
+    let g = sample_graph(|_| {});
+    let state = applied(&g, &reg);
+    let plan = diff_destroy(&g, &state, &reg);
+    assert_eq!(plan.changes.len(), state.resources.len());
+    assert_eq!(plan.change(&addr("iam_service_linked_role.spot")).unwrap().action, Action::Forget);
+    let order: Vec<String> = plan.changes.iter().map(|c| c.address.to_string()).collect();
+    let pos = |a: &str| order.iter().position(|x| x == a).unwrap();
+    assert!(pos("subnet.private[\"us-west-2a\"]") < pos("vpc.main"));
+    assert!(pos("iam_role_policy_attachment.karpenter_node[\"AmazonEKSWorkerNodePolicy\"]") < pos("iam_role.karpenter_node"));
+}
+
+#[test]
+fn unchanged_resource_with_a_new_output_reference_is_not_touched() {
+    // Only references to resources being created or replaced are unknown; others resolve from state.
+    let reg = registry();
+    let g = sample_graph(|_| {});
+    let state = applied(&g, &reg);
+    let _ = Resource::new(addr("vpc.main"), "aws_vpc", json!({}));
+    let plan = diff(&g, &state, &reg, &[]);
+    assert!(plan.change(&addr("subnet.private[\"us-west-2a\"]")).is_none());
+}

@@ -1,0 +1,100 @@
+//! A plan as text for people, in the shape Terraform users know: `+` create, `~` update with old → new, `-/+`
+//! replace naming what forces it, `-` destroy, then `Plan: N to add, N to change, N to destroy.`
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use super::{Action, AttrChange, Plan};
+use crate::graph::value::UNKNOWN;
+
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn action(&self, a: Action) -> String {
+        let code = match a {
+            Action::Create => "32",
+            Action::Update => "33",
+            Action::Replace => "35",
+            Action::Delete | Action::Forget => "31",
+        };
+        self.paint(code, a.symbol())
+    }
+}
+
+pub fn human(plan: &Plan, style: &Style) -> String {
+    let mut out = String::new();
+    if plan.changes.is_empty() {
+        let _ = writeln!(out, "No changes. The stack {} matches the blueprint ({} resources).", plan.stack, plan.unchanged);
+    } else {
+        let _ = writeln!(out, "kbp will perform the following actions on stack {} ({}):\n", plan.stack, plan.region);
+        for c in &plan.changes {
+            let id = c.id.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} {} ({}{})  {}",
+                style.action(c.action),
+                style.paint("1", &c.address.to_string()),
+                c.kind,
+                id,
+                style.paint("2", &format!("# {}", c.reason))
+            );
+            let width = c.attributes.iter().map(|a| a.path.len()).max().unwrap_or(0);
+            for a in &c.attributes {
+                let _ = writeln!(out, "      {}", attr_line(c.action, a, width, style));
+            }
+            let _ = writeln!(out);
+        }
+    }
+    if !plan.deferred.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} resources of the blueprint are deferred: this kbp has no provider for them yet.",
+            plan.deferred.len()
+        );
+        for d in &plan.deferred {
+            let _ = writeln!(out, "  {} {} ({})  {}", style.paint("2", "…"), d.address, d.kind, style.paint("2", &format!("# {}", d.reason)));
+        }
+        let _ = writeln!(out);
+    }
+    let s = &plan.summary;
+    let _ = writeln!(out, "{}", style.paint("1", &format!("Plan: {} to add, {} to change, {} to destroy.", s.add, s.change, s.destroy)));
+    out
+}
+
+fn attr_line(action: Action, a: &AttrChange, width: usize, style: &Style) -> String {
+    let forces = if a.forces_replacement { style.paint("35", "  # forces replacement") } else { String::new() };
+    match (action, &a.before, &a.after) {
+        (Action::Create, _, Some(after)) => format!("{:width$} = {}", a.path, show(after)),
+        (_, before, after) => format!(
+            "{:width$} : {} → {}{forces}",
+            a.path,
+            before.as_ref().map(show).unwrap_or_else(|| "(none)".to_string()),
+            after.as_ref().map(show).unwrap_or_else(|| "(none)".to_string()),
+        ),
+    }
+}
+
+/// A value on one line; long documents are shortened (the JSON plan has them whole).
+fn show(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) if s == UNKNOWN => return UNKNOWN.to_string(),
+        other => other.to_string(),
+    };
+    if s.chars().count() > 120 {
+        let cut: String = s.chars().take(117).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}

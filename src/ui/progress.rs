@@ -1,0 +1,92 @@
+//! Apply and destroy progress: one spinner per running operation on a terminal, one timestamped line per start
+//! and finish elsewhere, one JSON object per event with `--json`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+use super::{timestamp_now, Ui};
+use crate::exec::Event;
+use crate::graph::Address;
+
+pub struct Progress {
+    ui: Ui,
+    multi: Option<MultiProgress>,
+    bars: HashMap<Address, ProgressBar>,
+}
+
+impl Progress {
+    pub fn new(ui: Ui) -> Self {
+        Progress { ui, multi: ui.live.then(MultiProgress::new), bars: HashMap::new() }
+    }
+
+    pub fn event(&mut self, e: &Event) {
+        if self.ui.json {
+            let mut v = serde_json::to_value(e).expect("invariant: events serialize");
+            v["timestamp"] = serde_json::json!(timestamp_now());
+            println!("{v}");
+            return;
+        }
+        let line = match e {
+            Event::Started { address, op } => {
+                if let Some(m) = &self.multi {
+                    let bar = m.add(ProgressBar::new_spinner());
+                    bar.set_style(
+                        ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                    );
+                    bar.set_message(format!("{address}: {}…", op.doing()));
+                    bar.enable_steady_tick(Duration::from_millis(120));
+                    self.bars.insert(address.clone(), bar);
+                    return;
+                }
+                format!("{address}: {}…", op.doing())
+            }
+            Event::Finished { address, op, elapsed, id } => {
+                let id = id.as_deref().map(|i| format!(" [id={i}]")).unwrap_or_default();
+                format!("{address}: {} in {}{id}", op.done(), secs(*elapsed))
+            }
+            Event::Failed { address, op, elapsed, error, hint } => {
+                let hint = hint.as_deref().map(|h| format!("\n    hint: {h}")).unwrap_or_default();
+                format!("{address}: {} FAILED after {}: {error}{hint}", op.doing(), secs(*elapsed))
+            }
+            Event::Skipped { address, op, because } => {
+                format!("{address}: not {} because {because} failed", op.done())
+            }
+        };
+        let stamped = format!("{} {line}", timestamp_now());
+        match &self.multi {
+            Some(m) => {
+                if let Some(bar) = self.address_of(e).and_then(|a| self.bars.remove(a)) {
+                    bar.finish_and_clear();
+                    m.remove(&bar);
+                }
+                let _ = m.println(stamped);
+            }
+            None => eprintln!("{stamped}"),
+        }
+    }
+
+    fn address_of<'e>(&self, e: &'e Event) -> Option<&'e Address> {
+        match e {
+            Event::Finished { address, .. } | Event::Failed { address, .. } | Event::Skipped { address, .. } => {
+                Some(address)
+            }
+            Event::Started { .. } => None,
+        }
+    }
+
+    pub fn finish(&mut self) {
+        for (_, bar) in self.bars.drain() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn secs(d: Duration) -> String {
+    if d.as_secs() >= 60 {
+        format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
