@@ -8,6 +8,7 @@ pub mod ec2;
 pub mod error;
 pub mod iam;
 pub mod retry;
+pub mod sts;
 pub mod tags;
 
 use std::collections::BTreeMap;
@@ -107,6 +108,7 @@ impl Registry {
         let mut r = Registry::default();
         ec2::register(&mut r);
         iam::register(&mut r);
+        sts::register(&mut r);
         r
     }
 

@@ -1,3 +1,27 @@
-//! IAM providers.
+//! IAM providers: the roles, policies and instance profiles an EKS cluster and Karpenter need, and the EC2 Spot
+//! service-linked role. One file per kind; `policy_doc` owns how policy documents are written, read and
+//! compared, `tagging` the tag reconcile all taggable kinds share.
+//!
+//! IAM is global and eventually consistent: what was just created may be invisible to the next call for a few
+//! seconds, so calls that depend on a fresh resource retry the codes that mean "not visible yet".
+
+mod common;
+pub mod instance_profile;
+pub mod policy;
+pub mod policy_doc;
+pub mod role;
+pub mod role_policy;
+pub mod role_policy_attachment;
+pub mod service_linked_role;
+mod tagging;
+
 use super::Registry;
-pub fn register(_r: &mut Registry) {}
+
+pub fn register(r: &mut Registry) {
+    r.add(role::Role);
+    r.add(policy::Policy);
+    r.add(role_policy::RolePolicy);
+    r.add(role_policy_attachment::RolePolicyAttachment);
+    r.add(instance_profile::InstanceProfile);
+    r.add(service_linked_role::ServiceLinkedRole);
+}

@@ -1,0 +1,219 @@
+//! `aws_iam_policy`: a customer-managed policy. The ID is its ARN.
+//!
+//! A managed policy keeps up to five versions of its document; changing the document adds a version and makes
+//! it the default, so old versions are pruned as needed.
+
+use async_trait::async_trait;
+use aws_sdk_iam::types::PolicyVersion;
+use serde_json::{json, Value};
+
+use super::common::{absent_if_gone, explain_taken, object, vanished, ok_if_gone, optional_str, path, required, required_str};
+use super::{policy_doc, tagging};
+use crate::graph::Attrs;
+use crate::providers::sts::caller_identity;
+use crate::providers::tags::{merged, user_tags};
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+const KIND: &str = "aws_iam_policy";
+/// IAM's limit of versions per managed policy.
+const MAX_VERSIONS: usize = 5;
+
+pub struct Policy;
+
+#[async_trait]
+impl Provider for Policy {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    /// IAM has no call to rename, move or re-describe a managed policy.
+    fn force_new(&self) -> &'static [&'static str] {
+        &["name", "path", "description"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(policy) = get(cx, id).await? else { return Ok(None) };
+        let Some(doc) = absent_if_gone(default_document(cx, &policy).await)? else { return Ok(None) };
+        let attrs = json!({
+            "name": policy.policy_name().unwrap_or_default(),
+            "path": policy.path().unwrap_or("/"),
+            "description": policy.description().unwrap_or(""),
+            "policy": policy_doc::observed(doc, prior.get("policy")),
+            "tags": user_tags(tagging::from_iam(policy.tags())),
+        });
+        Ok(Some(Observed { attrs: object(attrs), outputs: applied(&policy)?.outputs }))
+    }
+
+    /// Names are deterministic and the ARN follows from the name, the path and the account.
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let name = required_str(KIND, desired.attrs, "name")?;
+        let me = caller_identity::lookup(cx).await?;
+        let arn = format!("arn:{}:iam::{}:policy{}{name}", me.partition, me.account_id, path(desired.attrs));
+        let policy = get(cx, &arn).await?;
+        Ok(policy.filter(|p| tagging::owned_by(p.tags(), &cx.stack)).map(|_| arn))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        const OP: &str = "iam:CreatePolicy";
+        let a = desired.attrs;
+        let name = required_str(KIND, a, "name")?;
+        let doc = policy_doc::to_aws(OP, required(KIND, a, "policy")?)?;
+        let out = cx
+            .iam()
+            .create_policy()
+            .policy_name(name)
+            .path(path(a))
+            .set_description(optional_str(a, "description").map(str::to_string))
+            .policy_document(doc)
+            .set_tags(Some(tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?))
+            .send()
+            .await
+            .map_err(|e| explain_taken(ProviderError::from_sdk(OP, e), "policy", name))?;
+        let policy = out.policy.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no policy"))?;
+        applied(&policy)
+    }
+
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let a = desired.attrs;
+        let policy = get(cx, id).await?.ok_or_else(|| vanished("iam:GetPolicy", "policy", id))?;
+        let wanted = required(KIND, a, "policy")?;
+        if !policy_doc::equivalent(wanted, &default_document(cx, &policy).await?) {
+            const OP: &str = "iam:CreatePolicyVersion";
+            let doc = policy_doc::to_aws(OP, wanted)?;
+            make_room_for_a_version(cx, id).await?;
+            cx.iam()
+                .create_policy_version()
+                .policy_arn(id)
+                .policy_document(doc)
+                .set_as_default(true)
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk(OP, e))?;
+        }
+        tagging::reconcile(
+            "iam:TagPolicy",
+            &tagging::from_iam(policy.tags()),
+            &merged(a, &desired.kbp_tags),
+            |keys| async move {
+                let r = cx.iam().untag_policy().policy_arn(id).set_tag_keys(Some(keys)).send().await;
+                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:UntagPolicy", e))
+            },
+            |tags| async move {
+                let r = cx.iam().tag_policy().policy_arn(id).set_tags(Some(tags)).send().await;
+                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:TagPolicy", e))
+            },
+        )
+        .await?;
+        applied(&policy)
+    }
+
+    /// A managed policy can only be deleted once it is attached to nothing and has no version but the default.
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let Some(entities) = absent_if_gone(attached_entities(cx, id).await)? else { return Ok(()) };
+        for entity in entities {
+            let r = match &entity {
+                Entity::Role(n) => {
+                    let r = cx.iam().detach_role_policy().role_name(n).policy_arn(id).send().await;
+                    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DetachRolePolicy", e))
+                }
+                Entity::User(n) => {
+                    let r = cx.iam().detach_user_policy().user_name(n).policy_arn(id).send().await;
+                    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DetachUserPolicy", e))
+                }
+                Entity::Group(n) => {
+                    let r = cx.iam().detach_group_policy().group_name(n).policy_arn(id).send().await;
+                    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DetachGroupPolicy", e))
+                }
+            };
+            ok_if_gone(r)?;
+        }
+        for v in versions(cx, id).await? {
+            if let (false, Some(version)) = (v.is_default_version(), v.version_id()) {
+                ok_if_gone(delete_version(cx, id, version).await)?;
+            }
+        }
+        // Detachments take a moment to be seen by DeletePolicy, which answers DeleteConflict meanwhile.
+        let deleted = cx
+            .retry
+            .run(&["DeleteConflict"], || async {
+                let r = cx.iam().delete_policy().policy_arn(id).send().await;
+                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeletePolicy", e))
+            })
+            .await;
+        ok_if_gone(deleted)
+    }
+}
+
+async fn get(cx: &Context, arn: &str) -> Result<Option<aws_sdk_iam::types::Policy>, ProviderError> {
+    let r = cx.iam().get_policy().policy_arn(arn).send().await.map_err(|e| ProviderError::from_sdk("iam:GetPolicy", e));
+    Ok(absent_if_gone(r)?.and_then(|out| out.policy))
+}
+
+async fn default_document(cx: &Context, policy: &aws_sdk_iam::types::Policy) -> Result<Value, ProviderError> {
+    const OP: &str = "iam:GetPolicyVersion";
+    let out = cx
+        .iam()
+        .get_policy_version()
+        .set_policy_arn(policy.arn().map(str::to_string))
+        .set_version_id(policy.default_version_id().map(str::to_string))
+        .send()
+        .await
+        .map_err(|e| ProviderError::from_sdk(OP, e))?;
+    let doc = out.policy_version().and_then(PolicyVersion::document);
+    policy_doc::from_aws(OP, doc.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no document"))?)
+}
+
+async fn versions(cx: &Context, arn: &str) -> Result<Vec<PolicyVersion>, ProviderError> {
+    let r = cx.iam().list_policy_versions().policy_arn(arn).into_paginator().items().send().collect::<Result<Vec<_>, _>>().await;
+    r.map_err(|e| ProviderError::from_sdk("iam:ListPolicyVersions", e))
+}
+
+async fn delete_version(cx: &Context, arn: &str, version: &str) -> Result<(), ProviderError> {
+    let r = cx.iam().delete_policy_version().policy_arn(arn).version_id(version).send().await;
+    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeletePolicyVersion", e))
+}
+
+/// Deletes the oldest non-default version when the policy already has the most IAM allows.
+async fn make_room_for_a_version(cx: &Context, arn: &str) -> Result<(), ProviderError> {
+    let versions = versions(cx, arn).await?;
+    if versions.len() < MAX_VERSIONS {
+        return Ok(());
+    }
+    let oldest = versions
+        .iter()
+        .filter(|v| !v.is_default_version())
+        .min_by_key(|v| (v.create_date().map(|d| (d.secs(), d.subsec_nanos())), version_number(v)));
+    match oldest.and_then(PolicyVersion::version_id) {
+        Some(version) => ok_if_gone(delete_version(cx, arn, version).await),
+        None => Ok(()),
+    }
+}
+
+/// `v12` → 12, so that versions without a creation date still sort oldest first.
+fn version_number(v: &PolicyVersion) -> u64 {
+    v.version_id().and_then(|id| id.trim_start_matches('v').parse().ok()).unwrap_or(u64::MAX)
+}
+
+enum Entity {
+    Role(String),
+    User(String),
+    Group(String),
+}
+
+async fn attached_entities(cx: &Context, arn: &str) -> Result<Vec<Entity>, ProviderError> {
+    let pages = cx.iam().list_entities_for_policy().policy_arn(arn).into_paginator().send().collect::<Result<Vec<_>, _>>().await;
+    let pages = pages.map_err(|e| ProviderError::from_sdk("iam:ListEntitiesForPolicy", e))?;
+    let mut out = Vec::new();
+    for page in pages {
+        out.extend(page.policy_roles().iter().filter_map(|r| r.role_name()).map(|n| Entity::Role(n.to_string())));
+        out.extend(page.policy_users().iter().filter_map(|u| u.user_name()).map(|n| Entity::User(n.to_string())));
+        out.extend(page.policy_groups().iter().filter_map(|g| g.group_name()).map(|n| Entity::Group(n.to_string())));
+    }
+    Ok(out)
+}
+
+fn applied(policy: &aws_sdk_iam::types::Policy) -> Result<Applied, ProviderError> {
+    let arn = policy.arn().ok_or_else(|| ProviderError::new("iam:GetPolicy", "", "IAM returned a policy without an ARN"))?;
+    let outputs = json!({"id": arn, "arn": arn, "name": policy.policy_name().unwrap_or_default()});
+    Ok(Applied { id: arn.to_string(), outputs: object(outputs) })
+}

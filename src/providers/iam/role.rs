@@ -1,0 +1,234 @@
+//! `aws_iam_role`: an IAM role with its trust policy. The ID is the role name.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::common::{absent_if_gone, explain_taken, object, vanished, ok_if_gone, optional_str, path, required, required_str};
+use super::{instance_profile, policy_doc, role_policy_attachment, tagging};
+use crate::graph::Attrs;
+use crate::providers::tags::{merged, user_tags};
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+const KIND: &str = "aws_iam_role";
+const DEFAULT_MAX_SESSION: i32 = 3600;
+
+/// IAM checks that every principal of a trust policy exists when the policy is set, and a role created a
+/// moment ago (the Karpenter controller's, say) may not be visible yet: IAM then answers
+/// `MalformedPolicyDocument: Invalid principal in policy`. Only that form of the error is retried, under this
+/// code, so that a truly malformed document still fails at once.
+const PRINCIPAL_NOT_YET_VISIBLE: &str = "MalformedPolicyDocument.InvalidPrincipal";
+
+pub struct Role;
+
+#[async_trait]
+impl Provider for Role {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["name", "path"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(role) = get(cx, id).await? else { return Ok(None) };
+        let trust = match role.assume_role_policy_document() {
+            Some(doc) => policy_doc::observed(policy_doc::from_aws("iam:GetRole", doc)?, prior.get("assume_role_policy")),
+            None => Value::Null,
+        };
+        let attrs = json!({
+            "name": role.role_name(),
+            "path": role.path(),
+            "description": role.description().unwrap_or(""),
+            "assume_role_policy": trust,
+            "max_session_duration": role.max_session_duration().unwrap_or(DEFAULT_MAX_SESSION),
+            "tags": user_tags(tagging::from_iam(role.tags())),
+        });
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(&role).outputs }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let name = required_str(KIND, desired.attrs, "name")?;
+        let role = get(cx, name).await?;
+        Ok(role.filter(|r| tagging::owned_by(r.tags(), &cx.stack)).map(|r| r.role_name().to_string()))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        const OP: &str = "iam:CreateRole";
+        let a = desired.attrs;
+        let name = required_str(KIND, a, "name")?;
+        let trust = policy_doc::to_aws(OP, required(KIND, a, "assume_role_policy")?)?;
+        let tags = tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?;
+        let created = with_trust_retry(cx, || async {
+            cx.iam()
+                .create_role()
+                .role_name(name)
+                .path(path(a))
+                .assume_role_policy_document(&trust)
+                .set_description(optional_str(a, "description").map(str::to_string))
+                .set_max_session_duration(max_session(a))
+                .set_tags(Some(tags.clone()))
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk(OP, e))
+        })
+        .await
+        .map_err(|e| explain_taken(e, "role", name))?;
+        let role = created.role.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no role"))?;
+        Ok(outputs(&role))
+    }
+
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let a = desired.attrs;
+        let role = get(cx, id).await?.ok_or_else(|| vanished("iam:GetRole", "role", id))?;
+
+        let trust = required(KIND, a, "assume_role_policy")?;
+        let current = role.assume_role_policy_document().map(|d| policy_doc::from_aws("iam:GetRole", d)).transpose()?;
+        if !current.is_some_and(|c| policy_doc::equivalent(trust, &c)) {
+            const OP: &str = "iam:UpdateAssumeRolePolicy";
+            let doc = policy_doc::to_aws(OP, trust)?;
+            with_trust_retry(cx, || async {
+                cx.iam()
+                    .update_assume_role_policy()
+                    .role_name(id)
+                    .policy_document(&doc)
+                    .send()
+                    .await
+                    .map_err(|e| ProviderError::from_sdk(OP, e))
+            })
+            .await?;
+        }
+
+        let description = optional_str(a, "description").unwrap_or("");
+        let max = max_session(a).unwrap_or(DEFAULT_MAX_SESSION);
+        if role.description().unwrap_or("") != description
+            || role.max_session_duration().unwrap_or(DEFAULT_MAX_SESSION) != max
+        {
+            cx.iam()
+                .update_role()
+                .role_name(id)
+                .description(description)
+                .max_session_duration(max)
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk("iam:UpdateRole", e))?;
+        }
+
+        tagging::reconcile(
+            "iam:TagRole",
+            &tagging::from_iam(role.tags()),
+            &merged(a, &desired.kbp_tags),
+            |keys| async move {
+                let r = cx.iam().untag_role().role_name(id).set_tag_keys(Some(keys)).send().await;
+                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:UntagRole", e))
+            },
+            |tags| async move {
+                let r = cx.iam().tag_role().role_name(id).set_tags(Some(tags)).send().await;
+                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:TagRole", e))
+            },
+        )
+        .await?;
+        Ok(outputs(&role))
+    }
+
+    /// Roles cannot be deleted while anything hangs on them, and some of what hangs on them may not be kbp's
+    /// (a policy attached by hand, an instance profile left by a deleted node group), so everything is
+    /// detached first.
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let Some(attached) = absent_if_gone(role_policy_attachment::attached_policy_arns(cx, id).await)? else {
+            return Ok(());
+        };
+        for arn in attached {
+            ok_if_gone(role_policy_attachment::detach(cx, id, &arn).await)?;
+        }
+        for policy in inline_policy_names(cx, id).await? {
+            let r = cx.iam().delete_role_policy().role_name(id).policy_name(&policy).send().await;
+            ok_if_gone(r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeleteRolePolicy", e)))?;
+        }
+        for profile in instance_profile_names(cx, id).await? {
+            instance_profile::remove_role(cx, &profile, id).await?;
+        }
+        // Detachments take a moment to be seen by DeleteRole, which answers DeleteConflict meanwhile.
+        let deleted = cx
+            .retry
+            .run(&["DeleteConflict"], || async {
+                let r = cx.iam().delete_role().role_name(id).send().await;
+                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeleteRole", e))
+            })
+            .await;
+        ok_if_gone(deleted)
+    }
+}
+
+/// The role, or `None` when there is no role of that name.
+pub(super) async fn get(cx: &Context, name: &str) -> Result<Option<aws_sdk_iam::types::Role>, ProviderError> {
+    let r = cx.iam().get_role().role_name(name).send().await.map_err(|e| ProviderError::from_sdk("iam:GetRole", e));
+    Ok(absent_if_gone(r)?.and_then(|out| out.role))
+}
+
+fn outputs(role: &aws_sdk_iam::types::Role) -> Applied {
+    let outputs = json!({
+        "id": role.role_name(),
+        "name": role.role_name(),
+        "arn": role.arn(),
+        "unique_id": role.role_id(),
+    });
+    Applied { id: role.role_name().to_string(), outputs: object(outputs) }
+}
+
+fn max_session(a: &Attrs) -> Option<i32> {
+    a.get("max_session_duration").and_then(Value::as_i64).and_then(|n| i32::try_from(n).ok())
+}
+
+/// Runs a call that sets a trust policy, retrying while IAM does not yet see a principal that was just made.
+async fn with_trust_retry<T, F, Fut>(cx: &Context, mut call: F) -> Result<T, ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ProviderError>>,
+{
+    let result = cx
+        .retry
+        .run(&[PRINCIPAL_NOT_YET_VISIBLE], || {
+            let attempt = call();
+            async move {
+                attempt.await.map_err(|mut e| {
+                    if e.is("MalformedPolicyDocument") && e.message.to_ascii_lowercase().contains("principal") {
+                        e.code = PRINCIPAL_NOT_YET_VISIBLE.to_string();
+                    }
+                    e
+                })
+            }
+        })
+        .await;
+    result.map_err(|mut e| {
+        if e.is(PRINCIPAL_NOT_YET_VISIBLE) {
+            e.code = "MalformedPolicyDocument".to_string();
+            e.hint = Some(
+                "a principal in assume_role_policy does not exist (IAM kept rejecting it); check the role ARN, \
+                 account ID or service name it names"
+                    .to_string(),
+            );
+        }
+        e
+    })
+}
+
+async fn inline_policy_names(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
+    let r = cx.iam().list_role_policies().role_name(role).into_paginator().items().send().collect::<Result<Vec<_>, _>>().await;
+    absent_if_gone(r.map_err(|e| ProviderError::from_sdk("iam:ListRolePolicies", e))).map(Option::unwrap_or_default)
+}
+
+async fn instance_profile_names(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
+    let r = cx
+        .iam()
+        .list_instance_profiles_for_role()
+        .role_name(role)
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(|e| ProviderError::from_sdk("iam:ListInstanceProfilesForRole", e));
+    let profiles = absent_if_gone(r)?.unwrap_or_default();
+    Ok(profiles.iter().map(|p| p.instance_profile_name().to_string()).collect())
+}

@@ -1,0 +1,108 @@
+//! `aws_iam_role_policy_attachment`: a managed policy (AWS's or the stack's own) attached to a role.
+//! The ID is `<role>/<policy_arn>`; role names cannot contain `/`, so the first `/` splits it.
+
+use async_trait::async_trait;
+use serde_json::json;
+
+use super::common::{self, absent_if_gone, object, ok_if_gone, required_str};
+use crate::graph::Attrs;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+const KIND: &str = "aws_iam_role_policy_attachment";
+
+pub struct RolePolicyAttachment;
+
+// No `find`: attaching is idempotent, so a create repeated after a lost state write does no harm.
+#[async_trait]
+impl Provider for RolePolicyAttachment {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["role", "policy_arn"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let (role, policy_arn) = split_id(id)?;
+        let Some(attached) = absent_if_gone(attached_policy_arns(cx, role).await)? else { return Ok(None) };
+        if !attached.iter().any(|a| a == policy_arn) {
+            return Ok(None);
+        }
+        let applied = applied(role, policy_arn);
+        Ok(Some(Observed { attrs: object(json!({"role": role, "policy_arn": policy_arn})), outputs: applied.outputs }))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let role = required_str(KIND, desired.attrs, "role")?;
+        let policy_arn = required_str(KIND, desired.attrs, "policy_arn")?;
+        // A role or policy created a moment ago may not be visible to AttachRolePolicy yet.
+        cx.retry
+            .run(&["NoSuchEntity"], || async {
+                let r = cx.iam().attach_role_policy().role_name(role).policy_arn(policy_arn).send().await;
+                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:AttachRolePolicy", e))
+            })
+            .await
+            .map_err(|e| {
+                if e.is_not_found() {
+                    e.with_hint(format!("check that role `{role}` and policy `{policy_arn}` exist"))
+                } else {
+                    e
+                }
+            })?;
+        Ok(applied(role, policy_arn))
+    }
+
+    /// Both attributes force a replacement, so there is nothing to change in place.
+    async fn update(&self, _cx: &Context, id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let (role, policy_arn) = split_id(id)?;
+        Ok(applied(role, policy_arn))
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let (role, policy_arn) = split_id(id)?;
+        ok_if_gone(detach(cx, role, policy_arn).await)
+    }
+}
+
+/// The ARNs of the managed policies attached to `role`.
+pub(super) async fn attached_policy_arns(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
+    let attached = cx
+        .iam()
+        .list_attached_role_policies()
+        .role_name(role)
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await
+        .map_err(|e| ProviderError::from_sdk("iam:ListAttachedRolePolicies", e))?;
+    Ok(attached.iter().filter_map(|p| p.policy_arn().map(str::to_string)).collect())
+}
+
+pub(super) async fn detach(cx: &Context, role: &str, policy_arn: &str) -> Result<(), ProviderError> {
+    let r = cx.iam().detach_role_policy().role_name(role).policy_arn(policy_arn).send().await;
+    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DetachRolePolicy", e))
+}
+
+fn applied(role: &str, policy_arn: &str) -> Applied {
+    let id = format!("{role}/{policy_arn}");
+    Applied { outputs: object(json!({"id": id, "role": role, "policy_arn": policy_arn})), id }
+}
+
+fn split_id(id: &str) -> Result<(&str, &str), ProviderError> {
+    common::split_id(KIND, id, '/', "<role>/<policy_arn>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_ids_at_the_first_slash() {
+        let (role, arn) = split_id("node/arn:aws:iam::aws:policy/service-role/X").unwrap();
+        assert_eq!((role, arn), ("node", "arn:aws:iam::aws:policy/service-role/X"));
+        assert!(split_id("node").is_err());
+        assert!(split_id("/arn:aws:iam::aws:policy/X").is_err());
+    }
+}

@@ -1,0 +1,98 @@
+//! `aws_caller_identity`: a data source for the account, ARN and partition of the identity kbp runs as. It
+//! owns nothing in AWS, so create and read are the same lookup and delete does nothing.
+
+use async_trait::async_trait;
+use serde_json::json;
+
+use crate::graph::Attrs;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+const OP: &str = "sts:GetCallerIdentity";
+
+/// Who kbp runs as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identity {
+    pub account_id: String,
+    pub arn: String,
+    pub user_id: String,
+    /// `aws`, `aws-cn` or `aws-us-gov`: the second field of every ARN in this account.
+    pub partition: String,
+}
+
+pub struct CallerIdentity;
+
+#[async_trait]
+impl Provider for CallerIdentity {
+    fn kind(&self) -> &'static str {
+        "aws_caller_identity"
+    }
+
+    async fn read(&self, cx: &Context, _id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let applied = applied(lookup(cx).await?);
+        Ok(Some(Observed { attrs: Attrs::new(), outputs: applied.outputs }))
+    }
+
+    async fn create(&self, cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        Ok(applied(lookup(cx).await?))
+    }
+
+    async fn update(&self, cx: &Context, _id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        Ok(applied(lookup(cx).await?))
+    }
+
+    async fn delete(&self, _cx: &Context, _id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        Ok(())
+    }
+}
+
+/// Asks STS who the credentials belong to.
+pub async fn lookup(cx: &Context) -> Result<Identity, ProviderError> {
+    let out = cx
+        .retry
+        .run(&[], || async { cx.sts().get_caller_identity().send().await.map_err(|e| ProviderError::from_sdk(OP, e)) })
+        .await?;
+    let missing = |what: &str| ProviderError::new(OP, "", format!("STS returned no {what}"));
+    let arn = out.arn().ok_or_else(|| missing("ARN"))?.to_string();
+    Ok(Identity {
+        account_id: out.account().ok_or_else(|| missing("account"))?.to_string(),
+        user_id: out.user_id().unwrap_or_default().to_string(),
+        partition: partition_of(&arn).ok_or_else(|| missing(&format!("partition in ARN `{arn}`")))?.to_string(),
+        arn,
+    })
+}
+
+/// `arn:aws-cn:sts::123:assumed-role/x/y` → `aws-cn`.
+fn partition_of(arn: &str) -> Option<&str> {
+    let mut fields = arn.split(':');
+    (fields.next() == Some("arn")).then_some(())?;
+    fields.next().filter(|p| !p.is_empty())
+}
+
+fn applied(me: Identity) -> Applied {
+    let outputs = json!({
+        "id": me.account_id,
+        "account_id": me.account_id,
+        "arn": me.arn,
+        "user_id": me.user_id,
+        "partition": me.partition,
+    });
+    let outputs = match outputs {
+        serde_json::Value::Object(m) => m,
+        _ => Attrs::new(),
+    };
+    Applied { id: me.account_id, outputs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_partition_of_every_aws_partition() {
+        assert_eq!(partition_of("arn:aws:iam::123456789012:user/alice"), Some("aws"));
+        assert_eq!(partition_of("arn:aws-cn:sts::123456789012:assumed-role/r/s"), Some("aws-cn"));
+        assert_eq!(partition_of("arn:aws-us-gov:iam::123456789012:root"), Some("aws-us-gov"));
+        assert_eq!(partition_of("not-an-arn"), None);
+        assert_eq!(partition_of("arn::iam::1:root"), None);
+    }
+}
