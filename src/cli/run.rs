@@ -120,7 +120,8 @@ async fn execute(
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let renderer = tokio::spawn(ui.render_events(rx));
-    let outcome = exec::walk(&p, cx, registry, state.clone(), run.parallelism as usize, tx).await;
+    let interrupt = interrupt_on_ctrl_c(verb);
+    let outcome = exec::walk(&p, cx, registry, state.clone(), run.parallelism as usize, tx, interrupt).await;
     let _ = renderer.await;
     let s = &p.summary;
     if ui.json {
@@ -140,12 +141,31 @@ async fn execute(
         println!("\n{title} Resources: {} added, {} changed, {} destroyed. State: {}", s.add, s.change, s.destroy, state.describe());
     } else {
         eprintln!(
-            "\n{verb} incomplete: {} operations done, {} failed, {} skipped because of a failure. What succeeded is in state {}; fix the error and run `kbp {verb}` again.",
+            "\n{verb} incomplete: {} operations done, {} failed, {} skipped because of a failure, {} not started. What succeeded is in state {}; fix the error and run `kbp {verb}` again.",
             outcome.done,
             outcome.failed.len(),
             outcome.skipped.len(),
+            outcome.not_started,
             state.describe()
         );
     }
     Ok(if outcome.ok() { 0 } else { FAILED })
+}
+
+/// First Ctrl-C: start nothing new, let running operations finish and be recorded. Second: exit at once (state
+/// already records every create in flight as an intent, so the next run adopts or retries it).
+fn interrupt_on_ctrl_c(verb: &str) -> exec::Interrupt {
+    let flag = exec::Interrupt::default();
+    let set = flag.clone();
+    let verb = verb.to_string();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            set.store(true, std::sync::atomic::Ordering::SeqCst);
+            eprintln!("\nInterrupted: waiting for running operations to finish (Ctrl-C again to stop now; `kbp {verb}` resumes).");
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    flag
 }

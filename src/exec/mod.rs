@@ -6,6 +6,7 @@
 pub mod events;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -28,13 +29,18 @@ pub struct Outcome {
     pub done: usize,
     pub failed: Vec<(Address, String)>,
     pub skipped: Vec<Address>,
+    /// Operations never started because the walk was interrupted.
+    pub not_started: usize,
 }
 
 impl Outcome {
     pub fn ok(&self) -> bool {
-        self.failed.is_empty() && self.skipped.is_empty()
+        self.failed.is_empty() && self.skipped.is_empty() && self.not_started == 0
     }
 }
+
+/// Set (by Ctrl-C, say) to stop starting operations; those already running finish and are recorded.
+pub type Interrupt = Arc<AtomicBool>;
 
 #[derive(Debug, Clone)]
 struct Step {
@@ -128,6 +134,7 @@ pub async fn walk(
     state: Arc<StateHandle>,
     parallelism: usize,
     events: UnboundedSender<Event>,
+    interrupt: Interrupt,
 ) -> Outcome {
     let g = operations(plan, &state.snapshot());
     let shared = Arc::new(Shared {
@@ -145,7 +152,7 @@ pub async fn walk(
     let mut blocked: BTreeMap<NodeIndex, Address> = BTreeMap::new();
 
     loop {
-        while tasks.len() < parallelism.max(1) {
+        while tasks.len() < parallelism.max(1) && !interrupt.load(Ordering::SeqCst) {
             let Some(ix) = ready.pop() else { break };
             if let Some(cause) = blocked.get(&ix).cloned() {
                 let s = &g[ix];
@@ -187,6 +194,7 @@ pub async fn walk(
         }
         ready.sort_by(|a, b| g[*b].address.cmp(&g[*a].address));
     }
+    outcome.not_started = g.node_count() - outcome.done - outcome.failed.len() - outcome.skipped.len();
     outcome
 }
 

@@ -94,7 +94,7 @@ async fn apply(h: &Harness, graph: &ResourceGraph, state: State, parallelism: us
     let plan = diff(graph, &state, &h.registry, &[]);
     let handle = Arc::new(StateHandle::new(Box::new(LocalBackend::new(&h.path)), state));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = walk(&plan, h.cx.clone(), &h.registry, handle.clone(), parallelism, tx).await;
+    let outcome = walk(&plan, h.cx.clone(), &h.registry, handle.clone(), parallelism, tx, Default::default()).await;
     let mut events = Vec::new();
     while let Ok(e) = rx.try_recv() {
         events.push(e);
@@ -192,7 +192,7 @@ async fn destroy_deletes_dependents_first() {
     let plan = crate::plan::diff_destroy(&g, &state, &h.registry);
     let handle = Arc::new(StateHandle::new(Box::new(LocalBackend::new(&h.path)), state));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = walk(&plan, h.cx.clone(), &h.registry, handle.clone(), 10, tx).await;
+    let outcome = walk(&plan, h.cx.clone(), &h.registry, handle.clone(), 10, tx, Default::default()).await;
     assert!(outcome.ok());
     assert!(handle.snapshot().resources.is_empty());
     let mut order = Vec::new();
@@ -203,4 +203,28 @@ async fn destroy_deletes_dependents_first() {
     let first = |n: &str| order.iter().position(|x| x == n).unwrap();
     assert!(last("d") < first("b") || last("d") < first("c"));
     assert!(last("b") < first("a") && last("c") < first("a"));
+}
+
+#[tokio::test]
+async fn an_interrupt_stops_new_operations_and_keeps_what_finished() {
+    let h = harness(None);
+    let plan = diff(&diamond(), &State::new("t", "us-west-2"), &h.registry, &[]);
+    let handle = Arc::new(StateHandle::new(Box::new(LocalBackend::new(&h.path)), State::new("t", "us-west-2")));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let interrupt: Interrupt = Default::default();
+    let flag = interrupt.clone();
+    // Interrupt while the first operation runs (each takes 20 ms): it finishes, nothing else starts.
+    let watcher = tokio::spawn(async move {
+        while let Some(e) = rx.recv().await {
+            if matches!(e, Event::Started { .. }) {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    });
+    let outcome = walk(&plan, h.cx.clone(), &h.registry, handle.clone(), 1, tx, interrupt).await;
+    watcher.await.unwrap();
+    assert!(!outcome.ok());
+    assert_eq!(outcome.done, 1);
+    assert_eq!(outcome.not_started, 4);
+    assert_eq!(handle.snapshot().resources.len(), 1);
 }
