@@ -185,3 +185,41 @@ pub struct StateQuery {
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("`{s}` is not a duration such as 30s, 5m or 1h: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// The README's CLI reference names every command and every long flag the binary accepts.
+    #[test]
+    fn readme_cli_reference_covers_every_command_and_flag() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let section = readme.split("## CLI reference").nth(1).expect("README has a CLI reference").to_string();
+        let mut missing = Vec::new();
+        fn visit(cmd: &clap::Command, path: &str, section: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                if let Some(long) = arg.get_long() {
+                    if !["help", "version"].contains(&long) && !section.contains(&format!("--{long}")) {
+                        missing.push(format!("{path} --{long}"));
+                    }
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                let p = format!("{path} {}", sub.get_name());
+                if sub.get_name() != "help" && !section.contains(&format!("`{p}")) {
+                    missing.push(p.clone());
+                }
+                visit(sub, &p, section, missing);
+            }
+        }
+        visit(&Cli::command(), "kbp", &section, &mut missing);
+        assert!(missing.is_empty(), "README's CLI reference lacks: {missing:?}");
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}
