@@ -1,21 +1,100 @@
 //! Blueprint: TOML text → typed, validated [`Blueprint`] with defaults applied. Owns the blueprint schema (field
-//! names, types, defaults, docs), `--set` overrides, and every check that can be made without AWS.
+//! names, types, defaults, docs), `--set` overrides, and every check that can be made without AWS. It does not
+//! know what resources a blueprint becomes (that is `graph`).
+//!
+//! The stages, in order, each collecting every problem it finds:
+//! 1. `tree`: parse the TOML with spans (syntax errors stop here, as later stages would only guess);
+//! 2. `overrides`: graft `--set path=value` arguments onto the tree;
+//! 3. `walk`: check the tree against the `schema` (unknown keys, types, ranges, value rules), fill in literal
+//!    defaults, and index where every field was written;
+//! 4. `defaults`: fill in computed defaults and build the typed [`Blueprint`];
+//! 5. `validate`: rules across fields, pointing at the fields through the index.
 
+mod defaults;
+mod markdown;
 pub mod model;
+mod overrides;
+mod rules;
+mod schema;
+mod tree;
+mod validate;
+mod walk;
 
+pub use markdown::reference_markdown;
 pub use model::*;
 
 use std::path::Path;
 
 use crate::diag::Diagnostics;
 
+/// A blueprint that passed every check, with the warnings found on the way.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub blueprint: Blueprint,
+    pub warnings: Diagnostics,
+}
+
 /// Reads, parses and validates the blueprint at `path`, applying `sets` (`path=value` overrides) first.
 pub fn load(path: &Path, sets: &[String]) -> Result<Blueprint, Diagnostics> {
-    let text = std::fs::read_to_string(path).map_err(|e| Diagnostics::io(path, &e))?;
-    load_str(&path.display().to_string(), &text, sets)
+    check(path, sets).map(|l| l.blueprint)
 }
 
 /// As [`load`], for text already in memory; `name` is what diagnostics call the file.
-pub fn load_str(_name: &str, _text: &str, _sets: &[String]) -> Result<Blueprint, Diagnostics> {
-    unimplemented!("blueprint parser is being written")
+pub fn load_str(name: &str, text: &str, sets: &[String]) -> Result<Blueprint, Diagnostics> {
+    check_str(name, text, sets).map(|l| l.blueprint)
 }
+
+/// As [`load`], keeping the warnings (things the APIs accept that will not work as probably meant).
+pub fn check(path: &Path, sets: &[String]) -> Result<Loaded, Diagnostics> {
+    let text = std::fs::read_to_string(path).map_err(|e| Diagnostics::io(path, &e))?;
+    check_str(&path.display().to_string(), &text, sets)
+}
+
+/// As [`load_str`], keeping the warnings. On failure the diagnostics hold the errors and the warnings.
+pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diagnostics> {
+    let mut diags = Diagnostics::new();
+    let file = diags.add_source(name, text);
+    let mut root = tree::parse(file, text, &mut diags);
+    for set in sets {
+        overrides::apply(&mut root, set, &mut diags);
+    }
+    if diags.has_errors() {
+        diags.sort();
+        return Err(diags);
+    }
+    let mut index = tree::Index::default();
+    let doc = walk::walk(&root, &mut diags, &mut index);
+    let blueprint = defaults::complete(doc, &mut index, &mut diags);
+    if let Some(bp) = &blueprint {
+        validate::validate(bp, &index, &mut diags);
+    }
+    diags.sort();
+    match blueprint {
+        Some(blueprint) if !diags.has_errors() => Ok(Loaded {
+            blueprint,
+            warnings: diags,
+        }),
+        _ => Err(diags),
+    }
+}
+
+/// The effective blueprint, every default spelled out, as TOML that loads back to the same [`Blueprint`]
+/// (`kbp validate --print`).
+pub fn to_toml(bp: &Blueprint) -> String {
+    let mut out = match toml::to_string_pretty(bp) {
+        Ok(text) => text,
+        // Every model type maps onto TOML; reaching this means a model change broke that.
+        Err(e) => return format!("# kbp cannot render this blueprint as TOML: {e}\n"),
+    };
+    // The model drops disabled add-ons; without saying so here, loading the output would bring them back.
+    for name in schema::DEFAULT_ADDONS
+        .iter()
+        .filter(|n| !bp.addons.contains_key(**n))
+    {
+        out.push_str(&format!("\n[addons.{name}]\nenabled = false\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

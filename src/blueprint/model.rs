@@ -123,7 +123,8 @@ pub struct RootVolume {
     pub device_name: String,
     /// Kubernetes quantity, such as "20Gi".
     pub size: String,
-    /// gp3, gp2, io1, io2, sc1, st1 or standard.
+    /// gp3, gp2, io1, io2, sc1, st1 or standard. Written `type` in the blueprint.
+    #[serde(rename = "type")]
     pub volume_type: String,
     pub encrypted: bool,
     pub iops: Option<u32>,

@@ -1,0 +1,314 @@
+//! AWS value rules: names the EKS, EC2 and IAM APIs accept, tags, CIDRs, instance types, EKS add-ons.
+
+use ipnet::Ipv4Net;
+
+use super::{is_digits, Problem};
+
+/// EKS CreateCluster `name`: 1–100 characters, `^[0-9A-Za-z][A-Za-z0-9\-_]*$`.
+pub(crate) fn cluster_name(s: &str) -> Result<(), Problem> {
+    let shape = s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if s.len() > 100 || !shape {
+        return Err(
+            Problem::new(format!("`{s}` is not a valid EKS cluster name"))
+                .hint("use 1 to 100 letters, digits, `-` and `_`, starting with a letter or digit"),
+        );
+    }
+    Ok(())
+}
+
+/// EKS CreateNodegroup `nodegroupName`: 1–63 characters, starting with a letter or digit, then letters, digits,
+/// `-` and `_`.
+pub(crate) fn nodegroup_name(s: &str) -> Result<(), Problem> {
+    let shape = s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if s.len() > 63 || !shape {
+        return Err(
+            Problem::new(format!("`{s}` is not a valid EKS node group name"))
+                .hint("use 1 to 63 letters, digits, `-` and `_`, starting with a letter or digit"),
+        );
+    }
+    Ok(())
+}
+
+/// An AWS region name such as `us-west-2`, `us-gov-west-1` or `eusc-de-east-1`: `^[a-z]{2,4}(-[a-z]+)+-[0-9]+$`.
+pub(crate) fn region(s: &str) -> Result<(), Problem> {
+    let parts: Vec<&str> = s.split('-').collect();
+    let lower = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase());
+    let ok = parts.len() >= 3
+        && (2..=4).contains(&parts[0].len())
+        && lower(&parts[0])
+        && parts[1..parts.len() - 1].iter().all(lower)
+        && parts.last().is_some_and(|n| is_digits(n));
+    if !ok {
+        return Err(Problem::new(format!("`{s}` is not an AWS region name"))
+            .hint("write a region like `us-west-2`"));
+    }
+    Ok(())
+}
+
+/// IAM role names: 1–64 characters of `[\w+=,.@-]`.
+pub(crate) fn iam_role_name(s: &str) -> Result<(), Problem> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || "_+=,.@-".contains(c);
+    if s.is_empty() || s.len() > 64 || !s.chars().all(ok) {
+        return Err(Problem::new(format!("`{s}` is not a valid IAM role name"))
+            .hint("use 1 to 64 letters, digits and `_+=,.@-`"));
+    }
+    Ok(())
+}
+
+/// AWS tag keys: 1–128 characters of letters, digits, spaces and `_.:/=+-@`, not starting with `aws:`.
+pub(crate) fn tag_key(s: &str) -> Result<(), Problem> {
+    if s.is_empty() || s.chars().count() > 128 || !s.chars().all(tag_char) {
+        return Err(Problem::new(format!("`{s}` is not a valid AWS tag key"))
+            .hint("use 1 to 128 letters, digits, spaces and `_.:/=+-@`"));
+    }
+    if s.to_ascii_lowercase().starts_with("aws:") {
+        return Err(Problem::new(format!(
+            "tag key `{s}` uses the `aws:` prefix, which AWS reserves"
+        )));
+    }
+    Ok(())
+}
+
+/// Tag keys of resources kbp creates: the AWS rules, and not one of the tags kbp writes itself.
+pub(crate) fn stack_tag_key(s: &str) -> Result<(), Problem> {
+    tag_key(s)?;
+    if s == "kbp:stack" || s == "kbp:address" {
+        return Err(Problem::new(format!(
+            "tag `{s}` is reserved: kbp sets it to track what it owns"
+        )));
+    }
+    Ok(())
+}
+
+/// AWS tag values: at most 256 characters of letters, digits, spaces and `_.:/=+-@`.
+pub(crate) fn tag_value(s: &str) -> Result<(), Problem> {
+    if s.chars().count() > 256 || !s.chars().all(tag_char) {
+        return Err(Problem::new(format!("`{s}` is not a valid AWS tag value"))
+            .hint("use at most 256 letters, digits, spaces and `_.:/=+-@`"));
+    }
+    Ok(())
+}
+
+fn tag_char(c: char) -> bool {
+    c.is_alphanumeric() || c == ' ' || "_.:/=+-@".contains(c)
+}
+
+/// An IPv4 CIDR whose host bits are zero (EC2 refuses `10.0.0.1/16`).
+fn cidr(s: &str) -> Result<Ipv4Net, Problem> {
+    let net: Ipv4Net = s.parse().map_err(|_| {
+        Problem::new(format!("`{s}` is not an IPv4 CIDR block"))
+            .hint("write an address and a prefix length, like `10.0.0.0/16`")
+    })?;
+    if net.trunc() != net {
+        return Err(Problem::new(format!("`{s}` has host bits set"))
+            .hint(format!("did you mean `{}`?", net.trunc())));
+    }
+    Ok(net)
+}
+
+pub(crate) fn ipv4_cidr(s: &str) -> Result<(), Problem> {
+    cidr(s).map(|_| ())
+}
+
+/// EC2 CreateVpc accepts netmasks from /16 to /28; a /24 is the smallest that still fits subnets in every AZ.
+pub(crate) fn vpc_cidr(s: &str) -> Result<(), Problem> {
+    let net = cidr(s)?;
+    if !(16..=24).contains(&net.prefix_len()) {
+        return Err(
+            Problem::new(format!("VPC CIDR `{s}` has a /{} prefix", net.prefix_len()))
+                .hint("use a prefix from /16 (65,536 addresses) to /24"),
+        );
+    }
+    Ok(())
+}
+
+/// EC2 CreateSubnet accepts netmasks from /16 to /28.
+pub(crate) fn subnet_cidr(s: &str) -> Result<(), Problem> {
+    let net = cidr(s)?;
+    if !(16..=28).contains(&net.prefix_len()) {
+        return Err(Problem::new(format!(
+            "subnet CIDR `{s}` has a /{} prefix",
+            net.prefix_len()
+        ))
+        .hint("use a prefix from /16 to /28"));
+    }
+    Ok(())
+}
+
+/// An availability zone name, checked against the region later: lowercase letters, digits and `-`.
+pub(crate) fn az_name(s: &str) -> Result<(), Problem> {
+    let ok = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !ok {
+        return Err(
+            Problem::new(format!("`{s}` is not an availability zone name"))
+                .hint("write a zone like `us-west-2a`"),
+        );
+    }
+    Ok(())
+}
+
+/// An EC2 instance type, `family.size` such as `m5.large` or `u-6tb1.metal`.
+pub(crate) fn instance_type(s: &str) -> Result<(), Problem> {
+    let word = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    let ok = s
+        .split_once('.')
+        .is_some_and(|(family, size)| word(family) && word(size));
+    if !ok {
+        return Err(Problem::new(format!("`{s}` is not an EC2 instance type"))
+            .hint("write `family.size`, like `m5.large`"));
+    }
+    Ok(())
+}
+
+/// Whether an instance type runs on AWS Graviton (arm64): `a1`, or a `g` among the attribute letters after the
+/// generation digit (`m7g`, `c6gn`, `im4gn`), which GPU families (`g5`, `g6e`) do not have.
+pub(crate) fn is_graviton(instance_type: &str) -> bool {
+    let family = instance_type.split('.').next().unwrap_or("");
+    if family == "a1" {
+        return true;
+    }
+    match family.find(|c: char| c.is_ascii_digit()) {
+        Some(i) => family[i..]
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .contains('g'),
+        None => false,
+    }
+}
+
+/// EKS add-on names: lowercase letters, digits and `-`, like `vpc-cni` or `aws-ebs-csi-driver`.
+pub(crate) fn addon_name(s: &str) -> Result<(), Problem> {
+    let ok = s.starts_with(|c: char| c.is_ascii_lowercase())
+        && s.len() <= 100
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !ok {
+        return Err(
+            Problem::new(format!("`{s}` does not look like an EKS add-on name"))
+                .hint("add-on names are lowercase, like `vpc-cni` or `aws-ebs-csi-driver`"),
+        );
+    }
+    Ok(())
+}
+
+/// `a.b.c` with numeric parts.
+pub(crate) fn semver(s: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = s.split('.').map(|p| {
+        if is_digits(p) {
+            p.parse::<u64>().ok()
+        } else {
+            None
+        }
+    });
+    let v = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(v)
+}
+
+/// EKS add-on versions: `v<major>.<minor>.<patch>-eksbuild.<n>`.
+pub(crate) fn addon_version(s: &str) -> Result<(), Problem> {
+    let ok = s
+        .strip_prefix('v')
+        .and_then(|r| r.split_once("-eksbuild."))
+        .is_some_and(|(v, n)| semver(v).is_some() && is_digits(n));
+    if !ok {
+        return Err(
+            Problem::new(format!("`{s}` is not an EKS add-on version")).hint(
+                "write like `v1.19.2-eksbuild.1` (`aws eks describe-addon-versions` lists them)",
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// EKS add-on `configurationValues`: kbp passes it as given, and EKS wants a JSON object.
+pub(crate) fn json_object(s: &str) -> Result<(), Problem> {
+    match serde_json::from_str::<serde_json::Value>(s) {
+        Ok(serde_json::Value::Object(_)) => Ok(()),
+        Ok(_) => Err(Problem::new("configuration values must be a JSON object")
+            .hint("wrap the settings in `{ … }`")),
+        Err(e) => Err(
+            Problem::new(format!("configuration values are not valid JSON: {e}"))
+                .hint("use a TOML literal string ('…') so JSON quotes need no escaping"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_regions() {
+        assert!(cluster_name("ex-karpenter-mng").is_ok());
+        assert!(
+            cluster_name("_x").is_err()
+                && cluster_name("a.b").is_err()
+                && cluster_name("").is_err()
+        );
+        assert!(nodegroup_name(&"n".repeat(64)).is_err());
+        for ok in [
+            "us-west-2",
+            "eu-central-1",
+            "ap-northeast-1",
+            "us-gov-west-1",
+            "eusc-de-east-1",
+        ] {
+            assert!(region(ok).is_ok(), "{ok}");
+        }
+        for bad in ["us-west", "uswest2", "US-WEST-2", "us-west-2a"] {
+            assert!(region(bad).is_err(), "{bad}");
+        }
+        assert!(iam_role_name("KarpenterNodeRole-x").is_ok());
+        assert!(iam_role_name(&"r".repeat(65)).is_err() && iam_role_name("a b").is_err());
+    }
+
+    #[test]
+    fn tags() {
+        assert!(
+            tag_key("team").is_ok() && tag_key("aws:foo").is_err() && tag_key("AWS:x").is_err()
+        );
+        assert!(stack_tag_key("kbp:stack").is_err());
+        assert!(
+            tag_value("").is_ok()
+                && tag_value(&"v".repeat(257)).is_err()
+                && tag_value("a*b").is_err()
+        );
+    }
+
+    #[test]
+    fn cidrs() {
+        assert!(vpc_cidr("10.0.0.0/16").is_ok());
+        assert!(vpc_cidr("10.0.0.0/8").is_err() && vpc_cidr("10.0.0.0/25").is_err());
+        assert_eq!(
+            vpc_cidr("10.0.0.1/16").unwrap_err().hint.as_deref(),
+            Some("did you mean `10.0.0.0/16`?")
+        );
+        assert!(subnet_cidr("10.0.0.0/28").is_ok() && subnet_cidr("10.0.0.0/29").is_err());
+        assert!(ipv4_cidr("0.0.0.0/0").is_ok() && ipv4_cidr("nope").is_err());
+    }
+
+    #[test]
+    fn instance_types_and_addons() {
+        assert!(instance_type("m5.large").is_ok() && instance_type("m5large").is_err());
+        assert!(is_graviton("m7g.large") && is_graviton("c6gn.xlarge") && is_graviton("a1.large"));
+        assert!(
+            !is_graviton("g5.xlarge") && !is_graviton("m5.large") && !is_graviton("g4ad.xlarge")
+        );
+        assert!(addon_name("aws-ebs-csi-driver").is_ok() && addon_name("Foo").is_err());
+        assert!(addon_version("v1.19.2-eksbuild.1").is_ok());
+        assert!(addon_version("1.19.2").is_err() && addon_version("v1.19-eksbuild.1").is_err());
+        assert!(json_object(r#"{"env": {}}"#).is_ok());
+        assert!(json_object("[1]").is_err() && json_object("{").is_err());
+        assert_eq!(semver("1.14.1"), Some((1, 14, 1)));
+        assert_eq!(semver("1.14"), None);
+    }
+}

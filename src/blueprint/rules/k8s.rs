@@ -1,0 +1,328 @@
+//! Kubernetes value rules: object names, label keys and values, taints, resource quantities, and the duration,
+//! budget and schedule patterns of the Karpenter NodePool CRD (`karpenter.sh_nodepools.yaml`, v1.14.1).
+
+use super::{is_digits, is_dns_label, is_dns_subdomain_shape, is_label_name_shape, Problem};
+
+pub(crate) fn dns_label(s: &str) -> Result<(), Problem> {
+    if s.len() > 63 || !is_dns_label(s) {
+        return Err(Problem::new(format!("`{s}` is not a valid DNS-1123 label"))
+            .hint("use at most 63 lowercase letters, digits and `-`, starting and ending with a letter or digit"));
+    }
+    Ok(())
+}
+
+/// NodePool and EC2NodeClass names: a DNS-1123 subdomain (metadata.name of a cluster-scoped object), and at most
+/// 63 characters because Karpenter also writes the name as a label value (`karpenter.sh/nodepool`,
+/// `karpenter.k8s.aws/ec2nodeclass`).
+pub(crate) fn object_name(s: &str) -> Result<(), Problem> {
+    if s.len() > 63 || !is_dns_subdomain_shape(s) {
+        return Err(Problem::new(format!("`{s}` is not a valid Kubernetes object name"))
+            .hint("use at most 63 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit"));
+    }
+    Ok(())
+}
+
+/// A qualified name, as label keys and extended resource names must be: `[prefix/]name`, the prefix a DNS
+/// subdomain of at most 253 characters, the name at most 63.
+pub(crate) fn qualified_name(s: &str) -> Result<(), Problem> {
+    let (prefix, name) = match s.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, s),
+    };
+    if let Some(p) = prefix {
+        if p.len() > 253 || !is_dns_subdomain_shape(p) {
+            return Err(
+                Problem::new(format!("the prefix `{p}` of `{s}` is not a DNS subdomain"))
+                    .hint("a prefix is lowercase, like `example.com/`"),
+            );
+        }
+    }
+    if name.len() > 63 || !is_label_name_shape(name) {
+        return Err(Problem::new(format!("`{s}` is not a valid label key"))
+            .hint("the name part has at most 63 letters, digits, `-`, `_` and `.`, and starts and ends with a letter or digit"));
+    }
+    Ok(())
+}
+
+/// A label value: empty, or at most 63 characters of the label name shape.
+pub(crate) fn label_value(s: &str) -> Result<(), Problem> {
+    if s.len() > 63 || !(s.is_empty() || is_label_name_shape(s)) {
+        return Err(Problem::new(format!("`{s}` is not a valid label value"))
+            .hint("use at most 63 letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit"));
+    }
+    Ok(())
+}
+
+/// The pattern the NodePool CRD puts on `requirements[].key` and `taints[].key` (and, oddly, `taints[].value`):
+/// `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
+pub(crate) fn matches_crd_key_pattern(s: &str) -> bool {
+    match s.split_once('/') {
+        Some((prefix, name)) => is_dns_subdomain_shape(prefix) && is_label_name_shape(name),
+        None => is_label_name_shape(s),
+    }
+}
+
+/// NodePool CRD `taints[].key` (minLength 1 and the key pattern).
+pub(crate) fn taint_key(s: &str) -> Result<(), Problem> {
+    if !matches_crd_key_pattern(s) {
+        return Err(Problem::new(format!("`{s}` is not a valid taint key"))
+            .hint("a taint key looks like a label key: `example.com/name` or `name`"));
+    }
+    Ok(())
+}
+
+/// NodePool CRD `taints[].value` uses the key pattern, so it may contain one `/`; a Node's taint value must
+/// also be a label value, which is checked as a warning.
+pub(crate) fn taint_value(s: &str) -> Result<(), Problem> {
+    if !matches_crd_key_pattern(s) {
+        return Err(Problem::new(format!("`{s}` is not a valid taint value"))
+            .hint("use letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit; omit `value` for none"));
+    }
+    label_value(s).map_err(|p| {
+        Problem::new(format!("{}; the Node API will refuse the taint", p.message)).warning()
+    })
+}
+
+/// One or more `<digits><unit>` groups, units from `units`.
+fn is_duration(s: &str, units: &[char]) -> bool {
+    let mut rest = s;
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let unit = rest[digits..].chars().next();
+        match unit {
+            Some(u) if digits > 0 && units.contains(&u) => rest = &rest[digits + 1..],
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// What to write instead of a duration humantime understands (`1d`, `90 min`), in the given units.
+fn duration_hint(s: &str, allow_seconds: bool) -> String {
+    let example = "write it in hours, minutes or seconds, like `720h`, `30m` or `45s`";
+    let Ok(d) = humantime::parse_duration(s) else {
+        return example.into();
+    };
+    let secs = d.as_secs();
+    let written = if secs % 3600 == 0 {
+        format!("{}h", secs / 3600)
+    } else if secs % 60 == 0 || !allow_seconds {
+        format!("{}m", secs.div_ceil(60))
+    } else {
+        format!("{secs}s")
+    };
+    format!("write `{written}`")
+}
+
+/// NodePool CRD `expireAfter` and `disruption.consolidateAfter`: `^(([0-9]+(s|m|h))+|Never)$`.
+pub(crate) fn duration_or_never(s: &str) -> Result<(), Problem> {
+    if s == "Never" || is_duration(s, &['s', 'm', 'h']) {
+        return Ok(());
+    }
+    Err(Problem::new(format!("`{s}` is not a duration or `Never`")).hint(duration_hint(s, true)))
+}
+
+/// NodePool CRD `terminationGracePeriod`: `^([0-9]+(s|m|h))+$`.
+pub(crate) fn duration(s: &str) -> Result<(), Problem> {
+    if is_duration(s, &['s', 'm', 'h']) {
+        return Ok(());
+    }
+    Err(Problem::new(format!("`{s}` is not a duration")).hint(duration_hint(s, true)))
+}
+
+/// NodePool CRD `disruption.budgets[].duration`: `^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$` (minutes and
+/// hours only, as cron has no seconds; the optional `0s` is what Go's Duration.String() appends).
+pub(crate) fn budget_duration(s: &str) -> Result<(), Problem> {
+    let core = s
+        .strip_suffix("0s")
+        .filter(|c| !c.is_empty() && !c.ends_with(|c: char| c.is_ascii_digit()));
+    let core = core.unwrap_or(s);
+    let ok = match core.split_once('h') {
+        Some((h, "")) => is_digits(h),
+        Some((h, m)) => is_digits(h) && m.strip_suffix('m').is_some_and(is_digits),
+        None => core.strip_suffix('m').is_some_and(is_digits),
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(Problem::new(format!(
+        "`{s}` is not a budget duration (hours and minutes only)"
+    ))
+    .hint(duration_hint(s, false)))
+}
+
+/// The Kubernetes quantity pattern of NodePool CRD `limits`:
+/// `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
+pub(crate) fn quantity(s: &str) -> Result<(), Problem> {
+    /// `(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))`: the length of the number at the start of `s`, if any.
+    fn number(s: &str) -> Option<usize> {
+        let int = s.bytes().take_while(u8::is_ascii_digit).count();
+        let rest = &s[int..];
+        let frac = if rest.starts_with('.') {
+            1 + rest[1..].bytes().take_while(u8::is_ascii_digit).count()
+        } else {
+            0
+        };
+        (int > 0 || frac > 1).then_some(int + frac)
+    }
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let ok = number(unsigned).is_some_and(|n| {
+        let suffix = &unsigned[n..];
+        match suffix {
+            "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "n" | "u" | "m" | "k" | "M" | "G"
+            | "T" | "P" | "E" => true,
+            _ => suffix
+                .strip_prefix(['e', 'E'])
+                .map(|e| e.strip_prefix(['+', '-']).unwrap_or(e))
+                .is_some_and(|e| number(e) == Some(e.len())),
+        }
+    });
+    if ok {
+        return Ok(());
+    }
+    Err(Problem::new(format!("`{s}` is not a Kubernetes quantity"))
+        .hint("write a number with an optional suffix, like `1000`, `500m`, `1000Gi` or `1e3`"))
+}
+
+/// NodePool CRD `disruption.budgets[].nodes`: `^((100|[0-9]{1,2})%|[0-9]+)$`.
+pub(crate) fn budget_nodes(s: &str) -> Result<(), Problem> {
+    let ok = match s.strip_suffix('%') {
+        Some(p) => p == "100" || (is_digits(p) && p.len() <= 2),
+        None => is_digits(s),
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(Problem::new(format!(
+        "`{s}` is not a node count or a percentage from 0% to 100%"
+    ))
+    .hint("write like `10%` or `3`"))
+}
+
+/// NodePool CRD `disruption.budgets[].schedule`:
+/// `^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$`.
+/// As written, the first branch is anchored only at the start and the second only at the end, so the API
+/// server accepts any text starting with a macro, or ending in five whitespace-separated fields.
+pub(crate) fn schedule(s: &str) -> Result<(), Problem> {
+    const MACROS: [&str; 7] = [
+        "annually", "yearly", "monthly", "weekly", "daily", "midnight", "hourly",
+    ];
+    if MACROS
+        .iter()
+        .any(|m| s.strip_prefix('@').is_some_and(|r| r.starts_with(m)))
+    {
+        return Ok(());
+    }
+    // `.` does not match a newline, so only the last line counts; it needs four whitespace characters with
+    // at least one character before, between and after them.
+    let line = s.rsplit('\n').next().unwrap_or(s);
+    let chars: Vec<char> = line.chars().collect();
+    let (mut seps, mut need_char) = (0, true);
+    for c in chars.iter().rev() {
+        if need_char {
+            need_char = false;
+        } else if c.is_whitespace() && seps < 4 {
+            seps += 1;
+            need_char = true;
+        }
+    }
+    if seps == 4 && !need_char {
+        return Ok(());
+    }
+    Err(Problem::new(format!("`{s}` is not a cron schedule"))
+        .hint("use five fields like `0 9 * * mon-fri`, or a macro such as `@daily`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(object_name("gpu-pool.v2").is_ok());
+        assert!(object_name("GPU").is_err());
+        assert!(object_name(&"a".repeat(64)).is_err());
+        assert!(dns_label("karpenter").is_ok());
+        assert!(dns_label("kube.system").is_err());
+    }
+
+    #[test]
+    fn labels() {
+        assert!(qualified_name("nvidia.com/gpu").is_ok());
+        assert!(qualified_name("team").is_ok());
+        assert!(qualified_name("Example.com/x").is_err());
+        assert!(qualified_name("a/b/c").is_err());
+        assert!(qualified_name(&format!("x/{}", "a".repeat(64))).is_err());
+        assert!(label_value("").is_ok());
+        assert!(label_value("v1.2_x").is_ok());
+        assert!(label_value("-x").is_err());
+    }
+
+    #[test]
+    fn taints_follow_the_crd_pattern() {
+        assert!(taint_key("nvidia.com/gpu").is_ok());
+        assert!(taint_key("").is_err());
+        assert!(taint_key("bad key").is_err());
+        assert!(taint_value("true").is_ok());
+        assert!(taint_value("").is_err());
+        // Accepted by the CRD, refused later by the Node API: a warning.
+        assert!(taint_value("a.b/c").is_err_and(|p| p.warning));
+    }
+
+    #[test]
+    fn durations() {
+        for ok in ["720h", "1h30m", "30s", "0s", "Never"] {
+            assert!(duration_or_never(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "1d", "h", "1.5h", "never", "10"] {
+            assert!(duration_or_never(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            duration_or_never("1d").unwrap_err().hint.as_deref(),
+            Some("write `24h`")
+        );
+        assert!(duration("48h").is_ok());
+        assert!(duration("Never").is_err());
+    }
+
+    #[test]
+    fn budget_durations() {
+        for ok in ["10m", "1h", "1h30m", "1h30m0s", "10m0s"] {
+            assert!(budget_duration(ok).is_ok(), "{ok}");
+        }
+        for bad in ["30s", "1h30m15s", "0s", "", "1h1h", "m"] {
+            assert!(budget_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn quantities() {
+        for ok in [
+            "1000", "1000Gi", "500m", "1.5", ".5", "+1e3", "1E-2", "-1", "2.Ki",
+        ] {
+            assert!(quantity(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "Gi", "1GB", "1.2.3", "e3", "1e", "ten"] {
+            assert!(quantity(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn budget_nodes_and_schedules() {
+        for ok in ["10%", "0", "100%", "0%", "25"] {
+            assert!(budget_nodes(ok).is_ok(), "{ok}");
+        }
+        for bad in ["101%", "1000%", "%", "ten", "-1"] {
+            assert!(budget_nodes(bad).is_err(), "{bad}");
+        }
+        for ok in ["@daily", "0 9 * * mon-fri", "@hourly", "*/5 * * * *"] {
+            assert!(schedule(ok).is_ok(), "{ok}");
+        }
+        for bad in ["daily", "@every 5m", "0 9 * *", "", "     "] {
+            assert!(schedule(bad).is_err(), "{bad}");
+        }
+    }
+}

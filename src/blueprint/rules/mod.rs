@@ -1,0 +1,106 @@
+//! Value rules: checks of one string against the rules of the system that will receive it (Kubernetes API
+//! machinery, the Karpenter CRDs, AWS APIs). Each rule is a plain function so the schema can name it next to the
+//! field it guards; none of them knows about files, spans or paths.
+
+pub(crate) mod aws;
+pub(crate) mod k8s;
+pub(crate) mod karpenter;
+
+/// Why a value was refused, and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    pub message: String,
+    pub hint: Option<String>,
+    /// The receiving API accepts the value but it will not work as meant (Karpenter's runtime validation, EC2
+    /// launch); reported without failing the load.
+    pub warning: bool,
+}
+
+impl Problem {
+    pub(crate) fn new(message: impl Into<String>) -> Problem {
+        Problem {
+            message: message.into(),
+            hint: None,
+            warning: false,
+        }
+    }
+
+    pub(crate) fn hint(mut self, hint: impl Into<String>) -> Problem {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub(crate) fn warning(mut self) -> Problem {
+        self.warning = true;
+        self
+    }
+}
+
+pub(crate) type Check = fn(&str) -> Result<(), Problem>;
+
+/// The candidate closest to `word`, when it is close enough to be a likely typo.
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| {
+            (
+                strsim::jaro_winkler(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()),
+                c,
+            )
+        })
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, the shape of one DNS label in Kubernetes names.
+pub(crate) fn is_dns_label(s: &str) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !s.is_empty() && s.starts_with(ok) && s.ends_with(ok) && s.chars().all(|c| ok(c) || c == '-')
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`, without a length limit.
+pub(crate) fn is_dns_subdomain_shape(s: &str) -> bool {
+    s.split('.').all(is_dns_label)
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`: the name part of label keys, and label values (when non-empty).
+pub(crate) fn is_label_name_shape(s: &str) -> bool {
+    let ok = |c: char| c.is_ascii_alphanumeric();
+    !s.is_empty()
+        && s.starts_with(ok)
+        && s.ends_with(ok)
+        && s.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.'))
+}
+
+/// A non-empty run of ASCII digits.
+pub(crate) fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_finds_typos_only() {
+        assert_eq!(
+            closest("desried_size", ["min_size", "desired_size", "max_size"]),
+            Some("desired_size")
+        );
+        assert_eq!(closest("zzz", ["min_size", "desired_size"]), None);
+    }
+
+    #[test]
+    fn shapes() {
+        assert!(is_dns_label("a-1"));
+        assert!(!is_dns_label("-a") && !is_dns_label("A") && !is_dns_label(""));
+        assert!(is_dns_subdomain_shape("karpenter.k8s.aws"));
+        assert!(!is_dns_subdomain_shape("a..b"));
+        assert!(is_label_name_shape("Instance_type.x-1"));
+        assert!(!is_label_name_shape("x-") && !is_label_name_shape("a/b"));
+    }
+}

@@ -1,0 +1,283 @@
+//! The schema of the AWS side of the stack: the cluster, its VPC, the controller's node group, EKS add-ons and
+//! the Karpenter controller.
+
+use super::nodes::TAINTS;
+use super::Presence::{Computed, Default, Optional, Required};
+use super::{field, str_rule, Field, Rule, Ty};
+use crate::blueprint::rules::{aws, k8s, karpenter};
+
+/// Kubernetes versions kbp supports: EKS standard and extended support at the time of writing.
+pub(crate) const SUPPORTED_VERSIONS: &[&str] =
+    &["1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35"];
+
+pub(super) const TAG_VALUE: Ty =
+    str_rule("an AWS tag value (at most 256 characters)", aws::tag_value);
+const STACK_TAGS: Ty = Ty::Map {
+    key: Rule {
+        expected: "an AWS tag key (1–128 characters, not `aws:*`, not `kbp:stack`/`kbp:address`)",
+        check: aws::stack_tag_key,
+    },
+    value: &TAG_VALUE,
+    max: 48,
+    implied: &[],
+};
+pub(super) const LABEL_VALUE: Ty =
+    str_rule("a label value (at most 63 characters)", k8s::label_value);
+
+pub(super) const CLUSTER: &[Field] = &[
+    field(
+        "name",
+        str_rule("an EKS cluster name", aws::cluster_name),
+        Required,
+        "EKS cluster name; also prefixes the IAM role names kbp derives.",
+    ),
+    field(
+        "region",
+        str_rule("an AWS region name", aws::region),
+        Required,
+        "AWS region, such as `us-west-2`.",
+    ),
+    field(
+        "version",
+        Ty::Enum(SUPPORTED_VERSIONS),
+        Default("\"1.34\""),
+        "Kubernetes minor version.",
+    ),
+    field(
+        "endpoint_public_access",
+        Ty::Bool,
+        Default("true"),
+        "Whether the API server endpoint is reachable from the internet.",
+    ),
+    field(
+        "endpoint_private_access",
+        Ty::Bool,
+        Default("true"),
+        "Whether the API server endpoint is reachable from inside the VPC.",
+    ),
+    field(
+        "public_access_cidrs",
+        Ty::List {
+            item: &str_rule("an IPv4 CIDR block", aws::ipv4_cidr),
+            max: 40,
+            unique: true,
+            non_empty: true,
+        },
+        Default("[\"0.0.0.0/0\"]"),
+        "Networks that may reach the public endpoint (only with `endpoint_public_access`).",
+    ),
+    field(
+        "tags",
+        STACK_TAGS,
+        Default("{}"),
+        "Tags on every taggable resource of the stack.",
+    ),
+];
+
+const SUBNETS: Ty = Ty::List {
+    item: &str_rule("an IPv4 CIDR block from /16 to /28", aws::subnet_cidr),
+    max: 6,
+    unique: false,
+    non_empty: true,
+};
+
+pub(super) const VPC: &[Field] = &[
+    field("cidr", str_rule("an IPv4 CIDR block from /16 to /24", aws::vpc_cidr), Default("\"10.0.0.0/16\""), "Address range of the VPC."),
+    field(
+        "azs",
+        Ty::CountOr { min: 1, max: 6, list: &Ty::List { item: &str_rule("an availability zone name", aws::az_name), max: 6, unique: true, non_empty: true } },
+        Default("3"),
+        "Availability zones: a count N (the region's zones `a`, `b`, `c`, … in order) or a list of zone names of the region.",
+    ),
+    field("private_subnets", SUBNETS, Computed("`cidrsubnet(cidr, 4, i)` for the i-th zone (a /20 of a /16)"), "One private subnet per zone, in the order of `azs`; nodes run here."),
+    field("public_subnets", SUBNETS, Computed("`cidrsubnet(cidr, 8, 48 + i)` for the i-th zone (a /24 of a /16)"), "One public subnet per zone, in the order of `azs`; NAT gateways and internet-facing load balancers."),
+    field("nat_gateway", Ty::Enum(&["none", "single", "per-az"]), Default("\"single\""), "NAT gateways for the private subnets: none, one shared, or one per zone."),
+    field("enable_dns_hostnames", Ty::Bool, Default("true"), "Give instances DNS host names (EKS needs them for private endpoint access)."),
+    field("tags", STACK_TAGS, Default("{}"), "Extra tags on the VPC and its network resources."),
+    field("private_subnet_tags", STACK_TAGS, Default("{}"), "Extra tags on the private subnets (`karpenter.sh/discovery` and `kubernetes.io/role/internal-elb` are implied)."),
+    field("public_subnet_tags", STACK_TAGS, Default("{}"), "Extra tags on the public subnets (`kubernetes.io/role/elb` is implied)."),
+];
+
+/// EKS AMI types of Linux node groups (the Karpenter controller needs Linux, so no `WINDOWS_*`; `CUSTOM` needs a
+/// launch template kbp does not write).
+const AMI_TYPES: &[&str] = &[
+    "AL2_x86_64",
+    "AL2_x86_64_GPU",
+    "AL2_ARM_64",
+    "AL2023_x86_64_STANDARD",
+    "AL2023_ARM_64_STANDARD",
+    "AL2023_x86_64_NEURON",
+    "AL2023_x86_64_NVIDIA",
+    "AL2023_ARM_64_NVIDIA",
+    "BOTTLEROCKET_x86_64",
+    "BOTTLEROCKET_ARM_64",
+    "BOTTLEROCKET_x86_64_FIPS",
+    "BOTTLEROCKET_ARM_64_FIPS",
+    "BOTTLEROCKET_x86_64_NVIDIA",
+    "BOTTLEROCKET_ARM_64_NVIDIA",
+    "BOTTLEROCKET_x86_64_NVIDIA_FIPS",
+    "BOTTLEROCKET_ARM_64_NVIDIA_FIPS",
+];
+
+/// Upper bound of the node group sizes: the EKS quota of nodes per managed node group.
+const MAX_NODES: i64 = 450;
+
+pub(super) const NODE_GROUP: &[Field] = &[
+    field(
+        "name",
+        str_rule("an EKS node group name", aws::nodegroup_name),
+        Default("\"karpenter\""),
+        "Name of the managed node group that runs the Karpenter controller.",
+    ),
+    field(
+        "ami_type",
+        Ty::Enum(AMI_TYPES),
+        Default("\"BOTTLEROCKET_x86_64\""),
+        "EKS AMI type (Linux only: the controller needs Linux).",
+    ),
+    field(
+        "instance_types",
+        Ty::List {
+            item: &str_rule("an EC2 instance type", aws::instance_type),
+            max: 20,
+            unique: true,
+            non_empty: true,
+        },
+        Default("[\"m5.large\"]"),
+        "EC2 instance types of the node group.",
+    ),
+    field(
+        "capacity_type",
+        Ty::Enum(&["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]),
+        Default("\"ON_DEMAND\""),
+        "Purchase option of the node group's instances.",
+    ),
+    field(
+        "min_size",
+        Ty::Int {
+            min: 0,
+            max: MAX_NODES,
+        },
+        Default("2"),
+        "Minimum number of nodes.",
+    ),
+    field(
+        "max_size",
+        Ty::Int {
+            min: 1,
+            max: MAX_NODES,
+        },
+        Default("3"),
+        "Maximum number of nodes; at least `desired_size`.",
+    ),
+    field(
+        "desired_size",
+        Ty::Int {
+            min: 0,
+            max: MAX_NODES,
+        },
+        Default("2"),
+        "Initial number of nodes, from `min_size` to `max_size`.",
+    ),
+    field(
+        "disk_size",
+        Ty::Int { min: 1, max: 16384 },
+        Default("20"),
+        "Root disk size in GiB.",
+    ),
+    field(
+        "labels",
+        Ty::Map {
+            key: Rule {
+                expected: "a label key",
+                check: karpenter::node_group_label_key,
+            },
+            value: &LABEL_VALUE,
+            max: 100,
+            implied: &[],
+        },
+        Default("{}"),
+        "Extra node labels; `karpenter.sh/controller=true` is always added.",
+    ),
+    field(
+        "taints",
+        TAINTS,
+        Default("[]"),
+        "Extra taints; `karpenter.sh/controller=true:NoSchedule` is always added.",
+    ),
+];
+
+pub(super) const ADDON: Ty = Ty::Table(&[
+    field(
+        "enabled",
+        Ty::Bool,
+        Default("true"),
+        "Install the add-on; a disabled add-on is left out.",
+    ),
+    field(
+        "version",
+        str_rule(
+            "an EKS add-on version (`v<semver>-eksbuild.<n>`)",
+            aws::addon_version,
+        ),
+        Optional,
+        "Pinned version; without it, the latest version compatible with the cluster.",
+    ),
+    field(
+        "configuration_values",
+        str_rule("a JSON object", aws::json_object),
+        Optional,
+        "JSON configuration passed to EKS as it is.",
+    ),
+]);
+
+pub(super) const KARPENTER: &[Field] = &[
+    field(
+        "version",
+        str_rule("a Karpenter version, 1.0.0 or later", karpenter::version),
+        Default("\"1.14.1\""),
+        "Karpenter release (Helm chart and CRDs).",
+    ),
+    field(
+        "namespace",
+        str_rule("a DNS-1123 label", k8s::dns_label),
+        Default("\"karpenter\""),
+        "Namespace of the controller.",
+    ),
+    field(
+        "identity",
+        Ty::Enum(&["pod-identity", "irsa"]),
+        Default("\"pod-identity\""),
+        "How the controller gets its IAM role: EKS Pod Identity or IRSA.",
+    ),
+    field(
+        "interruption_queue",
+        Ty::Bool,
+        Default("true"),
+        "Create the SQS interruption queue and its EventBridge rules.",
+    ),
+    field(
+        "spot",
+        Ty::Bool,
+        Default("true"),
+        "Ensure the account's EC2 Spot service-linked role exists (Karpenter cannot create it).",
+    ),
+    field(
+        "replicas",
+        Ty::Int { min: 1, max: 10 },
+        Default("2"),
+        "Controller replicas (one leader, the others on standby).",
+    ),
+    field(
+        "node_role_name",
+        str_rule("an IAM role name (1–64 characters)", aws::iam_role_name),
+        Computed("`KarpenterNodeRole-<cluster.name>`"),
+        "IAM role of the nodes Karpenter launches.",
+    ),
+    field(
+        "controller_role_name",
+        str_rule("an IAM role name (1–64 characters)", aws::iam_role_name),
+        Computed("`KarpenterController-<cluster.name>`"),
+        "IAM role of the controller.",
+    ),
+];

@@ -1,0 +1,1 @@
+//! Mangled blueprints must produce diagnostics, never a panic.

@@ -1,0 +1,245 @@
+//! Semantic rules of EC2NodeClasses and NodePools: the NodePool CRD's x-kubernetes-validations on requirements
+//! and budgets (karpenter.sh_nodepools.yaml, v1.14.1), references from pools to classes, and the EBS limits a
+//! launch would hit.
+
+use super::{has_al2, Checker};
+use crate::blueprint::model::{Blueprint, NodePool, Requirement};
+use crate::blueprint::rules::{closest, k8s};
+use crate::blueprint::schema::code_list;
+use crate::blueprint::tree::{child, item};
+
+pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
+    for (name, class) in &bp.node_classes {
+        let base = child("node_classes", name);
+        let alias = &class.ami_alias;
+        if alias.starts_with("al2@") && !has_al2(&bp.cluster.version) {
+            let msg = format!("EKS publishes no Amazon Linux 2 AMIs for Kubernetes {}: `{alias}` will not resolve", bp.cluster.version);
+            c.warning(&child(&base, "ami_alias"), &["cluster.version"], msg)
+                .map(|b| b.hint("use `al2023@latest` or `bottlerocket@latest`"));
+        }
+        let v = &class.root_volume;
+        let vol = child(&base, "root_volume");
+        let ty = v.volume_type.as_str();
+        // EC2 refuses IOPS on volume types without provisioned performance, and throughput on all but gp3.
+        if let Some(iops) = v.iops {
+            let range = match ty {
+                "gp3" => Some(3000..=80_000),
+                "io1" => Some(100..=64_000),
+                "io2" => Some(100..=256_000),
+                _ => None,
+            };
+            let at = child(&vol, "iops");
+            match range {
+                None => {
+                    c.error(
+                        &at,
+                        &[&child(&vol, "type")],
+                        format!("`iops` cannot be set on a {ty} volume"),
+                    )
+                    .map(|b| b.hint("use type gp3, io1 or io2, or remove `iops`"));
+                }
+                Some(r) if !r.contains(&iops) => {
+                    let msg = format!(
+                        "{iops} IOPS is outside what EC2 provisions for {ty} ({}–{})",
+                        r.start(),
+                        r.end()
+                    );
+                    c.warning(&at, &[&child(&vol, "type")], msg);
+                }
+                Some(_) => {}
+            }
+        }
+        if v.throughput.is_some() && ty != "gp3" {
+            c.error(
+                &child(&vol, "throughput"),
+                &[&child(&vol, "type")],
+                format!("`throughput` cannot be set on a {ty} volume"),
+            )
+            .map(|b| b.hint("only gp3 volumes take a throughput"));
+        }
+        let gib = size_gib(&v.size);
+        let (min, max) = match ty {
+            "io1" | "io2" => (4, 16384),
+            "st1" | "sc1" => (125, 16384),
+            "standard" => (1, 1024),
+            _ => (1, 16384),
+        };
+        if gib.is_some_and(|g| g < min || g > max) {
+            let msg = format!(
+                "a {ty} volume must be {min}–{max} GiB; `{}` will fail at launch",
+                v.size
+            );
+            c.warning(&child(&vol, "size"), &[&child(&vol, "type")], msg);
+        }
+    }
+}
+
+/// A volume size (already matching the CRD pattern) in GiB, rounded down.
+fn size_gib(size: &str) -> Option<u64> {
+    let split = size.find(|ch: char| !ch.is_ascii_digit())?;
+    let n: u64 = size[..split].parse().ok()?;
+    Some(match &size[split..] {
+        "Gi" => n,
+        "G" => n * 1_000_000_000 / (1 << 30),
+        "Ti" => n * 1024,
+        "T" => n * 1_000_000_000_000 / (1 << 30),
+        _ => return None,
+    })
+}
+
+pub(super) fn node_pools(c: &mut Checker, bp: &Blueprint) {
+    let classes: Vec<&str> = bp.node_classes.keys().map(String::as_str).collect();
+    for (name, pool) in &bp.node_pools {
+        let base = child("node_pools", name);
+        if !bp.node_classes.contains_key(&pool.node_class) {
+            let msg = format!(
+                "node pool `{name}` uses node class `{}`, which does not exist",
+                pool.node_class
+            );
+            let hint = match closest(&pool.node_class, classes.iter().copied()) {
+                Some(x) => format!("did you mean `{x}`? node classes: {}", code_list(&classes)),
+                None if classes.is_empty() => {
+                    "define one under `[node_classes.<name>]`".to_string()
+                }
+                None => format!("node classes: {}", code_list(&classes)),
+            };
+            c.error(&child(&base, "node_class"), &[], msg).map(|b| {
+                b.expected(format!("one of {}", code_list(&classes)))
+                    .hint(hint)
+            });
+        }
+        for (i, r) in pool.requirements.iter().enumerate() {
+            requirement(c, r, &item(&child(&base, "requirements"), i));
+        }
+        budgets(c, pool, &child(&child(&base, "disruption"), "budgets"));
+    }
+}
+
+/// The NodePool CRD's rules on `requirements[]` (x-kubernetes-validations of `template.spec.requirements`).
+fn requirement(c: &mut Checker, r: &Requirement, path: &str) {
+    let values = child(path, "values");
+    let op_path = child(path, "operator");
+    let reads = [op_path.as_str(), values.as_str()];
+    let op = r.operator.as_str();
+    let n = r.values.len();
+    match op {
+        // "requirements with operator 'In' must have a value defined"
+        "In" if n == 0 => {
+            c.error(&values, &reads, "`In` needs at least one value".into())
+                .map(|b| {
+                    b.expected("at least one value")
+                        .hint("list the values to select, or use `Exists`")
+                });
+        }
+        // "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
+        "Gt" | "Lt" | "Gte" | "Lte" => {
+            if n != 1 {
+                let msg = format!(
+                    "`{op}` takes exactly one integer value, found {n} value{}",
+                    if n == 1 { "" } else { "s" }
+                );
+                c.error(&values, &reads, msg)
+                    .map(|b| b.expected("exactly one non-negative integer").hint(format!("write `values = [\"2\"]`; to bound both sides, add a second requirement with the opposite operator")));
+            } else if !r.values[0].parse::<i64>().is_ok_and(|v| v >= 0) {
+                let msg = format!(
+                    "`{op}` compares with an integer, but `{}` is not a non-negative integer",
+                    r.values[0]
+                );
+                c.error(&item(&values, 0), &reads, msg).map(|b| {
+                    b.expected("a non-negative integer as a string, like \"2\"")
+                        .hint(format!("to select by name, use `In` instead of `{op}`"))
+                });
+            }
+        }
+        "Exists" | "DoesNotExist" if n > 0 => {
+            c.warning(&values, &reads, format!("`{op}` ignores values"))
+                .map(|b| b.hint("remove `values`"));
+        }
+        "NotIn" if n == 0 => {
+            c.warning(
+                &values,
+                &reads,
+                "`NotIn` without values excludes nothing".into(),
+            );
+        }
+        _ => {}
+    }
+    // "requirements with 'minValues' must have at least that many values specified in the 'values' field"
+    if let (Some(min), "In") = (r.min_values, op) {
+        if min as usize > n {
+            let msg = format!(
+                "min_values ({min}) is more than the {n} value{} listed",
+                if n == 1 { "" } else { "s" }
+            );
+            c.error(&child(path, "min_values"), &reads, msg)
+                .map(|b| b.expected(format!("at most {n}")));
+        }
+    }
+    // Karpenter's runtime validation refuses values that are not label values; the CRD does not check them.
+    if !matches!(op, "Gt" | "Lt" | "Gte" | "Lte") {
+        for (i, v) in r.values.iter().enumerate() {
+            if let Err(p) = k8s::label_value(v) {
+                c.warning(
+                    &item(&values, i),
+                    &reads,
+                    format!("{}; Karpenter will refuse this NodePool", p.message),
+                );
+            }
+        }
+    }
+    if r.key == "karpenter.sh/capacity-type" {
+        for (i, v) in r.values.iter().enumerate() {
+            if !matches!(v.as_str(), "spot" | "on-demand" | "reserved") {
+                c.warning(
+                    &item(&values, i),
+                    &reads,
+                    format!("capacity type `{v}` matches no instance"),
+                )
+                .map(|b| b.expected("`spot`, `on-demand` or `reserved`"));
+            }
+        }
+    }
+}
+
+/// NodePool CRD `disruption.budgets`: "'schedule' must be set with 'duration'".
+fn budgets(c: &mut Checker, pool: &NodePool, path: &str) {
+    for (i, b) in pool.disruption.budgets.iter().enumerate() {
+        let p = item(path, i);
+        let (missing, present) = match (&b.schedule, &b.duration) {
+            (Some(_), None) => ("duration", "schedule"),
+            (None, Some(_)) => ("schedule", "duration"),
+            _ => continue,
+        };
+        c.error(&child(&p, present), &[], format!("'schedule' must be set with 'duration': this budget has `{present}` without `{missing}`"))
+            .map(|b| b.hint("a scheduled budget needs both: when it starts (`schedule`) and how long it lasts (`duration`)"));
+    }
+}
+
+/// Whether the pool may launch Spot capacity (Karpenter launches on-demand only unless the capacity-type
+/// requirement allows Spot).
+pub(super) fn allows_spot(pool: &NodePool) -> bool {
+    pool.requirements
+        .iter()
+        .filter(|r| r.key == "karpenter.sh/capacity-type")
+        .any(|r| {
+            let spot = r.values.iter().any(|v| v == "spot");
+            match r.operator.as_str() {
+                "In" => spot,
+                "NotIn" => !spot,
+                "Exists" => true,
+                _ => false,
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volume_sizes_in_gib() {
+        assert_eq!(size_gib("20Gi"), Some(20));
+        assert_eq!(size_gib("2Ti"), Some(2048));
+        assert_eq!(size_gib("100G"), Some(93));
+    }
+}
