@@ -365,7 +365,7 @@ mod tests {
             .path("cluster.name")
             .expected("a string")
             .hint("quote it: \"7\"");
-        d.warning(file, 30..33, "odd")
+        d.warning(file, 29..32, "odd")
             .related(file, 0..9, "table starts here");
         d
     }

@@ -81,7 +81,7 @@ pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diag
 /// The effective blueprint, every default spelled out, as TOML that loads back to the same [`Blueprint`]
 /// (`kbp validate --print`).
 pub fn to_toml(bp: &Blueprint) -> String {
-    let mut out = match toml::to_string_pretty(bp) {
+    let mut out = match toml::to_string(bp) {
         Ok(text) => text,
         // Every model type maps onto TOML; reaching this means a model change broke that.
         Err(e) => return format!("# kbp cannot render this blueprint as TOML: {e}\n"),

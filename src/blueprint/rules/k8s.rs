@@ -161,11 +161,9 @@ pub(crate) fn quantity(s: &str) -> Result<(), Problem> {
     fn number(s: &str) -> Option<usize> {
         let int = s.bytes().take_while(u8::is_ascii_digit).count();
         let rest = &s[int..];
-        let frac = if rest.starts_with('.') {
-            1 + rest[1..].bytes().take_while(u8::is_ascii_digit).count()
-        } else {
-            0
-        };
+        let frac = rest
+            .strip_prefix('.')
+            .map_or(0, |f| 1 + f.bytes().take_while(u8::is_ascii_digit).count());
         (int > 0 || frac > 1).then_some(int + frac)
     }
     let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);

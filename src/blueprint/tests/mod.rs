@@ -204,10 +204,7 @@ fn broken_blueprint_reports_every_error_with_its_place() {
         by_msg("overlaps").path.as_deref(),
         Some("vpc.private_subnets[1]")
     );
-    assert!(by_msg("gpus")
-        .hint
-        .as_deref()
-        .is_some_and(|h| h.contains("`default`")));
+    assert_eq!(by_msg("gpus").expected.as_deref(), Some("one of `default`"));
     assert_eq!(
         by_msg("operator").path.as_deref(),
         Some("node_pools.gpu.requirements[1].operator")
@@ -220,6 +217,16 @@ fn broken_blueprint_reports_every_error_with_its_place() {
         .lines()
         .any(|l| l
             .ends_with("broken.toml:13:1: error: unknown field `desried_size` in `node_group`")));
+}
+
+#[test]
+fn unreadable_file_is_one_error_without_position() {
+    let d = load(Path::new("/nonexistent/kbp/bp.toml"), &[]).expect_err("missing file");
+    assert_eq!(d.items.len(), 1);
+    assert!(d.items[0].position.is_none());
+    assert!(d
+        .to_string()
+        .starts_with("/nonexistent/kbp/bp.toml: error: cannot read"));
 }
 
 #[test]

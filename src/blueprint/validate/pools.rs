@@ -97,11 +97,11 @@ pub(super) fn node_pools(c: &mut Checker, bp: &Blueprint) {
                 pool.node_class
             );
             let hint = match closest(&pool.node_class, classes.iter().copied()) {
-                Some(x) => format!("did you mean `{x}`? node classes: {}", code_list(&classes)),
-                None if classes.is_empty() => {
-                    "define one under `[node_classes.<name>]`".to_string()
-                }
-                None => format!("node classes: {}", code_list(&classes)),
+                Some(x) => format!("did you mean `{x}`?"),
+                None => format!(
+                    "define `[node_classes.{}]`, or name an existing class",
+                    pool.node_class
+                ),
             };
             c.error(&child(&base, "node_class"), &[], msg).map(|b| {
                 b.expected(format!("one of {}", code_list(&classes)))
@@ -139,7 +139,7 @@ fn requirement(c: &mut Checker, r: &Requirement, path: &str) {
                     if n == 1 { "" } else { "s" }
                 );
                 c.error(&values, &reads, msg)
-                    .map(|b| b.expected("exactly one non-negative integer").hint(format!("write `values = [\"2\"]`; to bound both sides, add a second requirement with the opposite operator")));
+                    .map(|b| b.expected("exactly one non-negative integer").hint("write `values = [\"2\"]`; to bound both sides, add a second requirement with the opposite operator"));
             } else if !r.values[0].parse::<i64>().is_ok_and(|v| v >= 0) {
                 let msg = format!(
                     "`{op}` compares with an integer, but `{}` is not a non-negative integer",
