@@ -55,14 +55,21 @@ impl Provider for InstanceProfile {
             .send()
             .await
             .map_err(|e| explain_taken(ProviderError::from_sdk(OP, e), "instance profile", name))?;
-        let profile = out.instance_profile.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no instance profile"))?;
+        let profile =
+            out.instance_profile.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no instance profile"))?;
         if let Some(role) = optional_str(a, "role") {
             add_role(cx, name, role).await?;
         }
         Ok(applied(&profile))
     }
 
-    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
         let a = desired.attrs;
         let profile = get(cx, id).await?.ok_or_else(|| vanished("iam:GetInstanceProfile", "instance profile", id))?;
         let wanted = optional_str(a, "role");
@@ -80,7 +87,8 @@ impl Provider for InstanceProfile {
             &tagging::from_iam(profile.tags()),
             &merged(a, &desired.kbp_tags),
             |keys| async move {
-                let r = cx.iam().untag_instance_profile().instance_profile_name(id).set_tag_keys(Some(keys)).send().await;
+                let r =
+                    cx.iam().untag_instance_profile().instance_profile_name(id).set_tag_keys(Some(keys)).send().await;
                 r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:UntagInstanceProfile", e))
             },
             |tags| async move {

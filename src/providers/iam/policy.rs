@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use aws_sdk_iam::types::PolicyVersion;
 use serde_json::{json, Value};
 
-use super::common::{absent_if_gone, explain_taken, object, vanished, ok_if_gone, optional_str, path, required, required_str};
+use super::common::{
+    absent_if_gone, explain_taken, object, ok_if_gone, optional_str, path, required, required_str, vanished,
+};
 use super::{policy_doc, tagging};
 use crate::graph::Attrs;
 use crate::providers::sts::caller_identity;
@@ -73,7 +75,13 @@ impl Provider for Policy {
         applied(&policy)
     }
 
-    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
         let a = desired.attrs;
         let policy = get(cx, id).await?.ok_or_else(|| vanished("iam:GetPolicy", "policy", id))?;
         let wanted = required(KIND, a, "policy")?;
@@ -127,7 +135,8 @@ impl Provider for Policy {
             };
             ok_if_gone(r)?;
         }
-        for v in versions(cx, id).await? {
+        let Some(versions) = absent_if_gone(versions(cx, id).await)? else { return Ok(()) };
+        for v in versions {
             if let (false, Some(version)) = (v.is_default_version(), v.version_id()) {
                 ok_if_gone(delete_version(cx, id, version).await)?;
             }
@@ -164,7 +173,15 @@ async fn default_document(cx: &Context, policy: &aws_sdk_iam::types::Policy) -> 
 }
 
 async fn versions(cx: &Context, arn: &str) -> Result<Vec<PolicyVersion>, ProviderError> {
-    let r = cx.iam().list_policy_versions().policy_arn(arn).into_paginator().items().send().collect::<Result<Vec<_>, _>>().await;
+    let r = cx
+        .iam()
+        .list_policy_versions()
+        .policy_arn(arn)
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await;
     r.map_err(|e| ProviderError::from_sdk("iam:ListPolicyVersions", e))
 }
 
@@ -201,7 +218,14 @@ enum Entity {
 }
 
 async fn attached_entities(cx: &Context, arn: &str) -> Result<Vec<Entity>, ProviderError> {
-    let pages = cx.iam().list_entities_for_policy().policy_arn(arn).into_paginator().send().collect::<Result<Vec<_>, _>>().await;
+    let pages = cx
+        .iam()
+        .list_entities_for_policy()
+        .policy_arn(arn)
+        .into_paginator()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await;
     let pages = pages.map_err(|e| ProviderError::from_sdk("iam:ListEntitiesForPolicy", e))?;
     let mut out = Vec::new();
     for page in pages {
@@ -213,7 +237,8 @@ async fn attached_entities(cx: &Context, arn: &str) -> Result<Vec<Entity>, Provi
 }
 
 fn applied(policy: &aws_sdk_iam::types::Policy) -> Result<Applied, ProviderError> {
-    let arn = policy.arn().ok_or_else(|| ProviderError::new("iam:GetPolicy", "", "IAM returned a policy without an ARN"))?;
+    let arn =
+        policy.arn().ok_or_else(|| ProviderError::new("iam:GetPolicy", "", "IAM returned a policy without an ARN"))?;
     let outputs = json!({"id": arn, "arn": arn, "name": policy.policy_name().unwrap_or_default()});
     Ok(Applied { id: arn.to_string(), outputs: object(outputs) })
 }

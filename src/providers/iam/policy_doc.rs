@@ -35,8 +35,9 @@ pub fn from_aws(operation: &str, raw: &str) -> Result<Value, ProviderError> {
     let text = if trimmed.starts_with('{') {
         std::borrow::Cow::Borrowed(trimmed)
     } else {
-        urlencoding::decode(trimmed)
-            .map_err(|e| not_a_document(operation, &format!("IAM returned a policy that is not URL-encoded UTF-8: {e}")))?
+        urlencoding::decode(trimmed).map_err(|e| {
+            not_a_document(operation, &format!("IAM returned a policy that is not URL-encoded UTF-8: {e}"))
+        })?
     };
     serde_json::from_str(&text)
         .map_err(|e| not_a_document(operation, &format!("IAM returned a policy that is not JSON: {e}")))
@@ -214,7 +215,8 @@ mod tests {
 
     #[test]
     fn reads_url_encoded_and_raw_documents() {
-        let doc = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:Get*", "Resource": "*"}]});
+        let doc =
+            json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:Get*", "Resource": "*"}]});
         let encoded = urlencoding::encode(&doc.to_string()).into_owned();
         assert_eq!(from_aws("iam:GetRole", &encoded).unwrap(), doc);
         assert_eq!(from_aws("iam:GetRole", &doc.to_string()).unwrap(), doc);

@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::common::{absent_if_gone, explain_taken, object, vanished, ok_if_gone, optional_str, path, required, required_str};
+use super::common::{
+    absent_if_gone, explain_taken, object, ok_if_gone, optional_str, path, required, required_str, vanished,
+};
 use super::{instance_profile, policy_doc, role_policy_attachment, tagging};
 use crate::graph::Attrs;
 use crate::providers::tags::{merged, user_tags};
@@ -33,7 +35,9 @@ impl Provider for Role {
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let Some(role) = get(cx, id).await? else { return Ok(None) };
         let trust = match role.assume_role_policy_document() {
-            Some(doc) => policy_doc::observed(policy_doc::from_aws("iam:GetRole", doc)?, prior.get("assume_role_policy")),
+            Some(doc) => {
+                policy_doc::observed(policy_doc::from_aws("iam:GetRole", doc)?, prior.get("assume_role_policy"))
+            }
             None => Value::Null,
         };
         let attrs = json!({
@@ -78,7 +82,13 @@ impl Provider for Role {
         Ok(outputs(&role))
     }
 
-    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
         let a = desired.attrs;
         let role = get(cx, id).await?.ok_or_else(|| vanished("iam:GetRole", "role", id))?;
 
@@ -214,7 +224,15 @@ where
 }
 
 async fn inline_policy_names(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
-    let r = cx.iam().list_role_policies().role_name(role).into_paginator().items().send().collect::<Result<Vec<_>, _>>().await;
+    let r = cx
+        .iam()
+        .list_role_policies()
+        .role_name(role)
+        .into_paginator()
+        .items()
+        .send()
+        .collect::<Result<Vec<_>, _>>()
+        .await;
     absent_if_gone(r.map_err(|e| ProviderError::from_sdk("iam:ListRolePolicies", e))).map(Option::unwrap_or_default)
 }
 

@@ -40,7 +40,13 @@ impl Provider for RolePolicy {
         put(cx, desired.attrs).await
     }
 
-    async fn update(&self, cx: &Context, _id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn update(
+        &self,
+        cx: &Context,
+        _id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
         put(cx, desired.attrs).await
     }
 

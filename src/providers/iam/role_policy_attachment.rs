@@ -54,7 +54,13 @@ impl Provider for RolePolicyAttachment {
     }
 
     /// Both attributes force a replacement, so there is nothing to change in place.
-    async fn update(&self, _cx: &Context, id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn update(
+        &self,
+        _cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        _desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
         let (role, policy_arn) = split_id(id)?;
         Ok(applied(role, policy_arn))
     }

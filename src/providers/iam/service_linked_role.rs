@@ -75,7 +75,13 @@ impl Provider for ServiceLinkedRole {
     }
 
     /// Its only attribute forces a replacement; there is nothing to change in place.
-    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        _desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
         let role = role::get(cx, id).await?.ok_or_else(|| vanished("iam:GetRole", "service-linked role", id))?;
         Ok(applied(&role))
     }

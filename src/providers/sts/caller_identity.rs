@@ -36,7 +36,13 @@ impl Provider for CallerIdentity {
         Ok(applied(lookup(cx).await?))
     }
 
-    async fn update(&self, cx: &Context, _id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn update(
+        &self,
+        cx: &Context,
+        _id: &str,
+        _prior: &Attrs,
+        _desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
         Ok(applied(lookup(cx).await?))
     }
 
