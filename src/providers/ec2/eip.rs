@@ -5,8 +5,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{DomainType, ResourceType};
 use serde_json::json;
 
-use super::wait::{self, Budget};
-use super::{gone_as_none, missing, object, ok_if_gone, optional_str, tagging};
+use super::wait::Budget;
+use super::{gone_as_none, missing, object, ok_if_gone, optional_str, send, send_when_unused, tagging};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -29,40 +29,19 @@ impl Provider for Eip {
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let resp = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .describe_addresses()
-                    .set_filters(Some(tagging::kbp_filters(desired)))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeAddresses", e))
-            })
-            .await?;
-        let ids = resp
-            .addresses()
-            .iter()
-            .filter(|a| tagging::carries_kbp_tags(a.tags(), desired))
-            .filter_map(|a| a.allocation_id().map(str::to_string))
-            .collect();
-        tagging::single_match("ec2:DescribeAddresses", desired, ids)
+        let op = "ec2:DescribeAddresses";
+        let filters = Some(tagging::kbp_filters(desired));
+        let found = send(cx, op, &[], || cx.ec2().describe_addresses().set_filters(filters.clone()).send()).await?;
+        tagging::adopt(op, desired, found.addresses())
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
         let domain = DomainType::from(optional_str(desired.attrs, "domain").unwrap_or("vpc"));
-        let resp = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .allocate_address()
-                    .domain(domain.clone())
-                    .tag_specifications(tagging::spec(ResourceType::ElasticIp, desired))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:AllocateAddress", e))
-            })
-            .await?;
+        let tags = tagging::spec(ResourceType::ElasticIp, desired);
+        let resp = send(cx, "ec2:AllocateAddress", &[], || {
+            cx.ec2().allocate_address().domain(domain.clone()).tag_specifications(tags.clone()).send()
+        })
+        .await?;
         let id = resp.allocation_id().ok_or_else(|| missing("ec2:AllocateAddress", "allocation ID"))?;
         Ok(Applied { id: id.to_string(), outputs: outputs(id, resp.public_ip()) })
     }
@@ -82,37 +61,17 @@ impl Provider for Eip {
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         // A deleted NAT gateway lets go of its address only once it reaches `deleted`, and AWS may still report
         // the address in use for a while after that.
-        let r = wait::while_in_use(
-            "ec2:ReleaseAddress",
-            &format!("Elastic IP {id}"),
-            &["InvalidIPAddress.InUse"],
-            Budget::minutes(5),
-            || async {
-                cx.ec2()
-                    .release_address()
-                    .allocation_id(id)
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:ReleaseAddress", e))
-            },
-        )
+        let (op, what) = ("ec2:ReleaseAddress", format!("Elastic IP {id}"));
+        let r = send_when_unused(cx, op, &what, &["InvalidIPAddress.InUse"], Budget::minutes(5), || {
+            cx.ec2().release_address().allocation_id(id).send()
+        })
         .await;
         ok_if_gone(r)
     }
 }
 
 async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::Address>, ProviderError> {
-    let r = cx
-        .retry
-        .run(&[], || async {
-            cx.ec2()
-                .describe_addresses()
-                .allocation_ids(id)
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:DescribeAddresses", e))
-        })
-        .await;
+    let r = send(cx, "ec2:DescribeAddresses", &[], || cx.ec2().describe_addresses().allocation_ids(id).send()).await;
     Ok(gone_as_none(r)?.and_then(|resp| resp.addresses().iter().find(|a| a.allocation_id() == Some(id)).cloned()))
 }
 

@@ -5,8 +5,11 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttachmentStatus, InternetGatewayAttachment, ResourceType};
 use serde_json::json;
 
-use super::wait::{self, Budget};
-use super::{gone_as_none, missing, nullable, object, ok_if_gone, required_str, tagging};
+use super::wait::Budget;
+use super::{
+    gone_as_none, id_output, missing, nullable, object, ok_if_gone, required_str, retag, send, send_when_unused,
+    tagging,
+};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -29,59 +32,32 @@ impl Provider for InternetGateway {
         // Detached reads as a null vpc_id, so the plan reattaches it (by replacement) instead of trusting state.
         let vpc_id = igw.attachments().iter().find(|a| is_attached(a)).and_then(|a| a.vpc_id());
         let attrs = json!({ "vpc_id": nullable(vpc_id), "tags": tagging::attr(igw.tags()) });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let resp = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .describe_internet_gateways()
-                    .set_filters(Some(tagging::kbp_filters(desired)))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeInternetGateways", e))
-            })
-            .await?;
-        let ids = resp
-            .internet_gateways()
-            .iter()
-            .filter(|g| tagging::carries_kbp_tags(g.tags(), desired))
-            .filter_map(|g| g.internet_gateway_id().map(str::to_string))
-            .collect();
-        tagging::single_match("ec2:DescribeInternetGateways", desired, ids)
+        let op = "ec2:DescribeInternetGateways";
+        let filters = Some(tagging::kbp_filters(desired));
+        let found =
+            send(cx, op, &[], || cx.ec2().describe_internet_gateways().set_filters(filters.clone()).send()).await?;
+        tagging::adopt(op, desired, found.internet_gateways())
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
         let vpc_id = required_str(desired.attrs, "vpc_id", "ec2:AttachInternetGateway")?;
-        let created = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .create_internet_gateway()
-                    .tag_specifications(tagging::spec(ResourceType::InternetGateway, desired))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:CreateInternetGateway", e))
-            })
-            .await?;
+        let tags = tagging::spec(ResourceType::InternetGateway, desired);
+        let created = send(cx, "ec2:CreateInternetGateway", &[], || {
+            cx.ec2().create_internet_gateway().tag_specifications(tags.clone()).send()
+        })
+        .await?;
         let id = created
             .internet_gateway()
             .and_then(|g| g.internet_gateway_id())
             .ok_or_else(|| missing("ec2:CreateInternetGateway", "internet gateway ID"))?;
-        let attached = cx
-            .retry
-            .run(&[NOT_FOUND, "InvalidVpcID.NotFound"], || async {
-                cx.ec2()
-                    .attach_internet_gateway()
-                    .internet_gateway_id(id)
-                    .vpc_id(vpc_id)
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:AttachInternetGateway", e))
-            })
-            .await;
+        let attached = send(cx, "ec2:AttachInternetGateway", &[NOT_FOUND, "InvalidVpcID.NotFound"], || {
+            cx.ec2().attach_internet_gateway().internet_gateway_id(id).vpc_id(vpc_id).send()
+        })
+        .await;
         if let Err(e) = attached {
             // The gateway is useless unattached and its ID would be lost with this error: take it back.
             if let Err(cleanup) = delete_gateway(cx, id).await {
@@ -89,7 +65,7 @@ impl Provider for InternetGateway {
             }
             return Err(e);
         }
-        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+        Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
     async fn update(
@@ -99,8 +75,7 @@ impl Provider for InternetGateway {
         _prior: &Attrs,
         desired: &Desired<'_>,
     ) -> Result<Applied, ProviderError> {
-        tagging::reconcile(cx, id, desired).await?;
-        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+        retag(cx, id, desired).await
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
@@ -108,21 +83,10 @@ impl Provider for InternetGateway {
         for vpc_id in igw.attachments().iter().filter(|a| is_attached(a)).filter_map(|a| a.vpc_id()) {
             // Detaching fails with DependencyViolation while a NAT gateway or instance in the VPC still has a
             // public address mapped; those are released minutes after their own delete returns.
-            let r = wait::while_in_use(
-                "ec2:DetachInternetGateway",
-                &format!("internet gateway {id} (public addresses still mapped in {vpc_id})"),
-                &[],
-                Budget::minutes(5),
-                || async {
-                    cx.ec2()
-                        .detach_internet_gateway()
-                        .internet_gateway_id(id)
-                        .vpc_id(vpc_id)
-                        .send()
-                        .await
-                        .map_err(|e| ProviderError::from_sdk("ec2:DetachInternetGateway", e))
-                },
-            )
+            let what = format!("internet gateway {id} (public addresses still mapped in {vpc_id})");
+            let r = send_when_unused(cx, "ec2:DetachInternetGateway", &what, &[], Budget::minutes(5), || {
+                cx.ec2().detach_internet_gateway().internet_gateway_id(id).vpc_id(vpc_id).send()
+            })
             .await;
             match r {
                 Err(e) if e.is("Gateway.NotAttached") => {}
@@ -140,34 +104,19 @@ fn is_attached(a: &InternetGatewayAttachment) -> bool {
 }
 
 async fn delete_gateway(cx: &Context, id: &str) -> Result<(), ProviderError> {
-    let r = wait::while_in_use("ec2:DeleteInternetGateway", &format!("internet gateway {id}"), &[], Budget::minutes(2), || async {
-        cx.ec2()
-            .delete_internet_gateway()
-            .internet_gateway_id(id)
-            .send()
-            .await
-            .map_err(|e| ProviderError::from_sdk("ec2:DeleteInternetGateway", e))
+    let (op, what) = ("ec2:DeleteInternetGateway", format!("internet gateway {id}"));
+    let r = send_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
+        cx.ec2().delete_internet_gateway().internet_gateway_id(id).send()
     })
     .await;
     ok_if_gone(r)
 }
 
 async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::InternetGateway>, ProviderError> {
-    let r = cx
-        .retry
-        .run(&[], || async {
-            cx.ec2()
-                .describe_internet_gateways()
-                .internet_gateway_ids(id)
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:DescribeInternetGateways", e))
-        })
-        .await;
+    let r = send(cx, "ec2:DescribeInternetGateways", &[], || {
+        cx.ec2().describe_internet_gateways().internet_gateway_ids(id).send()
+    })
+    .await;
     Ok(gone_as_none(r)?
         .and_then(|resp| resp.internet_gateways().iter().find(|g| g.internet_gateway_id() == Some(id)).cloned()))
-}
-
-fn outputs(id: &str) -> Attrs {
-    object(json!({ "id": id }))
 }

@@ -15,9 +15,12 @@ pub mod tagging;
 mod vpc;
 pub mod wait;
 
-use serde_json::Value;
+use std::future::Future;
 
-use super::{ProviderError, Registry};
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
+use serde_json::{json, Value};
+
+use super::{Applied, Context, Desired, ProviderError, Registry};
 use crate::graph::Attrs;
 
 pub fn register(r: &mut Registry) {
@@ -29,6 +32,57 @@ pub fn register(r: &mut Registry) {
     r.add(route_table::RouteTable);
     r.add(route::Route);
     r.add(route_table_association::RouteTableAssociation);
+}
+
+/// Sends one EC2 request (`request` builds and sends it) under the retry policy, retrying throttling and the
+/// `transient` codes, and names the operation `op` in the error:
+/// `send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().vpc_ids(id).send())`.
+pub(crate) async fn send<O, E, F, Fut>(
+    cx: &Context,
+    op: &str,
+    transient: &[&str],
+    mut request: F,
+) -> Result<O, ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    cx.retry
+        .run(transient, || {
+            let sent = request();
+            async move { sent.await.map_err(|e| ProviderError::from_sdk(op, e)) }
+        })
+        .await
+}
+
+/// [`send`] for a delete or detach that AWS refuses with `DependencyViolation` (or an `also_busy` code) while
+/// something it held is still being released; see [`wait::while_in_use`]. `what` names the resource.
+pub(crate) async fn send_when_unused<O, E, F, Fut>(
+    cx: &Context,
+    op: &str,
+    what: &str,
+    also_busy: &[&str],
+    budget: wait::Budget,
+    request: F,
+) -> Result<O, ProviderError>
+where
+    F: Fn() -> Fut + Copy,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    wait::while_in_use(op, what, also_busy, budget, || send(cx, op, &[], request)).await
+}
+
+/// The update of a kind whose only in-place change is its tags, and whose only output is its ID.
+pub(crate) async fn retag(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    tagging::reconcile(cx, id, desired).await?;
+    Ok(Applied { id: id.to_string(), outputs: id_output(id) })
+}
+
+/// `{"id": id}`: the outputs of a kind that has nothing else others reference.
+pub(crate) fn id_output(id: &str) -> Attrs {
+    object(json!({ "id": id }))
 }
 
 /// The desired string attribute `key`, which the compiler always sets for this kind.

@@ -7,7 +7,9 @@ use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType
 use serde_json::json;
 
 use super::wait::{self, Budget, Poll};
-use super::{gone_as_none, missing, nullable, object, ok_if_gone, optional_str, required_str, tagging};
+use super::{
+    gone_as_none, id_output, missing, nullable, object, ok_if_gone, optional_str, required_str, retag, send, tagging,
+};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -42,30 +44,17 @@ impl Provider for NatGateway {
             "connectivity_type": nat.connectivity_type().map_or("public", |c| c.as_str()),
             "tags": tagging::attr(nat.tags()),
         });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let op = "ec2:DescribeNatGateways";
         let mut filters = tagging::kbp_filters(desired);
         filters.push(Filter::builder().name("state").values("pending").values("available").build());
-        let resp = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .describe_nat_gateways()
-                    .set_filter(Some(filters.clone()))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeNatGateways", e))
-            })
-            .await?;
-        let ids = resp
-            .nat_gateways()
-            .iter()
-            .filter(|n| !is_gone(n) && tagging::carries_kbp_tags(n.tags(), desired))
-            .filter_map(|n| n.nat_gateway_id().map(str::to_string))
-            .collect();
-        tagging::single_match("ec2:DescribeNatGateways", desired, ids)
+        let filters = Some(filters);
+        let found = send(cx, op, &[], || cx.ec2().describe_nat_gateways().set_filter(filters.clone()).send()).await?;
+        let live: Vec<_> = found.nat_gateways().iter().filter(|n| !is_gone(n)).cloned().collect();
+        tagging::adopt(op, desired, &live)
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
@@ -75,40 +64,45 @@ impl Provider for NatGateway {
         let connectivity = ConnectivityType::from(optional_str(desired.attrs, "connectivity_type").unwrap_or("public"));
         // The client token makes a create retried after a crash return the gateway the first attempt made.
         let token = Some(desired.client_token).filter(|t| !t.is_empty());
-        let created = cx
-            .retry
-            .run(&["InvalidSubnetID.NotFound", "InvalidAllocationID.NotFound"], || async {
-                cx.ec2()
-                    .create_nat_gateway()
-                    .subnet_id(subnet_id)
-                    .set_allocation_id(allocation_id.map(str::to_string))
-                    .connectivity_type(connectivity.clone())
-                    .set_client_token(token.map(str::to_string))
-                    .tag_specifications(tagging::spec(ResourceType::Natgateway, desired))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk(op, e))
-            })
-            .await?;
-        let id = created.nat_gateway().and_then(|n| n.nat_gateway_id()).ok_or_else(|| missing(op, "NAT gateway ID"))?;
-        wait::until("ec2:DescribeNatGateways", &format!("NAT gateway {id} to become available"), CREATE_BUDGET, || async {
-            let Some(nat) = describe(cx, id, NOT_FOUND).await? else {
-                return Ok(Poll::Pending("not visible yet".to_string()));
-            };
-            match nat.state() {
-                Some(NatGatewayState::Available) => Ok(Poll::Done(())),
-                Some(NatGatewayState::Failed) => Err(failed(id, &nat)),
-                Some(s @ (NatGatewayState::Deleting | NatGatewayState::Deleted)) => Err(ProviderError::new(
-                    op,
-                    "",
-                    format!("NAT gateway {id} went to `{}` while kbp waited for it to become available", s.as_str()),
-                )
-                .with_hint("someone deleted it outside kbp; run kbp again to create a new one")),
-                other => Ok(Poll::Pending(other.map_or("no state", |s| s.as_str()).to_string())),
-            }
+        let tags = tagging::spec(ResourceType::Natgateway, desired);
+        let created = send(cx, op, &["InvalidSubnetID.NotFound", "InvalidAllocationID.NotFound"], || {
+            cx.ec2()
+                .create_nat_gateway()
+                .subnet_id(subnet_id)
+                .set_allocation_id(allocation_id.map(str::to_string))
+                .connectivity_type(connectivity.clone())
+                .set_client_token(token.map(str::to_string))
+                .tag_specifications(tags.clone())
+                .send()
         })
         .await?;
-        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+        let id = created.nat_gateway().and_then(|n| n.nat_gateway_id()).ok_or_else(|| missing(op, "NAT gateway ID"))?;
+        wait::until(
+            "ec2:DescribeNatGateways",
+            &format!("NAT gateway {id} to become available"),
+            CREATE_BUDGET,
+            || async {
+                let Some(nat) = describe(cx, id, NOT_FOUND).await? else {
+                    return Ok(Poll::Pending("not visible yet".to_string()));
+                };
+                match nat.state() {
+                    Some(NatGatewayState::Available) => Ok(Poll::Done(())),
+                    Some(NatGatewayState::Failed) => Err(failed(id, &nat)),
+                    Some(s @ (NatGatewayState::Deleting | NatGatewayState::Deleted)) => Err(ProviderError::new(
+                        op,
+                        "",
+                        format!(
+                            "NAT gateway {id} went to `{}` while kbp waited for it to become available",
+                            s.as_str()
+                        ),
+                    )
+                    .with_hint("someone deleted it outside kbp; run kbp again to create a new one")),
+                    other => Ok(Poll::Pending(other.map_or("no state", |s| s.as_str()).to_string())),
+                }
+            },
+        )
+        .await?;
+        Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
     async fn update(
@@ -118,8 +112,7 @@ impl Provider for NatGateway {
         _prior: &Attrs,
         desired: &Desired<'_>,
     ) -> Result<Applied, ProviderError> {
-        tagging::reconcile(cx, id, desired).await?;
-        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+        retag(cx, id, desired).await
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
@@ -129,24 +122,17 @@ impl Provider for NatGateway {
             return Ok(());
         }
         if nat.state() != Some(&NatGatewayState::Deleting) {
-            let r = cx
-                .retry
-                .run(&[], || async {
-                    cx.ec2()
-                        .delete_nat_gateway()
-                        .nat_gateway_id(id)
-                        .send()
-                        .await
-                        .map_err(|e| ProviderError::from_sdk("ec2:DeleteNatGateway", e))
-                })
-                .await;
+            let r =
+                send(cx, "ec2:DeleteNatGateway", &[], || cx.ec2().delete_nat_gateway().nat_gateway_id(id).send()).await;
             ok_if_gone(r)?;
         }
         // Its Elastic IP and its ENI in the subnet are released only when it reaches `deleted`.
         wait::until("ec2:DescribeNatGateways", &format!("NAT gateway {id} to be deleted"), DELETE_BUDGET, || async {
             Ok(match describe(cx, id, &[]).await? {
                 None => Poll::Done(()),
-                Some(n) if matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) => Poll::Done(()),
+                Some(n) if matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) => {
+                    Poll::Done(())
+                }
                 Some(n) => Poll::Pending(n.state().map_or("no state", |s| s.as_str()).to_string()),
             })
         })
@@ -177,20 +163,8 @@ async fn describe(
     id: &str,
     transient: &[&str],
 ) -> Result<Option<aws_sdk_ec2::types::NatGateway>, ProviderError> {
-    let r = cx
-        .retry
-        .run(transient, || async {
-            cx.ec2()
-                .describe_nat_gateways()
-                .nat_gateway_ids(id)
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:DescribeNatGateways", e))
-        })
-        .await;
+    let r =
+        send(cx, "ec2:DescribeNatGateways", transient, || cx.ec2().describe_nat_gateways().nat_gateway_ids(id).send())
+            .await;
     Ok(gone_as_none(r)?.and_then(|resp| resp.nat_gateways().iter().find(|n| n.nat_gateway_id() == Some(id)).cloned()))
-}
-
-fn outputs(id: &str) -> Attrs {
-    object(json!({ "id": id }))
 }

@@ -6,7 +6,7 @@ use aws_sdk_ec2::types::RouteState;
 use serde_json::json;
 
 use super::route_table::describe as describe_table;
-use super::{nullable, object, ok_if_gone, optional_str, required_str};
+use super::{id_output, nullable, object, ok_if_gone, optional_str, required_str, send};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -44,7 +44,7 @@ impl Provider for Route {
             "gateway_id": nullable(route.gateway_id()),
             "nat_gateway_id": nullable(route.nat_gateway_id()),
         });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
     }
 
     /// A route for this destination in this table is the one kbp made: a table holds one route per destination.
@@ -64,20 +64,11 @@ impl Provider for Route {
         let destination = required_str(desired.attrs, "destination_cidr_block", op)?;
         let target = Target::desired(desired.attrs, op)?;
         let id = route_id(table_id, destination);
-        let created = cx
-            .retry
-            .run(TRANSIENT, || async {
-                cx.ec2()
-                    .create_route()
-                    .route_table_id(table_id)
-                    .destination_cidr_block(destination)
-                    .set_gateway_id(target.gateway_id.map(str::to_string))
-                    .set_nat_gateway_id(target.nat_gateway_id.map(str::to_string))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk(op, e))
-            })
-            .await;
+        let created = send(cx, op, TRANSIENT, || {
+            let call = cx.ec2().create_route().route_table_id(table_id).destination_cidr_block(destination);
+            call.set_gateway_id(target.gateway()).set_nat_gateway_id(target.nat_gateway()).send()
+        })
+        .await;
         match created {
             Ok(_) => {}
             // A create retried after a lost response finds its own route: that is success.
@@ -92,7 +83,7 @@ impl Provider for Route {
             }
             Err(e) => return Err(e),
         }
-        Ok(Applied { id: id.clone(), outputs: outputs(&id) })
+        Ok(Applied { id: id.clone(), outputs: id_output(&id) })
     }
 
     async fn update(
@@ -105,37 +96,21 @@ impl Provider for Route {
         let op = "ec2:ReplaceRoute";
         let (table_id, destination) = parse_id(id)?;
         let target = Target::desired(desired.attrs, op)?;
-        cx.retry
-            .run(TRANSIENT, || async {
-                cx.ec2()
-                    .replace_route()
-                    .route_table_id(table_id)
-                    .destination_cidr_block(destination)
-                    .set_gateway_id(target.gateway_id.map(str::to_string))
-                    .set_nat_gateway_id(target.nat_gateway_id.map(str::to_string))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk(op, e))
-            })
-            .await?;
-        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+        send(cx, op, TRANSIENT, || {
+            let call = cx.ec2().replace_route().route_table_id(table_id).destination_cidr_block(destination);
+            call.set_gateway_id(target.gateway()).set_nat_gateway_id(target.nat_gateway()).send()
+        })
+        .await?;
+        Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         let (table_id, destination) = parse_id(id)?;
         // InvalidRoute.NotFound and InvalidRouteTableID.NotFound both mean there is nothing left to delete.
-        let r = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .delete_route()
-                    .route_table_id(table_id)
-                    .destination_cidr_block(destination)
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DeleteRoute", e))
-            })
-            .await;
+        let r = send(cx, "ec2:DeleteRoute", &[], || {
+            cx.ec2().delete_route().route_table_id(table_id).destination_cidr_block(destination).send()
+        })
+        .await;
         ok_if_gone(r)
     }
 }
@@ -149,12 +124,27 @@ struct Target<'a> {
 
 impl<'a> Target<'a> {
     fn desired(attrs: &'a Attrs, operation: &str) -> Result<Target<'a>, ProviderError> {
-        let t = Target { gateway_id: optional_str(attrs, "gateway_id"), nat_gateway_id: optional_str(attrs, "nat_gateway_id") };
+        let t = Target {
+            gateway_id: optional_str(attrs, "gateway_id"),
+            nat_gateway_id: optional_str(attrs, "nat_gateway_id"),
+        };
         if t.gateway_id.is_some() == t.nat_gateway_id.is_some() {
-            return Err(ProviderError::new(operation, "", "a route needs exactly one of `gateway_id` and `nat_gateway_id`")
-                .with_hint("this is a bug in kbp's compiler; please report it with the blueprint"));
+            return Err(ProviderError::new(
+                operation,
+                "",
+                "a route needs exactly one of `gateway_id` and `nat_gateway_id`",
+            )
+            .with_hint("this is a bug in kbp's compiler; please report it with the blueprint"));
         }
         Ok(t)
+    }
+
+    fn gateway(&self) -> Option<String> {
+        self.gateway_id.map(str::to_string)
+    }
+
+    fn nat_gateway(&self) -> Option<String> {
+        self.nat_gateway_id.map(str::to_string)
     }
 
     fn of(route: &'a aws_sdk_ec2::types::Route) -> Target<'a> {
@@ -179,13 +169,13 @@ fn route_id(table_id: &str, destination: &str) -> String {
 /// Route table IDs (`rtb-…`) and CIDR blocks have no `_`, so the first one splits the ID.
 fn parse_id(id: &str) -> Result<(&str, &str), ProviderError> {
     id.split_once('_').filter(|(t, d)| !t.is_empty() && !d.is_empty()).ok_or_else(|| {
-        ProviderError::new("ec2:DescribeRouteTables", "", format!("`{id}` is not a route ID (<route_table_id>_<destination>)"))
-            .with_hint("the state file was edited or is corrupt; restore it or remove this resource from state")
+        ProviderError::new(
+            "ec2:DescribeRouteTables",
+            "",
+            format!("`{id}` is not a route ID (<route_table_id>_<destination>)"),
+        )
+        .with_hint("the state file was edited or is corrupt; restore it or remove this resource from state")
     })
-}
-
-fn outputs(id: &str) -> Attrs {
-    object(json!({ "id": id }))
 }
 
 #[cfg(test)]

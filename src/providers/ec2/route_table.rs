@@ -5,8 +5,10 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::ResourceType;
 use serde_json::json;
 
-use super::wait::{self, Budget};
-use super::{gone_as_none, missing, object, ok_if_gone, required_str, tagging};
+use super::wait::Budget;
+use super::{
+    gone_as_none, id_output, missing, object, ok_if_gone, required_str, retag, send, send_when_unused, tagging,
+};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -25,49 +27,28 @@ impl Provider for RouteTable {
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let Some(t) = describe(cx, id, &[]).await? else { return Ok(None) };
         let attrs = json!({ "vpc_id": t.vpc_id(), "tags": tagging::attr(t.tags()) });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let resp = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .describe_route_tables()
-                    .set_filters(Some(tagging::kbp_filters(desired)))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))
-            })
-            .await?;
-        let ids = resp
-            .route_tables()
-            .iter()
-            .filter(|t| tagging::carries_kbp_tags(t.tags(), desired))
-            .filter_map(|t| t.route_table_id().map(str::to_string))
-            .collect();
-        tagging::single_match("ec2:DescribeRouteTables", desired, ids)
+        let op = "ec2:DescribeRouteTables";
+        let filters = Some(tagging::kbp_filters(desired));
+        let found = send(cx, op, &[], || cx.ec2().describe_route_tables().set_filters(filters.clone()).send()).await?;
+        tagging::adopt(op, desired, found.route_tables())
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
         let op = "ec2:CreateRouteTable";
         let vpc_id = required_str(desired.attrs, "vpc_id", op)?;
         let token = Some(desired.client_token).filter(|t| !t.is_empty());
-        let created = cx
-            .retry
-            .run(&["InvalidVpcID.NotFound"], || async {
-                cx.ec2()
-                    .create_route_table()
-                    .vpc_id(vpc_id)
-                    .set_client_token(token.map(str::to_string))
-                    .tag_specifications(tagging::spec(ResourceType::RouteTable, desired))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk(op, e))
-            })
-            .await?;
+        let tags = tagging::spec(ResourceType::RouteTable, desired);
+        let created = send(cx, op, &["InvalidVpcID.NotFound"], || {
+            let call = cx.ec2().create_route_table().vpc_id(vpc_id).set_client_token(token.map(str::to_string));
+            call.tag_specifications(tags.clone()).send()
+        })
+        .await?;
         let id = created.route_table().and_then(|t| t.route_table_id()).ok_or_else(|| missing(op, "route table ID"))?;
-        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+        Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
     async fn update(
@@ -77,19 +58,14 @@ impl Provider for RouteTable {
         _prior: &Attrs,
         desired: &Desired<'_>,
     ) -> Result<Applied, ProviderError> {
-        tagging::reconcile(cx, id, desired).await?;
-        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+        retag(cx, id, desired).await
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         // Its associations are deleted first, but AWS may still count them for a moment.
-        let r = wait::while_in_use("ec2:DeleteRouteTable", &format!("route table {id}"), &[], Budget::minutes(2), || async {
-            cx.ec2()
-                .delete_route_table()
-                .route_table_id(id)
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:DeleteRouteTable", e))
+        let (op, what) = ("ec2:DeleteRouteTable", format!("route table {id}"));
+        let r = send_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
+            cx.ec2().delete_route_table().route_table_id(id).send()
         })
         .await;
         ok_if_gone(r)
@@ -103,20 +79,8 @@ pub(super) async fn describe(
     id: &str,
     transient: &[&str],
 ) -> Result<Option<aws_sdk_ec2::types::RouteTable>, ProviderError> {
-    let r = cx
-        .retry
-        .run(transient, || async {
-            cx.ec2()
-                .describe_route_tables()
-                .route_table_ids(id)
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))
-        })
-        .await;
+    let r =
+        send(cx, "ec2:DescribeRouteTables", transient, || cx.ec2().describe_route_tables().route_table_ids(id).send())
+            .await;
     Ok(gone_as_none(r)?.and_then(|resp| resp.route_tables().iter().find(|t| t.route_table_id() == Some(id)).cloned()))
-}
-
-fn outputs(id: &str) -> Attrs {
-    object(json!({ "id": id }))
 }

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, RouteTableAssociation as Association, RouteTableAssociationStateCode};
 use serde_json::json;
 
-use super::{missing, object, ok_if_gone, required_str};
+use super::{id_output, missing, object, ok_if_gone, required_str, send};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -25,7 +25,7 @@ impl Provider for RouteTableAssociation {
         let found = associations(cx, "association.route-table-association-id", id).await?;
         let Some(a) = found.iter().find(|a| a.route_table_association_id() == Some(id)) else { return Ok(None) };
         let attrs = json!({ "subnet_id": a.subnet_id(), "route_table_id": a.route_table_id() });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id) }))
+        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
     }
 
     /// The subnet's association with the desired table; an association with another table is not kbp's.
@@ -44,30 +44,22 @@ impl Provider for RouteTableAssociation {
         let op = "ec2:AssociateRouteTable";
         let subnet_id = required_str(desired.attrs, "subnet_id", op)?;
         let table_id = required_str(desired.attrs, "route_table_id", op)?;
-        let resp = cx
-            .retry
-            .run(&["InvalidRouteTableID.NotFound", "InvalidSubnetID.NotFound"], || async {
-                cx.ec2()
-                    .associate_route_table()
-                    .route_table_id(table_id)
-                    .subnet_id(subnet_id)
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk(op, e))
-            })
-            .await
-            .map_err(|e| {
-                if e.is("Resource.AlreadyAssociated") {
-                    e.with_hint(format!(
-                        "subnet {subnet_id} already has a route table association that kbp did not make; remove it \
+        let resp = send(cx, op, &["InvalidRouteTableID.NotFound", "InvalidSubnetID.NotFound"], || {
+            cx.ec2().associate_route_table().route_table_id(table_id).subnet_id(subnet_id).send()
+        })
+        .await
+        .map_err(|e| {
+            if e.is("Resource.AlreadyAssociated") {
+                e.with_hint(format!(
+                    "subnet {subnet_id} already has a route table association that kbp did not make; remove it \
                          (aws ec2 disassociate-route-table) and run kbp again"
-                    ))
-                } else {
-                    e
-                }
-            })?;
+                ))
+            } else {
+                e
+            }
+        })?;
         let id = resp.association_id().ok_or_else(|| missing(op, "association ID"))?;
-        Ok(Applied { id: id.to_string(), outputs: outputs(id) })
+        Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
     async fn update(
@@ -79,50 +71,27 @@ impl Provider for RouteTableAssociation {
     ) -> Result<Applied, ProviderError> {
         let op = "ec2:ReplaceRouteTableAssociation";
         let table_id = required_str(desired.attrs, "route_table_id", op)?;
-        let resp = cx
-            .retry
-            .run(&["InvalidRouteTableID.NotFound"], || async {
-                cx.ec2()
-                    .replace_route_table_association()
-                    .association_id(id)
-                    .route_table_id(table_id)
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk(op, e))
-            })
-            .await?;
+        let resp = send(cx, op, &["InvalidRouteTableID.NotFound"], || {
+            cx.ec2().replace_route_table_association().association_id(id).route_table_id(table_id).send()
+        })
+        .await?;
         let new_id = resp.new_association_id().ok_or_else(|| missing(op, "new association ID"))?;
-        Ok(Applied { id: new_id.to_string(), outputs: outputs(new_id) })
+        Ok(Applied { id: new_id.to_string(), outputs: id_output(new_id) })
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
-        let r = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .disassociate_route_table()
-                    .association_id(id)
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DisassociateRouteTable", e))
-            })
-            .await;
+        let r = send(cx, "ec2:DisassociateRouteTable", &[], || {
+            cx.ec2().disassociate_route_table().association_id(id).send()
+        })
+        .await;
         ok_if_gone(r)
     }
 }
 
 /// The live associations of every route table matching `filter = value`.
 async fn associations(cx: &Context, filter: &str, value: &str) -> Result<Vec<Association>, ProviderError> {
-    let resp = cx
-        .retry
-        .run(&[], || async {
-            cx.ec2()
-                .describe_route_tables()
-                .filters(Filter::builder().name(filter).values(value).build())
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))
-        })
+    let by = Filter::builder().name(filter).values(value).build();
+    let resp = send(cx, "ec2:DescribeRouteTables", &[], || cx.ec2().describe_route_tables().filters(by.clone()).send())
         .await?;
     Ok(resp.route_tables().iter().flat_map(|t| t.associations()).filter(|a| is_live(a)).cloned().collect())
 }
@@ -133,8 +102,4 @@ fn is_live(a: &Association) -> bool {
         a.association_state().and_then(|s| s.state()),
         Some(RouteTableAssociationStateCode::Disassociated | RouteTableAssociationStateCode::Failed)
     )
-}
-
-fn outputs(id: &str) -> Attrs {
-    object(json!({ "id": id }))
 }

@@ -5,8 +5,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType};
 use serde_json::json;
 
-use super::wait::{self, Budget};
-use super::{bool_attr, gone_as_none, missing, object, ok_if_gone, required_str, tagging};
+use super::wait::Budget;
+use super::{bool_attr, gone_as_none, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -37,24 +37,10 @@ impl Provider for Subnet {
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let resp = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .describe_subnets()
-                    .set_filters(Some(tagging::kbp_filters(desired)))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeSubnets", e))
-            })
-            .await?;
-        let ids = resp
-            .subnets()
-            .iter()
-            .filter(|s| tagging::carries_kbp_tags(s.tags(), desired))
-            .filter_map(|s| s.subnet_id().map(str::to_string))
-            .collect();
-        tagging::single_match("ec2:DescribeSubnets", desired, ids)
+        let op = "ec2:DescribeSubnets";
+        let filters = Some(tagging::kbp_filters(desired));
+        let found = send(cx, op, &[], || cx.ec2().describe_subnets().set_filters(filters.clone()).send()).await?;
+        tagging::adopt(op, desired, found.subnets())
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
@@ -62,20 +48,12 @@ impl Provider for Subnet {
         let vpc_id = required_str(desired.attrs, "vpc_id", op)?;
         let cidr = required_str(desired.attrs, "cidr_block", op)?;
         let zone = required_str(desired.attrs, "availability_zone", op)?;
-        let created = cx
-            .retry
-            .run(&["InvalidVpcID.NotFound"], || async {
-                cx.ec2()
-                    .create_subnet()
-                    .vpc_id(vpc_id)
-                    .cidr_block(cidr)
-                    .availability_zone(zone)
-                    .tag_specifications(tagging::spec(ResourceType::Subnet, desired))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk(op, e))
-            })
-            .await?;
+        let tags = tagging::spec(ResourceType::Subnet, desired);
+        let created = send(cx, op, &["InvalidVpcID.NotFound"], || {
+            let call = cx.ec2().create_subnet().vpc_id(vpc_id).cidr_block(cidr).availability_zone(zone);
+            call.tag_specifications(tags.clone()).send()
+        })
+        .await?;
         let id = created.subnet().and_then(|s| s.subnet_id()).ok_or_else(|| missing(op, "subnet ID"))?;
         // New subnets never map public IPs on launch.
         if bool_attr(desired.attrs, "map_public_ip_on_launch", false) {
@@ -102,36 +80,29 @@ impl Provider for Subnet {
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         // ENIs of a deleted NAT gateway, load balancer or EKS control plane linger in the subnet for minutes.
-        let r = wait::while_in_use("ec2:DeleteSubnet", &format!("subnet {id}"), &[], Budget::minutes(10), || async {
-            cx.ec2().delete_subnet().subnet_id(id).send().await.map_err(|e| ProviderError::from_sdk("ec2:DeleteSubnet", e))
-        })
-        .await;
+        let (op, what) = ("ec2:DeleteSubnet", format!("subnet {id}"));
+        let r =
+            send_when_unused(cx, op, &what, &[], Budget::minutes(10), || cx.ec2().delete_subnet().subnet_id(id).send())
+                .await;
         ok_if_gone(r)
     }
 }
 
-async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Subnet>, ProviderError> {
-    let r = cx
-        .retry
-        .run(transient, || async {
-            cx.ec2().describe_subnets().subnet_ids(id).send().await.map_err(|e| ProviderError::from_sdk("ec2:DescribeSubnets", e))
-        })
-        .await;
+async fn describe(
+    cx: &Context,
+    id: &str,
+    transient: &[&str],
+) -> Result<Option<aws_sdk_ec2::types::Subnet>, ProviderError> {
+    let r = send(cx, "ec2:DescribeSubnets", transient, || cx.ec2().describe_subnets().subnet_ids(id).send()).await;
     Ok(gone_as_none(r)?.and_then(|resp| resp.subnets().iter().find(|s| s.subnet_id() == Some(id)).cloned()))
 }
 
 async fn set_map_public_ip(cx: &Context, id: &str, on: bool) -> Result<(), ProviderError> {
-    cx.retry
-        .run(&[NOT_FOUND], || async {
-            cx.ec2()
-                .modify_subnet_attribute()
-                .subnet_id(id)
-                .map_public_ip_on_launch(AttributeBooleanValue::builder().value(on).build())
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:ModifySubnetAttribute", e))
-        })
-        .await?;
+    let value = AttributeBooleanValue::builder().value(on).build();
+    send(cx, "ec2:ModifySubnetAttribute", &[NOT_FOUND], || {
+        cx.ec2().modify_subnet_attribute().subnet_id(id).map_public_ip_on_launch(value.clone()).send()
+    })
+    .await?;
     Ok(())
 }
 

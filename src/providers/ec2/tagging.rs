@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 use serde_json::Value;
 
+use super::send;
 use crate::providers::{tags, Context, Desired, ProviderError};
 
 /// The TagSpecification for a create call: the desired `tags` merged with `kbp:stack` and `kbp:address`.
@@ -33,49 +34,23 @@ pub fn attr(tags: &[Tag]) -> Value {
 /// or changed and DeleteTags for the rest. Tags under `aws:` are AWS's and cannot be removed.
 pub async fn reconcile(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<(), ProviderError> {
     let want = tags::merged(desired.attrs, &desired.kbp_tags);
-    let current: BTreeMap<String, String> = cx
-        .retry
-        .run(&[], || async {
-            cx.ec2()
-                .describe_tags()
-                .filters(Filter::builder().name("resource-id").values(id).build())
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:DescribeTags", e))
-        })
-        .await?
+    let by_resource = Filter::builder().name("resource-id").values(id).build();
+    let described =
+        send(cx, "ec2:DescribeTags", &[], || cx.ec2().describe_tags().filters(by_resource.clone()).send()).await?;
+    let current: BTreeMap<String, String> = described
         .tags()
         .iter()
         .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string())))
         .collect();
     let (set, remove) = difference(&current, &want);
     if !set.is_empty() {
-        let set = to_sdk(&set);
-        cx.retry
-            .run(&[], || async {
-                cx.ec2()
-                    .create_tags()
-                    .resources(id)
-                    .set_tags(Some(set.clone()))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:CreateTags", e))
-            })
-            .await?;
+        let set = Some(to_sdk(&set));
+        send(cx, "ec2:CreateTags", &[], || cx.ec2().create_tags().resources(id).set_tags(set.clone()).send()).await?;
     }
     if !remove.is_empty() {
         // A tag given by key alone is deleted whatever its value.
-        let remove: Vec<Tag> = remove.iter().map(|k| Tag::builder().key(k).build()).collect();
-        cx.retry
-            .run(&[], || async {
-                cx.ec2()
-                    .delete_tags()
-                    .resources(id)
-                    .set_tags(Some(remove.clone()))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DeleteTags", e))
-            })
+        let remove = Some(remove.iter().map(|k| Tag::builder().key(k).build()).collect());
+        send(cx, "ec2:DeleteTags", &[], || cx.ec2().delete_tags().resources(id).set_tags(remove.clone()).send())
             .await?;
     }
     Ok(())
@@ -87,32 +62,87 @@ fn difference(
     want: &BTreeMap<String, String>,
 ) -> (BTreeMap<String, String>, Vec<String>) {
     let set = want.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
-    let remove =
-        current.keys().filter(|k| !want.contains_key(*k) && !k.starts_with("aws:")).cloned().collect();
+    let remove = current.keys().filter(|k| !want.contains_key(*k) && !k.starts_with("aws:")).cloned().collect();
     (set, remove)
 }
 
-/// Describe filters that select what this stack made for this address.
+/// Describe filters that select what this stack made for this address (a superset: see [`wildcard_safe`];
+/// callers keep only what [`carries_kbp_tags`]).
 pub fn kbp_filters(desired: &Desired<'_>) -> Vec<Filter> {
-    desired.kbp_tags.iter().map(|(k, v)| Filter::builder().name(format!("tag:{k}")).values(v).build()).collect()
+    desired
+        .kbp_tags
+        .iter()
+        .map(|(k, v)| Filter::builder().name(format!("tag:{k}")).values(wildcard_safe(v)).build())
+        .collect()
+}
+
+/// Filter values are patterns: `*` and `?` are wildcards and `\` escapes them, and some EC2 implementations
+/// also read `[...]` as a character class, which keyed addresses (`subnet.private["us-west-2a"]`) contain.
+/// Each such character becomes `?` (any one character), so the filter matches the literal value everywhere.
+fn wildcard_safe(value: &str) -> String {
+    value.chars().map(|c| if matches!(c, '*' | '?' | '[' | ']' | '\\') { '?' } else { c }).collect()
+}
+
+/// An EC2 description with tags and an ID, which [`adopt`] can pick from.
+pub trait Tagged {
+    fn tag_list(&self) -> &[Tag];
+    fn resource_id(&self) -> Option<&str>;
+}
+
+macro_rules! tagged {
+    ($($ty:ident => $id:ident),* $(,)?) => {$(
+        impl Tagged for aws_sdk_ec2::types::$ty {
+            fn tag_list(&self) -> &[Tag] {
+                self.tags()
+            }
+            fn resource_id(&self) -> Option<&str> {
+                self.$id()
+            }
+        }
+    )*};
+}
+
+tagged!(
+    Vpc => vpc_id,
+    Subnet => subnet_id,
+    InternetGateway => internet_gateway_id,
+    Address => allocation_id,
+    NatGateway => nat_gateway_id,
+    RouteTable => route_table_id,
+);
+
+/// The ID of the one resource among `found` (a Describe call with [`kbp_filters`]) that carries this stack's
+/// kbp tags for this address, if any.
+pub fn adopt<T: Tagged>(operation: &str, desired: &Desired<'_>, found: &[T]) -> Result<Option<String>, ProviderError> {
+    let ids = found
+        .iter()
+        .filter(|r| carries_kbp_tags(r.tag_list(), desired))
+        .filter_map(|r| r.resource_id().map(str::to_string))
+        .collect();
+    single_match(operation, desired, ids)
 }
 
 /// Whether `tags` carry this stack's kbp tags for this address. Checked on top of [`kbp_filters`], since an API
 /// that ignored a tag filter would otherwise hand back someone else's resource to adopt.
-pub fn carries_kbp_tags(tags: &[Tag], desired: &Desired<'_>) -> bool {
+fn carries_kbp_tags(tags: &[Tag], desired: &Desired<'_>) -> bool {
     let have: BTreeMap<String, String> = from_sdk(tags).collect();
     desired.kbp_tags.iter().all(|(k, v)| have.get(k) == Some(v))
 }
 
 /// The one resource found for an address, if any. Two or more mean an earlier create was repeated; kbp will not
 /// guess which one its state should own.
-pub fn single_match(operation: &str, desired: &Desired<'_>, ids: Vec<String>) -> Result<Option<String>, ProviderError> {
+fn single_match(operation: &str, desired: &Desired<'_>, ids: Vec<String>) -> Result<Option<String>, ProviderError> {
     match ids.len() {
         0 | 1 => Ok(ids.into_iter().next()),
         _ => Err(ProviderError::new(
             operation,
             "",
-            format!("found {} resources tagged kbp:address={} in this stack: {}", ids.len(), desired.address, ids.join(", ")),
+            format!(
+                "found {} resources tagged kbp:address={} in this stack: {}",
+                ids.len(),
+                desired.address,
+                ids.join(", ")
+            ),
         )
         .with_hint("delete all but one of them (in the AWS console or CLI), then run kbp again")),
     }
@@ -136,6 +166,13 @@ mod tests {
         let (set, remove) = difference(&map(&[("old", "1"), ("kbp:stack", "s")]), &map(&[("kbp:stack", "s")]));
         assert!(set.is_empty());
         assert_eq!(remove, vec!["old".to_string()]);
+    }
+
+    #[test]
+    fn filter_values_have_no_pattern_characters() {
+        assert_eq!(wildcard_safe(r#"subnet.private["us-west-2a"]"#), r#"subnet.private?"us-west-2a"?"#);
+        assert_eq!(wildcard_safe(r"a*b?c\d"), "a?b?c?d");
+        assert_eq!(wildcard_safe("vpc.main"), "vpc.main");
     }
 
     #[test]

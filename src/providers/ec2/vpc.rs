@@ -6,7 +6,7 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttribu
 use serde_json::{json, Value};
 
 use super::wait::{self, Budget, Poll};
-use super::{arn, bool_attr, missing, object, ok_if_gone, required_str, tagging};
+use super::{arn, bool_attr, gone_as_none, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -38,60 +38,45 @@ impl Provider for Vpc {
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let resp = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .describe_vpcs()
-                    .set_filters(Some(tagging::kbp_filters(desired)))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcs", e))
-            })
-            .await?;
-        let ids = resp
-            .vpcs()
-            .iter()
-            .filter(|v| tagging::carries_kbp_tags(v.tags(), desired))
-            .filter_map(|v| v.vpc_id().map(str::to_string))
-            .collect();
-        tagging::single_match("ec2:DescribeVpcs", desired, ids)
+        let op = "ec2:DescribeVpcs";
+        let filters = Some(tagging::kbp_filters(desired));
+        let found = send(cx, op, &[], || cx.ec2().describe_vpcs().set_filters(filters.clone()).send()).await?;
+        tagging::adopt(op, desired, found.vpcs())
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
         let cidr = required_str(desired.attrs, "cidr_block", "ec2:CreateVpc")?;
-        let created = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .create_vpc()
-                    .cidr_block(cidr)
-                    .tag_specifications(tagging::spec(ResourceType::Vpc, desired))
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:CreateVpc", e))
-            })
-            .await?;
-        let id = created.vpc().and_then(|v| v.vpc_id()).ok_or_else(|| missing("ec2:CreateVpc", "VPC ID"))?;
-        let vpc = wait::until("ec2:DescribeVpcs", &format!("VPC {id} to become available"), Budget::minutes(5), || async {
-            Ok(match describe(cx, id, &[NOT_FOUND]).await? {
-                Some(v) if v.state() == Some(&VpcState::Available) => Poll::Done(v),
-                Some(v) => Poll::Pending(v.state().map_or("no state", |s| s.as_str()).to_string()),
-                None => Poll::Pending("not visible yet".to_string()),
-            })
+        let tags = tagging::spec(ResourceType::Vpc, desired);
+        let created = send(cx, "ec2:CreateVpc", &[], || {
+            cx.ec2().create_vpc().cidr_block(cidr).tag_specifications(tags.clone()).send()
         })
         .await?;
+        let id = created.vpc().and_then(|v| v.vpc_id()).ok_or_else(|| missing("ec2:CreateVpc", "VPC ID"))?;
+        let vpc =
+            wait::until("ec2:DescribeVpcs", &format!("VPC {id} to become available"), Budget::minutes(5), || async {
+                Ok(match describe(cx, id, &[NOT_FOUND]).await? {
+                    Some(v) if v.state() == Some(&VpcState::Available) => Poll::Done(v),
+                    Some(v) => Poll::Pending(v.state().map_or("no state", |s| s.as_str()).to_string()),
+                    None => Poll::Pending("not visible yet".to_string()),
+                })
+            })
+            .await?;
         // A new VPC has DNS support on and DNS hostnames off.
         Dns { support: true, hostnames: false }.change_to(cx, id, Dns::desired(desired.attrs)).await?;
         // The default security group and main route table are made with the VPC but may show up a moment later.
-        let defaults = wait::until("ec2:DescribeRouteTables", &format!("the defaults of VPC {id}"), Budget::minutes(2), || async {
-            let d = Defaults::look_up(cx, id).await?;
-            Ok(if d.security_group_id.is_some() && d.main_route_table_id.is_some() {
-                Poll::Done(d)
-            } else {
-                Poll::Pending("default security group or main route table not visible yet".to_string())
-            })
-        })
+        let defaults = wait::until(
+            "ec2:DescribeRouteTables",
+            &format!("the defaults of VPC {id}"),
+            Budget::minutes(2),
+            || async {
+                let d = Defaults::look_up(cx, id).await?;
+                Ok(if d.security_group_id.is_some() && d.main_route_table_id.is_some() {
+                    Poll::Done(d)
+                } else {
+                    Poll::Pending("default security group or main route table not visible yet".to_string())
+                })
+            },
+        )
         .await?;
         Ok(Applied { id: id.to_string(), outputs: outputs(cx, &vpc, &defaults) })
     }
@@ -114,24 +99,22 @@ impl Provider for Vpc {
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
-        let r = wait::while_in_use("ec2:DeleteVpc", &format!("VPC {id}"), &[], Budget::minutes(5), || async {
-            cx.ec2().delete_vpc().vpc_id(id).send().await.map_err(|e| ProviderError::from_sdk("ec2:DeleteVpc", e))
-        })
-        .await;
+        let (op, what) = ("ec2:DeleteVpc", format!("VPC {id}"));
+        let r =
+            send_when_unused(cx, op, &what, &[], Budget::minutes(5), || cx.ec2().delete_vpc().vpc_id(id).send()).await;
         ok_if_gone(r)
     }
 }
 
 /// The VPC `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
 /// create, `InvalidVpcID.NotFound` is eventual consistency rather than absence).
-async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Vpc>, ProviderError> {
-    let r = cx
-        .retry
-        .run(transient, || async {
-            cx.ec2().describe_vpcs().vpc_ids(id).send().await.map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcs", e))
-        })
-        .await;
-    Ok(super::gone_as_none(r)?.and_then(|resp| resp.vpcs().iter().find(|v| v.vpc_id() == Some(id)).cloned()))
+async fn describe(
+    cx: &Context,
+    id: &str,
+    transient: &[&str],
+) -> Result<Option<aws_sdk_ec2::types::Vpc>, ProviderError> {
+    let r = send(cx, "ec2:DescribeVpcs", transient, || cx.ec2().describe_vpcs().vpc_ids(id).send()).await;
+    Ok(gone_as_none(r)?.and_then(|resp| resp.vpcs().iter().find(|v| v.vpc_id() == Some(id)).cloned()))
 }
 
 /// The VPC's two DNS attributes.
@@ -143,7 +126,10 @@ struct Dns {
 
 impl Dns {
     fn desired(attrs: &Attrs) -> Dns {
-        Dns { support: bool_attr(attrs, "enable_dns_support", true), hostnames: bool_attr(attrs, "enable_dns_hostnames", true) }
+        Dns {
+            support: bool_attr(attrs, "enable_dns_support", true),
+            hostnames: bool_attr(attrs, "enable_dns_hostnames", true),
+        }
     }
 
     async fn read(cx: &Context, id: &str) -> Result<Dns, ProviderError> {
@@ -170,18 +156,10 @@ impl Dns {
 }
 
 async fn read_attribute(cx: &Context, id: &str, name: VpcAttributeName) -> Result<bool, ProviderError> {
-    let resp = cx
-        .retry
-        .run(&[NOT_FOUND], || async {
-            cx.ec2()
-                .describe_vpc_attribute()
-                .vpc_id(id)
-                .attribute(name.clone())
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcAttribute", e))
-        })
-        .await?;
+    let resp = send(cx, "ec2:DescribeVpcAttribute", &[NOT_FOUND], || {
+        cx.ec2().describe_vpc_attribute().vpc_id(id).attribute(name.clone()).send()
+    })
+    .await?;
     let value = match name {
         VpcAttributeName::EnableDnsHostnames => resp.enable_dns_hostnames(),
         _ => resp.enable_dns_support(),
@@ -191,16 +169,15 @@ async fn read_attribute(cx: &Context, id: &str, name: VpcAttributeName) -> Resul
 
 async fn modify_attribute(cx: &Context, id: &str, name: VpcAttributeName, on: bool) -> Result<(), ProviderError> {
     let value = AttributeBooleanValue::builder().value(on).build();
-    cx.retry
-        .run(&[NOT_FOUND], || async {
-            let call = cx.ec2().modify_vpc_attribute().vpc_id(id);
-            let call = match name {
-                VpcAttributeName::EnableDnsHostnames => call.enable_dns_hostnames(value.clone()),
-                _ => call.enable_dns_support(value.clone()),
-            };
-            call.send().await.map_err(|e| ProviderError::from_sdk("ec2:ModifyVpcAttribute", e))
-        })
-        .await?;
+    send(cx, "ec2:ModifyVpcAttribute", &[NOT_FOUND], || {
+        let call = cx.ec2().modify_vpc_attribute().vpc_id(id);
+        match name {
+            VpcAttributeName::EnableDnsHostnames => call.enable_dns_hostnames(value.clone()),
+            _ => call.enable_dns_support(value.clone()),
+        }
+        .send()
+    })
+    .await?;
     Ok(())
 }
 
@@ -212,31 +189,17 @@ struct Defaults {
 
 impl Defaults {
     async fn look_up(cx: &Context, vpc_id: &str) -> Result<Defaults, ProviderError> {
-        let by_vpc = || Filter::builder().name("vpc-id").values(vpc_id).build();
-        let groups = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .describe_security_groups()
-                    .filters(by_vpc())
-                    .filters(Filter::builder().name("group-name").values("default").build())
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeSecurityGroups", e))
-            })
-            .await?;
-        let tables = cx
-            .retry
-            .run(&[], || async {
-                cx.ec2()
-                    .describe_route_tables()
-                    .filters(by_vpc())
-                    .filters(Filter::builder().name("association.main").values("true").build())
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))
-            })
-            .await?;
+        let filter = |name: &str, value: &str| Filter::builder().name(name).values(value).build();
+        let (in_vpc, default, main) =
+            (filter("vpc-id", vpc_id), filter("group-name", "default"), filter("association.main", "true"));
+        let groups = send(cx, "ec2:DescribeSecurityGroups", &[], || {
+            cx.ec2().describe_security_groups().filters(in_vpc.clone()).filters(default.clone()).send()
+        })
+        .await?;
+        let tables = send(cx, "ec2:DescribeRouteTables", &[], || {
+            cx.ec2().describe_route_tables().filters(in_vpc.clone()).filters(main.clone()).send()
+        })
+        .await?;
         Ok(Defaults {
             security_group_id: groups.security_groups().first().and_then(|g| g.group_id()).map(str::to_string),
             main_route_table_id: tables.route_tables().first().and_then(|t| t.route_table_id()).map(str::to_string),

@@ -55,7 +55,9 @@ where
                 "",
                 format!("gave up waiting for {what} after {}s (last seen: {seen})", elapsed.as_secs()),
             )
-            .with_hint("AWS is slower than usual or the resource is stuck; check it in the AWS console, then run kbp again"));
+            .with_hint(
+                "AWS is slower than usual or the resource is stuck; check it in the AWS console, then run kbp again",
+            ));
         }
         tracing::info!(operation, %seen, elapsed_s = elapsed.as_secs(), "waiting for {what}");
         tokio::time::sleep(interval.min(budget.timeout - elapsed)).await;
