@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::schema::{Field, Presence, Ty, BLUEPRINT};
+use super::schema::{list_limits, Field, Presence, Ty, BLUEPRINT};
 
 /// Defaults longer than this go in a block under the table instead of the table cell.
 const INLINE_DEFAULT: usize = 40;
@@ -154,15 +154,7 @@ fn constraints(ty: &Ty) -> String {
                     .filter(|c| c != "each —")
                     .collect(),
             };
-            if *non_empty {
-                p.push("not empty".into());
-            }
-            if *max != usize::MAX {
-                p.push(format!("at most {max} items"));
-            }
-            if *unique {
-                p.push("no duplicates".into());
-            }
+            p.extend(list_limits(*max, *unique, *non_empty));
             p
         }
         Ty::Map {

@@ -126,7 +126,11 @@ impl Walker<'_> {
         // a string is wanted the user meant the text.
         let coerced;
         let value = match (&node.value, node.origin) {
-            (_, Origin::Set(_)) if wants_string && scalar && !matches!(ty, Ty::IntOrStr(_)) => {
+            (v, Origin::Set(_))
+                if wants_string
+                    && scalar
+                    && !matches!((ty, v), (Ty::IntOrStr(_), Value::Int(_))) =>
+            {
                 coerced = Value::Str(self.raw(node).unwrap_or_default());
                 &coerced
             }

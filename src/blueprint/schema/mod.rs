@@ -166,17 +166,9 @@ impl Ty {
                 unique,
                 non_empty,
             } => {
-                let mut s = format!("an array of {}", item.expected());
-                if *non_empty {
-                    s.push_str(", not empty");
-                }
-                if *max != usize::MAX {
-                    s.push_str(&format!(", at most {max} items"));
-                }
-                if *unique {
-                    s.push_str(", without duplicates");
-                }
-                s
+                let limits = list_limits(*max, *unique, *non_empty);
+                let limits: String = limits.iter().map(|l| format!(", {l}")).collect();
+                format!("an array of {}{limits}", item.expected())
             }
             Ty::CountOr { min, max, list } => {
                 format!("a count from {min} to {max}, or {}", list.expected())
@@ -184,6 +176,21 @@ impl Ty {
             _ => self.kind().to_string(),
         }
     }
+}
+
+/// The limits of an array type, such as "not empty" and "at most 6 items".
+pub(crate) fn list_limits(max: usize, unique: bool, non_empty: bool) -> Vec<String> {
+    let mut limits = Vec::new();
+    if non_empty {
+        limits.push("not empty".to_string());
+    }
+    if max != usize::MAX {
+        limits.push(format!("at most {max} items"));
+    }
+    if unique {
+        limits.push("no duplicates".to_string());
+    }
+    limits
 }
 
 /// "`a`, `b`, `c`"

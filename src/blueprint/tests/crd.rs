@@ -446,3 +446,13 @@ fn warnings_do_not_fail_the_load() {
         .as_deref()
         .is_some_and(|h| h.contains("ServiceLinkedRoleCreationNotPermitted"))));
 }
+
+#[test]
+fn empty_pools_warn_and_set_floats_become_quantities() {
+    let loaded =
+        check_str("e.toml", &format!("{HEADER}[node_pools]\n"), &[]).expect("a warning only");
+    assert!(loaded.warnings.items[0].message.contains("no node pools"));
+    let sets = ["node_pools.default.limits.cpu=1.5".to_string()];
+    let loaded = check_str("q.toml", HEADER, &sets).expect("1.5 is a quantity");
+    assert_eq!(loaded.blueprint.node_pools["default"].limits["cpu"], "1.5");
+}

@@ -89,6 +89,18 @@ fn size_gib(size: &str) -> Option<u64> {
 
 pub(super) fn node_pools(c: &mut Checker, bp: &Blueprint) {
     let classes: Vec<&str> = bp.node_classes.keys().map(String::as_str).collect();
+    if bp.node_pools.is_empty() {
+        c.warning(
+            "node_pools",
+            &[],
+            "there are no node pools: Karpenter will launch no nodes".into(),
+        )
+        .map(|b| {
+            b.hint(
+                "add a `[node_pools.<name>]` table, or leave `node_pools` out for the default pool",
+            )
+        });
+    }
     for (name, pool) in &bp.node_pools {
         let base = child("node_pools", name);
         if !bp.node_classes.contains_key(&pool.node_class) {
