@@ -95,6 +95,12 @@ impl Walker<'_> {
         }
     }
 
+    /// Reports a problem with the value of `node`.
+    fn refuse(&mut self, node: &Node, path: &str, r: Report) {
+        let at = self.place(node, node.span.clone(), path);
+        self.report(at, path, r);
+    }
+
     /// Applies a string rule; a warning does not refuse the value.
     fn check(&mut self, node: &Node, path: &str, rule: Option<Rule>, s: &str) -> bool {
         let Some(rule) = rule else { return true };
@@ -102,8 +108,7 @@ impl Walker<'_> {
             Ok(()) => true,
             Err(p) => {
                 let warning = p.warning;
-                let at = self.place(node, node.span.clone(), path);
-                self.report(at, path, Report::from_problem(p, rule.expected));
+                self.refuse(node, path, Report::from_problem(p, rule.expected));
                 warning
             }
         }
@@ -144,8 +149,7 @@ impl Walker<'_> {
                     return Some(Json::from(*i));
                 }
                 let r = Report::new(format!("{i} is out of range")).expected(ty.expected());
-                let at = self.place(node, node.span.clone(), path);
-                self.report(at, path, r);
+                self.refuse(node, path, r);
                 None
             }
             (Ty::Str(rule), Value::Str(s)) => self
@@ -168,8 +172,7 @@ impl Walker<'_> {
                 let r = Report::new(format!("`{s}` is not one of {}", code_list(values)))
                     .expected(ty.expected())
                     .hint(hint);
-                let at = self.place(node, node.span.clone(), path);
-                self.report(at, path, r);
+                self.refuse(node, path, r);
                 None
             }
             (
@@ -204,8 +207,7 @@ impl Walker<'_> {
                 let r = Report::new(format!("expected {}, found {}", ty.kind(), found.kind()))
                     .expected(ty.expected())
                     .hint(hint);
-                let at = self.place(node, node.span.clone(), path);
-                self.report(at, path, r);
+                self.refuse(node, path, r);
                 None
             }
         }
@@ -224,23 +226,17 @@ impl Walker<'_> {
             let p = item(path, i);
             match self.value(it, ty, &p) {
                 Some(v) if unique && out.contains(&v) => {
-                    let at = self.place(it, it.span.clone(), &p);
-                    self.report(
-                        at,
-                        &p,
-                        Report::new(format!("{v} appears more than once"))
-                            .hint(Some("remove the duplicate".into())),
-                    );
+                    let r = Report::new(format!("{v} appears more than once"));
+                    self.refuse(it, &p, r.hint(Some("remove the duplicate".into())));
                     complete = false;
                 }
                 Some(v) => out.push(v),
                 None => complete = false,
             }
         }
-        let at = self.place(node, node.span.clone(), path);
         if items.len() > max {
-            self.report(
-                at.clone(),
+            self.refuse(
+                node,
                 path,
                 Report::new(format!(
                     "at most {max} items are allowed, found {}",
@@ -250,8 +246,8 @@ impl Walker<'_> {
             complete = false;
         }
         if non_empty && items.is_empty() {
-            self.report(
-                at,
+            self.refuse(
+                node,
                 path,
                 Report::new("the array must not be empty").expected(format!(
                     "at least one {}",
@@ -311,8 +307,7 @@ impl Walker<'_> {
                 if !required.is_empty() {
                     r = r.hint(Some(format!("add `[{p}]` with {}", code_list(&required))));
                 }
-                let at = self.place(node, node.span.clone(), path);
-                self.report(at, &p, r);
+                self.refuse(node, &p, r);
                 self.index.reject(&p);
             }
             if let Some(v) = self.fallback(f, &p) {
@@ -391,9 +386,8 @@ impl Walker<'_> {
             }
         }
         if entries.len() > max {
-            let at = self.place(node, node.span.clone(), path);
-            self.report(
-                at,
+            self.refuse(
+                node,
                 path,
                 Report::new(format!(
                     "at most {max} entries are allowed, found {}",
