@@ -45,13 +45,17 @@ pub struct Locked {
     pub _guard: LockGuard,
     pub backend: LocalBackend,
     pub state: State,
+    /// Whether a state file existed (a new state's lineage is not fixed until its first write).
+    pub existed: bool,
 }
 
 pub fn lock_state(args: &StateArgs, stack: &str, region: &str, operation: &str) -> anyhow::Result<Locked> {
     let path = state_path(args.state.as_deref(), stack);
     let backend = LocalBackend::new(&path);
     let guard = backend.lock(operation, args.lock_timeout)?;
-    let state = backend.load()?.unwrap_or_else(|| State::new(stack, region));
+    let loaded = backend.load()?;
+    let existed = loaded.is_some();
+    let state = loaded.unwrap_or_else(|| State::new(stack, region));
     if state.stack != stack {
         bail!(
             "state {} belongs to stack `{}`, not `{stack}`\n  hint: pass --state for this stack's own state file",
@@ -59,7 +63,7 @@ pub fn lock_state(args: &StateArgs, stack: &str, region: &str, operation: &str) 
             state.stack
         );
     }
-    Ok(Locked { _guard: guard, backend, state })
+    Ok(Locked { _guard: guard, backend, state, existed })
 }
 
 pub async fn aws(stack: &str, region: &str) -> Arc<Context> {

@@ -27,6 +27,9 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         };
         // A saved plan is checked against the state as stored, not as refreshed in memory.
         p.state_serial = locked.state.serial;
+        if !locked.existed {
+            p.state_lineage = None;
+        }
         if a.run.json {
             println!("{}", serde_json::to_string_pretty(&p).context("rendering the plan")?);
         } else {

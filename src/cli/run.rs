@@ -45,14 +45,14 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         bail!("--set does not apply to a saved plan: the plan already fixes every value\n  hint: make a new plan with the --set flags");
     }
     let locked = common::lock_state(&a.state, &p.stack, &p.region, "apply")?;
-    if p.state_lineage.as_deref() != Some(locked.state.lineage.as_str()) && locked.state.serial > 0 {
+    if locked.existed && p.state_lineage.as_deref().is_some_and(|l| l != locked.state.lineage) {
         bail!(
             "the saved plan was made for another state (lineage {}), not {}\n  hint: run `kbp plan --out` again",
             p.state_lineage.as_deref().unwrap_or("none"),
             locked.backend.describe_path()
         );
     }
-    if p.state_serial != locked.state.serial {
+    if p.state_serial != locked.state.serial || (p.state_lineage.is_some() && !locked.existed) {
         bail!(
             "the state changed since the plan was saved (serial {} then, {} now)\n  hint: run `kbp plan --out` again and review the new plan",
             p.state_serial,
