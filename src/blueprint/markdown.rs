@@ -138,9 +138,7 @@ fn plural(kind: &str) -> String {
 fn constraints(ty: &Ty) -> String {
     let parts: Vec<String> = match ty {
         Ty::Bool | Ty::Str(None) | Ty::Table(_) => Vec::new(),
-        Ty::Int { min, max } => vec![format!("from {min} to {max}")],
-        Ty::Str(Some(r)) | Ty::IntOrStr(r) => vec![r.expected.to_string()],
-        Ty::Enum(_) => vec![ty.expected()],
+        Ty::Int { .. } | Ty::Str(Some(_)) | Ty::IntOrStr(_) | Ty::Enum(_) => vec![ty.expected()],
         Ty::List {
             item,
             max,

@@ -6,28 +6,23 @@ use super::{is_digits, Problem};
 
 /// EKS CreateCluster `name`: 1–100 characters, `^[0-9A-Za-z][A-Za-z0-9\-_]*$`.
 pub(crate) fn cluster_name(s: &str) -> Result<(), Problem> {
-    let shape = s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if s.len() > 100 || !shape {
-        return Err(
-            Problem::new(format!("`{s}` is not a valid EKS cluster name"))
-                .hint("use 1 to 100 letters, digits, `-` and `_`, starting with a letter or digit"),
-        );
-    }
-    Ok(())
+    eks_name(s, 100, "cluster")
 }
 
-/// EKS CreateNodegroup `nodegroupName`: 1–63 characters, starting with a letter or digit, then letters, digits,
-/// `-` and `_`.
+/// EKS CreateNodegroup `nodegroupName`: the cluster name rules, at most 63 characters.
 pub(crate) fn nodegroup_name(s: &str) -> Result<(), Problem> {
+    eks_name(s, 63, "node group")
+}
+
+fn eks_name(s: &str, max: usize, what: &str) -> Result<(), Problem> {
     let shape = s.starts_with(|c: char| c.is_ascii_alphanumeric())
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if s.len() > 63 || !shape {
+    if s.len() > max || !shape {
         return Err(
-            Problem::new(format!("`{s}` is not a valid EKS node group name"))
-                .hint("use 1 to 63 letters, digits, `-` and `_`, starting with a letter or digit"),
+            Problem::new(format!("`{s}` is not a valid EKS {what} name")).hint(format!(
+                "use 1 to {max} letters, digits, `-` and `_`, starting with a letter or digit"
+            )),
         );
     }
     Ok(())

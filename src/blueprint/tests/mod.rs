@@ -397,7 +397,7 @@ fn reference_documents_every_table_and_default() {
         "### `[[node_pools.<name>.requirements]]`",
         "### `[[node_pools.<name>.disruption.budgets]]`",
         "### `[node_classes.<name>.root_volume]`",
-        "| `desired_size` | integer | `2` | from 0 to 450 |",
+        "| `desired_size` | integer | `2` | an integer from 0 to 450 |",
         "`KarpenterNodeRole-<cluster.name>`",
         "See `[[node_group.taints]]`.",
         "karpenter.k8s.aws/instance-generation",
