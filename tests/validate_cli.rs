@@ -1,0 +1,103 @@
+//! `kbp validate` and `kbp graph` as a user runs them: no AWS, exit codes, every diagnostic at once.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn kbp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kbp"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kbp")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn every_shipped_blueprint_is_valid_and_compiles() {
+    for name in ["karpenter-mng", "spot-fallback", "gpu", "minimal"] {
+        let path = format!("blueprints/{name}.toml");
+        let out = kbp(&["validate", &path]);
+        assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out));
+        let graph = kbp(&["graph", &path, "--format", "json"]);
+        assert_eq!(graph.status.code(), Some(0), "{}", text(&graph));
+        let g: serde_json::Value = serde_json::from_slice(&graph.stdout).unwrap();
+        assert!(g["resources"].as_array().unwrap().len() > 40, "{name} compiles to the whole stack");
+        let first_private = g["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["address"].as_str().unwrap().to_string())
+            .find(|a| a.starts_with("subnet.private["))
+            .unwrap();
+        let dot = String::from_utf8_lossy(&kbp(&["graph", &path]).stdout).into_owned();
+        let edge = format!("\"vpc.main\" -> \"{}\"", first_private.replace('"', "\\\""));
+        assert!(dot.contains(&edge), "{edge} in\n{dot}");
+    }
+}
+
+#[test]
+fn a_broken_blueprint_reports_every_error_with_its_place_and_exits_1() {
+    let out = kbp(&["validate", "tests/fixtures/blueprints/broken.toml"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let t = text(&out);
+    assert!(!t.contains("panicked"), "{t}");
+    let f = "tests/fixtures/blueprints/broken.toml";
+    // One per kind of mistake, each at its line:column.
+    for (place, what) in [
+        (format!("{f}:8:35"), "overlaps"),
+        (format!("{f}:11:12"), "min_size (4) is greater than max_size (3)"),
+        (format!("{f}:13:1"), "did you mean `desired_size`?"),
+        (format!("{f}:16:12"), "expected an integer, found a string"),
+        (format!("{f}:19:14"), "node class `gpus`, which does not exist"),
+        (format!("{f}:24:10"), "`Gt` takes exactly one integer value, found 2 values"),
+        (format!("{f}:26:1"), "missing required field `operator`"),
+    ] {
+        assert!(t.contains(&place), "no diagnostic at {place}:\n{t}");
+        assert!(t.contains(what), "no `{what}`:\n{t}");
+    }
+
+    let json = kbp(&["validate", "tests/fixtures/blueprints/broken.toml", "--json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["valid"], false);
+    assert!(v["diagnostics"].as_array().unwrap().len() >= 7);
+}
+
+#[test]
+fn set_overrides_are_validated_and_shown_in_the_effective_blueprint() {
+    let out = kbp(&["validate", "blueprints/minimal.toml", "--print", "--set", "cluster.name=sbx-42", "--set", "vpc.nat_gateway=per-az"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.contains("sbx-42") && t.contains("per-az"), "{t}");
+    // Defaults are spelled out.
+    assert!(t.contains("BOTTLEROCKET_x86_64") && t.contains("10.0.0.0/20"), "{t}");
+
+    let bad = kbp(&["validate", "blueprints/minimal.toml", "--set", "vpc.nat_gateway=sometimes"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(text(&bad).contains("--set"), "{}", text(&bad));
+}
+
+#[test]
+fn unreadable_or_garbage_input_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.toml");
+    std::fs::write(&garbage, [0xff, 0xfe, b'[', b'[', b'x', 0x00]).unwrap();
+    for args in [
+        vec!["validate".to_string(), garbage.display().to_string()],
+        vec!["validate".to_string(), dir.path().join("missing.toml").display().to_string()],
+        vec!["plan".to_string(), dir.path().join("missing.toml").display().to_string()],
+        vec!["state".to_string(), "show".to_string(), "not an address".to_string(), "--state".to_string(), "x.json".to_string()],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = kbp(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out));
+        assert!(!text(&out).contains("panicked"), "{}", text(&out));
+        assert!(text(&out).contains("error"), "{}", text(&out));
+    }
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").exists());
+}
