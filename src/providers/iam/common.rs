@@ -1,10 +1,41 @@
-//! What every IAM provider needs besides the API call itself: reading its attributes, treating "no such
-//! entity" as "gone", and the error for a name someone else already holds.
+//! What every IAM provider needs besides its own calls: sending a request under the retry policy, reading
+//! desired attributes, treating "no such entity" as "gone", and explaining a name someone else holds.
 
+use std::future::Future;
+
+use aws_sdk_iam::error::{ProvideErrorMetadata, SdkError};
 use serde_json::Value;
 
 use crate::graph::Attrs;
-use crate::providers::ProviderError;
+use crate::providers::{Context, ProviderError};
+
+/// Sends one IAM request (`request` builds and sends it) under the retry policy, retrying throttling and the
+/// `transient` codes, and names the operation `op` in the error:
+/// `send(cx, "iam:GetRole", &[], || cx.iam().get_role().role_name(name).send())`.
+pub async fn send<O, E, F, Fut>(cx: &Context, op: &str, transient: &[&str], mut request: F) -> Result<O, ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    cx.retry
+        .run(transient, || {
+            let sent = request();
+            async move { sent.await.map_err(|e| ProviderError::from_sdk(op, e)) }
+        })
+        .await
+}
+
+/// A delete that IAM refuses with `DeleteConflict` until the detachments made just before it are seen;
+/// deleting what is already gone succeeds.
+pub async fn delete_when_released<O, E, F, Fut>(cx: &Context, op: &str, request: F) -> Result<(), ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    ok_if_gone(send(cx, op, &["DeleteConflict"], request).await.map(drop))
+}
 
 /// A string attribute the compiler always sets.
 pub fn required_str<'a>(kind: &str, attrs: &'a Attrs, key: &str) -> Result<&'a str, ProviderError> {
@@ -42,7 +73,7 @@ pub fn absent_if_gone<T>(r: Result<T, ProviderError>) -> Result<Option<T>, Provi
 
 /// Success for a removal whose target is already gone.
 pub fn ok_if_gone(r: Result<(), ProviderError>) -> Result<(), ProviderError> {
-    absent_if_gone(r).map(|_| ())
+    absent_if_gone(r).map(drop)
 }
 
 /// Names are deterministic, so a name already taken means a resource kbp did not record: another stack's, or
@@ -58,11 +89,17 @@ pub fn explain_taken(e: ProviderError, what: &str, name: &str) -> ProviderError 
     }
 }
 
-/// A `json!({...})` object literal as attributes (anything else is empty; callers only pass literals).
+/// The error for an update whose resource disappeared since the plan was made.
+pub fn vanished(operation: &str, what: &str, id: &str) -> ProviderError {
+    ProviderError::new(operation, "NoSuchEntity", format!("{what} `{id}` no longer exists"))
+        .with_hint(format!("run `kbp plan` again: the {what} will be planned for creation"))
+}
+
+/// The map inside a `json!({...})` literal, which is always an object.
 pub fn object(v: Value) -> Attrs {
     match v {
         Value::Object(m) => m,
-        _ => Attrs::new(),
+        other => panic!("invariant: attributes are built from a JSON object literal, got {other}"),
     }
 }
 
@@ -72,10 +109,4 @@ pub fn split_id<'a>(kind: &str, id: &'a str, sep: char, shape: &str) -> Result<(
         ProviderError::new(kind, "", format!("`{id}` is not an ID of this kind (expected {shape})"))
             .with_hint("the state file was edited by hand or is corrupt; fix the ID or remove the entry")
     })
-}
-
-/// The error for an update whose resource disappeared since the plan was made.
-pub fn vanished(operation: &str, what: &str, id: &str) -> ProviderError {
-    ProviderError::new(operation, "NoSuchEntity", format!("{what} `{id}` no longer exists"))
-        .with_hint(format!("run `kbp plan` again: the {what} will be planned for creation"))
 }

@@ -4,8 +4,11 @@
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::common::{absent_if_gone, explain_taken, object, ok_if_gone, optional_str, path, required_str, vanished};
-use super::tagging;
+use super::common::{
+    absent_if_gone, delete_when_released, explain_taken, object, ok_if_gone, optional_str, path, required_str, send,
+    vanished,
+};
+use super::tagging::{self, Tagged};
 use crate::graph::Attrs;
 use crate::providers::tags::{merged, user_tags};
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
@@ -46,15 +49,17 @@ impl Provider for InstanceProfile {
         const OP: &str = "iam:CreateInstanceProfile";
         let a = desired.attrs;
         let name = required_str(KIND, a, "name")?;
-        let out = cx
-            .iam()
-            .create_instance_profile()
-            .instance_profile_name(name)
-            .path(path(a))
-            .set_tags(Some(tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?))
-            .send()
-            .await
-            .map_err(|e| explain_taken(ProviderError::from_sdk(OP, e), "instance profile", name))?;
+        let tags = tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?;
+        let out = send(cx, OP, &[], || {
+            cx.iam()
+                .create_instance_profile()
+                .instance_profile_name(name)
+                .path(path(a))
+                .set_tags(Some(tags.clone()))
+                .send()
+        })
+        .await
+        .map_err(|e| explain_taken(e, "instance profile", name))?;
         let profile =
             out.instance_profile.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no instance profile"))?;
         if let Some(role) = optional_str(a, "role") {
@@ -82,21 +87,7 @@ impl Provider for InstanceProfile {
                 add_role(cx, id, new).await?;
             }
         }
-        tagging::reconcile(
-            "iam:TagInstanceProfile",
-            &tagging::from_iam(profile.tags()),
-            &merged(a, &desired.kbp_tags),
-            |keys| async move {
-                let r =
-                    cx.iam().untag_instance_profile().instance_profile_name(id).set_tag_keys(Some(keys)).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:UntagInstanceProfile", e))
-            },
-            |tags| async move {
-                let r = cx.iam().tag_instance_profile().instance_profile_name(id).set_tags(Some(tags)).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:TagInstanceProfile", e))
-            },
-        )
-        .await?;
+        tagging::reconcile(cx, Tagged::InstanceProfile(id), profile.tags(), &merged(a, &desired.kbp_tags)).await?;
         Ok(applied(&profile))
     }
 
@@ -105,22 +96,15 @@ impl Provider for InstanceProfile {
         for role in profile.roles() {
             remove_role(cx, id, role.role_name()).await?;
         }
-        // The role's removal takes a moment to be seen by DeleteInstanceProfile, which answers DeleteConflict.
-        let deleted = cx
-            .retry
-            .run(&["DeleteConflict"], || async {
-                let r = cx.iam().delete_instance_profile().instance_profile_name(id).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeleteInstanceProfile", e))
-            })
-            .await;
-        ok_if_gone(deleted)
+        let delete = || cx.iam().delete_instance_profile().instance_profile_name(id).send();
+        delete_when_released(cx, "iam:DeleteInstanceProfile", delete).await
     }
 }
 
 async fn get(cx: &Context, name: &str) -> Result<Option<aws_sdk_iam::types::InstanceProfile>, ProviderError> {
-    let r = cx.iam().get_instance_profile().instance_profile_name(name).send().await;
-    let r = r.map_err(|e| ProviderError::from_sdk("iam:GetInstanceProfile", e));
-    Ok(absent_if_gone(r)?.and_then(|out| out.instance_profile))
+    let r =
+        send(cx, "iam:GetInstanceProfile", &[], || cx.iam().get_instance_profile().instance_profile_name(name).send());
+    Ok(absent_if_gone(r.await)?.and_then(|out| out.instance_profile))
 }
 
 fn role_of(profile: &aws_sdk_iam::types::InstanceProfile) -> Option<&str> {
@@ -129,17 +113,19 @@ fn role_of(profile: &aws_sdk_iam::types::InstanceProfile) -> Option<&str> {
 
 async fn add_role(cx: &Context, profile: &str, role: &str) -> Result<(), ProviderError> {
     // A role or profile created a moment ago may not be visible to AddRoleToInstanceProfile yet.
-    cx.retry
-        .run(&["NoSuchEntity"], || async {
-            let r = cx.iam().add_role_to_instance_profile().instance_profile_name(profile).role_name(role).send().await;
-            r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:AddRoleToInstanceProfile", e))
-        })
-        .await
+    send(cx, "iam:AddRoleToInstanceProfile", &["NoSuchEntity"], || {
+        cx.iam().add_role_to_instance_profile().instance_profile_name(profile).role_name(role).send()
+    })
+    .await
+    .map(drop)
 }
 
+/// Takes the role out of the profile; a profile or role already gone counts as done.
 pub(super) async fn remove_role(cx: &Context, profile: &str, role: &str) -> Result<(), ProviderError> {
-    let r = cx.iam().remove_role_from_instance_profile().instance_profile_name(profile).role_name(role).send().await;
-    ok_if_gone(r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:RemoveRoleFromInstanceProfile", e)))
+    let r = send(cx, "iam:RemoveRoleFromInstanceProfile", &[], || {
+        cx.iam().remove_role_from_instance_profile().instance_profile_name(profile).role_name(role).send()
+    });
+    ok_if_gone(r.await.map(drop))
 }
 
 fn applied(profile: &aws_sdk_iam::types::InstanceProfile) -> Applied {

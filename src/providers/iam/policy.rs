@@ -8,9 +8,11 @@ use aws_sdk_iam::types::PolicyVersion;
 use serde_json::{json, Value};
 
 use super::common::{
-    absent_if_gone, explain_taken, object, ok_if_gone, optional_str, path, required, required_str, vanished,
+    absent_if_gone, delete_when_released, explain_taken, object, ok_if_gone, optional_str, path, required,
+    required_str, send, vanished,
 };
-use super::{policy_doc, tagging};
+use super::tagging::{self, Tagged};
+use super::{policy_doc, role_policy_attachment};
 use crate::graph::Attrs;
 use crate::providers::sts::caller_identity;
 use crate::providers::tags::{merged, user_tags};
@@ -60,17 +62,19 @@ impl Provider for Policy {
         let a = desired.attrs;
         let name = required_str(KIND, a, "name")?;
         let doc = policy_doc::to_aws(OP, required(KIND, a, "policy")?)?;
-        let out = cx
-            .iam()
-            .create_policy()
-            .policy_name(name)
-            .path(path(a))
-            .set_description(optional_str(a, "description").map(str::to_string))
-            .policy_document(doc)
-            .set_tags(Some(tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?))
-            .send()
-            .await
-            .map_err(|e| explain_taken(ProviderError::from_sdk(OP, e), "policy", name))?;
+        let tags = tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?;
+        let out = send(cx, OP, &[], || {
+            cx.iam()
+                .create_policy()
+                .policy_name(name)
+                .path(path(a))
+                .set_description(optional_str(a, "description").map(str::to_string))
+                .policy_document(&doc)
+                .set_tags(Some(tags.clone()))
+                .send()
+        })
+        .await
+        .map_err(|e| explain_taken(e, "policy", name))?;
         let policy = out.policy.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no policy"))?;
         applied(&policy)
     }
@@ -89,29 +93,12 @@ impl Provider for Policy {
             const OP: &str = "iam:CreatePolicyVersion";
             let doc = policy_doc::to_aws(OP, wanted)?;
             make_room_for_a_version(cx, id).await?;
-            cx.iam()
-                .create_policy_version()
-                .policy_arn(id)
-                .policy_document(doc)
-                .set_as_default(true)
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk(OP, e))?;
+            send(cx, OP, &[], || {
+                cx.iam().create_policy_version().policy_arn(id).policy_document(&doc).set_as_default(true).send()
+            })
+            .await?;
         }
-        tagging::reconcile(
-            "iam:TagPolicy",
-            &tagging::from_iam(policy.tags()),
-            &merged(a, &desired.kbp_tags),
-            |keys| async move {
-                let r = cx.iam().untag_policy().policy_arn(id).set_tag_keys(Some(keys)).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:UntagPolicy", e))
-            },
-            |tags| async move {
-                let r = cx.iam().tag_policy().policy_arn(id).set_tags(Some(tags)).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:TagPolicy", e))
-            },
-        )
-        .await?;
+        tagging::reconcile(cx, Tagged::Policy(id), policy.tags(), &merged(a, &desired.kbp_tags)).await?;
         applied(&policy)
     }
 
@@ -119,75 +106,52 @@ impl Provider for Policy {
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         let Some(entities) = absent_if_gone(attached_entities(cx, id).await)? else { return Ok(()) };
         for entity in entities {
-            let r = match &entity {
-                Entity::Role(n) => {
-                    let r = cx.iam().detach_role_policy().role_name(n).policy_arn(id).send().await;
-                    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DetachRolePolicy", e))
-                }
-                Entity::User(n) => {
-                    let r = cx.iam().detach_user_policy().user_name(n).policy_arn(id).send().await;
-                    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DetachUserPolicy", e))
-                }
-                Entity::Group(n) => {
-                    let r = cx.iam().detach_group_policy().group_name(n).policy_arn(id).send().await;
-                    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DetachGroupPolicy", e))
-                }
-            };
-            ok_if_gone(r)?;
+            detach(cx, id, &entity).await?;
         }
+        // Some implementations list no entities for a policy that is gone rather than failing.
         let Some(versions) = absent_if_gone(versions(cx, id).await)? else { return Ok(()) };
         for v in versions {
             if let (false, Some(version)) = (v.is_default_version(), v.version_id()) {
-                ok_if_gone(delete_version(cx, id, version).await)?;
+                delete_version(cx, id, version).await?;
             }
         }
-        // Detachments take a moment to be seen by DeletePolicy, which answers DeleteConflict meanwhile.
-        let deleted = cx
-            .retry
-            .run(&["DeleteConflict"], || async {
-                let r = cx.iam().delete_policy().policy_arn(id).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeletePolicy", e))
-            })
-            .await;
-        ok_if_gone(deleted)
+        delete_when_released(cx, "iam:DeletePolicy", || cx.iam().delete_policy().policy_arn(id).send()).await
     }
 }
 
 async fn get(cx: &Context, arn: &str) -> Result<Option<aws_sdk_iam::types::Policy>, ProviderError> {
-    let r = cx.iam().get_policy().policy_arn(arn).send().await.map_err(|e| ProviderError::from_sdk("iam:GetPolicy", e));
+    let r = send(cx, "iam:GetPolicy", &[], || cx.iam().get_policy().policy_arn(arn).send()).await;
     Ok(absent_if_gone(r)?.and_then(|out| out.policy))
 }
 
 async fn default_document(cx: &Context, policy: &aws_sdk_iam::types::Policy) -> Result<Value, ProviderError> {
     const OP: &str = "iam:GetPolicyVersion";
-    let out = cx
-        .iam()
-        .get_policy_version()
-        .set_policy_arn(policy.arn().map(str::to_string))
-        .set_version_id(policy.default_version_id().map(str::to_string))
-        .send()
-        .await
-        .map_err(|e| ProviderError::from_sdk(OP, e))?;
+    let out = send(cx, OP, &[], || {
+        cx.iam()
+            .get_policy_version()
+            .set_policy_arn(policy.arn().map(str::to_string))
+            .set_version_id(policy.default_version_id().map(str::to_string))
+            .send()
+    })
+    .await?;
     let doc = out.policy_version().and_then(PolicyVersion::document);
     policy_doc::from_aws(OP, doc.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no document"))?)
 }
 
 async fn versions(cx: &Context, arn: &str) -> Result<Vec<PolicyVersion>, ProviderError> {
-    let r = cx
-        .iam()
-        .list_policy_versions()
-        .policy_arn(arn)
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await;
-    r.map_err(|e| ProviderError::from_sdk("iam:ListPolicyVersions", e))
+    send(cx, "iam:ListPolicyVersions", &[], || async {
+        let pages = cx.iam().list_policy_versions().policy_arn(arn).into_paginator().items().send();
+        pages.collect::<Result<Vec<_>, _>>().await
+    })
+    .await
 }
 
+/// Deletes one non-default version; one already gone counts as deleted.
 async fn delete_version(cx: &Context, arn: &str, version: &str) -> Result<(), ProviderError> {
-    let r = cx.iam().delete_policy_version().policy_arn(arn).version_id(version).send().await;
-    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeletePolicyVersion", e))
+    let r = send(cx, "iam:DeletePolicyVersion", &[], || {
+        cx.iam().delete_policy_version().policy_arn(arn).version_id(version).send()
+    });
+    ok_if_gone(r.await.map(drop))
 }
 
 /// Deletes the oldest non-default version when the policy already has the most IAM allows.
@@ -201,7 +165,7 @@ async fn make_room_for_a_version(cx: &Context, arn: &str) -> Result<(), Provider
         .filter(|v| !v.is_default_version())
         .min_by_key(|v| (v.create_date().map(|d| (d.secs(), d.subsec_nanos())), version_number(v)));
     match oldest.and_then(PolicyVersion::version_id) {
-        Some(version) => ok_if_gone(delete_version(cx, arn, version).await),
+        Some(version) => delete_version(cx, arn, version).await,
         None => Ok(()),
     }
 }
@@ -211,6 +175,7 @@ fn version_number(v: &PolicyVersion) -> u64 {
     v.version_id().and_then(|id| id.trim_start_matches('v').parse().ok()).unwrap_or(u64::MAX)
 }
 
+/// What a managed policy can be attached to.
 enum Entity {
     Role(String),
     User(String),
@@ -218,15 +183,11 @@ enum Entity {
 }
 
 async fn attached_entities(cx: &Context, arn: &str) -> Result<Vec<Entity>, ProviderError> {
-    let pages = cx
-        .iam()
-        .list_entities_for_policy()
-        .policy_arn(arn)
-        .into_paginator()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await;
-    let pages = pages.map_err(|e| ProviderError::from_sdk("iam:ListEntitiesForPolicy", e))?;
+    let pages = send(cx, "iam:ListEntitiesForPolicy", &[], || async {
+        let pages = cx.iam().list_entities_for_policy().policy_arn(arn).into_paginator().send();
+        pages.collect::<Result<Vec<_>, _>>().await
+    })
+    .await?;
     let mut out = Vec::new();
     for page in pages {
         out.extend(page.policy_roles().iter().filter_map(|r| r.role_name()).map(|n| Entity::Role(n.to_string())));
@@ -234,6 +195,26 @@ async fn attached_entities(cx: &Context, arn: &str) -> Result<Vec<Entity>, Provi
         out.extend(page.policy_groups().iter().filter_map(|g| g.group_name()).map(|n| Entity::Group(n.to_string())));
     }
     Ok(out)
+}
+
+/// Detaches the policy from one entity; an entity already gone counts as detached.
+async fn detach(cx: &Context, arn: &str, entity: &Entity) -> Result<(), ProviderError> {
+    let r = match entity {
+        Entity::Role(role) => return role_policy_attachment::detach(cx, role, arn).await,
+        Entity::User(user) => {
+            let r = send(cx, "iam:DetachUserPolicy", &[], || {
+                cx.iam().detach_user_policy().user_name(user).policy_arn(arn).send()
+            });
+            r.await.map(drop)
+        }
+        Entity::Group(group) => {
+            let r = send(cx, "iam:DetachGroupPolicy", &[], || {
+                cx.iam().detach_group_policy().group_name(group).policy_arn(arn).send()
+            });
+            r.await.map(drop)
+        }
+    };
+    ok_if_gone(r)
 }
 
 fn applied(policy: &aws_sdk_iam::types::Policy) -> Result<Applied, ProviderError> {

@@ -1,12 +1,17 @@
 //! `aws_iam_role`: an IAM role with its trust policy. The ID is the role name.
 
+use std::future::Future;
+
 use async_trait::async_trait;
+use aws_sdk_iam::error::{ProvideErrorMetadata, SdkError};
 use serde_json::{json, Value};
 
 use super::common::{
-    absent_if_gone, explain_taken, object, ok_if_gone, optional_str, path, required, required_str, vanished,
+    absent_if_gone, delete_when_released, explain_taken, object, optional_str, path, required, required_str, send,
+    vanished,
 };
-use super::{instance_profile, policy_doc, role_policy_attachment, tagging};
+use super::tagging::{self, Tagged};
+use super::{instance_profile, policy_doc, role_policy, role_policy_attachment};
 use crate::graph::Attrs;
 use crate::providers::tags::{merged, user_tags};
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
@@ -48,7 +53,7 @@ impl Provider for Role {
             "max_session_duration": role.max_session_duration().unwrap_or(DEFAULT_MAX_SESSION),
             "tags": user_tags(tagging::from_iam(role.tags())),
         });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(&role).outputs }))
+        Ok(Some(Observed { attrs: object(attrs), outputs: applied(&role).outputs }))
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
@@ -63,7 +68,7 @@ impl Provider for Role {
         let name = required_str(KIND, a, "name")?;
         let trust = policy_doc::to_aws(OP, required(KIND, a, "assume_role_policy")?)?;
         let tags = tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?;
-        let created = with_trust_retry(cx, || async {
+        let created = set_trust(cx, OP, || {
             cx.iam()
                 .create_role()
                 .role_name(name)
@@ -73,13 +78,11 @@ impl Provider for Role {
                 .set_max_session_duration(max_session(a))
                 .set_tags(Some(tags.clone()))
                 .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk(OP, e))
         })
         .await
         .map_err(|e| explain_taken(e, "role", name))?;
         let role = created.role.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no role"))?;
-        Ok(outputs(&role))
+        Ok(applied(&role))
     }
 
     async fn update(
@@ -97,16 +100,8 @@ impl Provider for Role {
         if !current.is_some_and(|c| policy_doc::equivalent(trust, &c)) {
             const OP: &str = "iam:UpdateAssumeRolePolicy";
             let doc = policy_doc::to_aws(OP, trust)?;
-            with_trust_retry(cx, || async {
-                cx.iam()
-                    .update_assume_role_policy()
-                    .role_name(id)
-                    .policy_document(&doc)
-                    .send()
-                    .await
-                    .map_err(|e| ProviderError::from_sdk(OP, e))
-            })
-            .await?;
+            set_trust(cx, OP, || cx.iam().update_assume_role_policy().role_name(id).policy_document(&doc).send())
+                .await?;
         }
 
         let description = optional_str(a, "description").unwrap_or("");
@@ -114,31 +109,14 @@ impl Provider for Role {
         if role.description().unwrap_or("") != description
             || role.max_session_duration().unwrap_or(DEFAULT_MAX_SESSION) != max
         {
-            cx.iam()
-                .update_role()
-                .role_name(id)
-                .description(description)
-                .max_session_duration(max)
-                .send()
-                .await
-                .map_err(|e| ProviderError::from_sdk("iam:UpdateRole", e))?;
+            send(cx, "iam:UpdateRole", &[], || {
+                cx.iam().update_role().role_name(id).description(description).max_session_duration(max).send()
+            })
+            .await?;
         }
 
-        tagging::reconcile(
-            "iam:TagRole",
-            &tagging::from_iam(role.tags()),
-            &merged(a, &desired.kbp_tags),
-            |keys| async move {
-                let r = cx.iam().untag_role().role_name(id).set_tag_keys(Some(keys)).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:UntagRole", e))
-            },
-            |tags| async move {
-                let r = cx.iam().tag_role().role_name(id).set_tags(Some(tags)).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:TagRole", e))
-            },
-        )
-        .await?;
-        Ok(outputs(&role))
+        tagging::reconcile(cx, Tagged::Role(id), role.tags(), &merged(a, &desired.kbp_tags)).await?;
+        Ok(applied(&role))
     }
 
     /// Roles cannot be deleted while anything hangs on them, and some of what hangs on them may not be kbp's
@@ -149,34 +127,25 @@ impl Provider for Role {
             return Ok(());
         };
         for arn in attached {
-            ok_if_gone(role_policy_attachment::detach(cx, id, &arn).await)?;
+            role_policy_attachment::detach(cx, id, &arn).await?;
         }
         for policy in inline_policy_names(cx, id).await? {
-            let r = cx.iam().delete_role_policy().role_name(id).policy_name(&policy).send().await;
-            ok_if_gone(r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeleteRolePolicy", e)))?;
+            role_policy::delete(cx, id, &policy).await?;
         }
         for profile in instance_profile_names(cx, id).await? {
             instance_profile::remove_role(cx, &profile, id).await?;
         }
-        // Detachments take a moment to be seen by DeleteRole, which answers DeleteConflict meanwhile.
-        let deleted = cx
-            .retry
-            .run(&["DeleteConflict"], || async {
-                let r = cx.iam().delete_role().role_name(id).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeleteRole", e))
-            })
-            .await;
-        ok_if_gone(deleted)
+        delete_when_released(cx, "iam:DeleteRole", || cx.iam().delete_role().role_name(id).send()).await
     }
 }
 
 /// The role, or `None` when there is no role of that name.
 pub(super) async fn get(cx: &Context, name: &str) -> Result<Option<aws_sdk_iam::types::Role>, ProviderError> {
-    let r = cx.iam().get_role().role_name(name).send().await.map_err(|e| ProviderError::from_sdk("iam:GetRole", e));
+    let r = send(cx, "iam:GetRole", &[], || cx.iam().get_role().role_name(name).send()).await;
     Ok(absent_if_gone(r)?.and_then(|out| out.role))
 }
 
-fn outputs(role: &aws_sdk_iam::types::Role) -> Applied {
+fn applied(role: &aws_sdk_iam::types::Role) -> Applied {
     let outputs = json!({
         "id": role.role_name(),
         "name": role.role_name(),
@@ -190,18 +159,21 @@ fn max_session(a: &Attrs) -> Option<i32> {
     a.get("max_session_duration").and_then(Value::as_i64).and_then(|n| i32::try_from(n).ok())
 }
 
-/// Runs a call that sets a trust policy, retrying while IAM does not yet see a principal that was just made.
-async fn with_trust_retry<T, F, Fut>(cx: &Context, mut call: F) -> Result<T, ProviderError>
+/// Sends a request that sets a trust policy, retrying while IAM does not yet see a principal that was just
+/// made.
+async fn set_trust<O, E, F, Fut>(cx: &Context, op: &str, mut request: F) -> Result<O, ProviderError>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, ProviderError>>,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
 {
     let result = cx
         .retry
         .run(&[PRINCIPAL_NOT_YET_VISIBLE], || {
-            let attempt = call();
+            let sent = request();
             async move {
-                attempt.await.map_err(|mut e| {
+                sent.await.map_err(|e| {
+                    let mut e = ProviderError::from_sdk(op, e);
                     if e.is("MalformedPolicyDocument") && e.message.to_ascii_lowercase().contains("principal") {
                         e.code = PRINCIPAL_NOT_YET_VISIBLE.to_string();
                     }
@@ -224,29 +196,24 @@ where
 }
 
 async fn inline_policy_names(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
-    let r = cx
-        .iam()
-        .list_role_policies()
-        .role_name(role)
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await;
-    absent_if_gone(r.map_err(|e| ProviderError::from_sdk("iam:ListRolePolicies", e))).map(Option::unwrap_or_default)
+    let r = send(cx, "iam:ListRolePolicies", &[], || async {
+        cx.iam()
+            .list_role_policies()
+            .role_name(role)
+            .into_paginator()
+            .items()
+            .send()
+            .collect::<Result<Vec<_>, _>>()
+            .await
+    });
+    Ok(absent_if_gone(r.await)?.unwrap_or_default())
 }
 
 async fn instance_profile_names(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
-    let r = cx
-        .iam()
-        .list_instance_profiles_for_role()
-        .role_name(role)
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await
-        .map_err(|e| ProviderError::from_sdk("iam:ListInstanceProfilesForRole", e));
-    let profiles = absent_if_gone(r)?.unwrap_or_default();
+    let r = send(cx, "iam:ListInstanceProfilesForRole", &[], || async {
+        let pages = cx.iam().list_instance_profiles_for_role().role_name(role).into_paginator().items().send();
+        pages.collect::<Result<Vec<_>, _>>().await
+    });
+    let profiles = absent_if_gone(r.await)?.unwrap_or_default();
     Ok(profiles.iter().map(|p| p.instance_profile_name().to_string()).collect())
 }

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use super::common::{self, absent_if_gone, object, ok_if_gone, required, required_str};
+use super::common::{self, absent_if_gone, object, ok_if_gone, required, required_str, send};
 use super::policy_doc;
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
@@ -27,8 +27,8 @@ impl Provider for RolePolicy {
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         const OP: &str = "iam:GetRolePolicy";
         let (role, name) = split_id(id)?;
-        let r = cx.iam().get_role_policy().role_name(role).policy_name(name).send().await;
-        let Some(out) = absent_if_gone(r.map_err(|e| ProviderError::from_sdk(OP, e)))? else { return Ok(None) };
+        let r = send(cx, OP, &[], || cx.iam().get_role_policy().role_name(role).policy_name(name).send()).await;
+        let Some(out) = absent_if_gone(r)? else { return Ok(None) };
         let doc = policy_doc::observed(policy_doc::from_aws(OP, out.policy_document())?, prior.get("policy"));
         Ok(Some(Observed {
             attrs: object(json!({"role": role, "name": name, "policy": doc})),
@@ -52,8 +52,7 @@ impl Provider for RolePolicy {
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         let (role, name) = split_id(id)?;
-        let r = cx.iam().delete_role_policy().role_name(role).policy_name(name).send().await;
-        ok_if_gone(r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DeleteRolePolicy", e)))
+        delete(cx, role, name).await
     }
 }
 
@@ -63,13 +62,19 @@ async fn put(cx: &Context, a: &Attrs) -> Result<Applied, ProviderError> {
     let name = required_str(KIND, a, "name")?;
     let doc = policy_doc::to_aws(OP, required(KIND, a, "policy")?)?;
     // The role may have been created a moment ago and not be visible everywhere yet.
-    cx.retry
-        .run(&["NoSuchEntity"], || async {
-            let r = cx.iam().put_role_policy().role_name(role).policy_name(name).policy_document(&doc).send().await;
-            r.map(|_| ()).map_err(|e| ProviderError::from_sdk(OP, e))
-        })
-        .await?;
+    send(cx, OP, &["NoSuchEntity"], || {
+        cx.iam().put_role_policy().role_name(role).policy_name(name).policy_document(&doc).send()
+    })
+    .await?;
     Ok(applied(role, name))
+}
+
+/// Deletes the inline policy; one already gone (or whose role is gone) counts as deleted.
+pub(super) async fn delete(cx: &Context, role: &str, name: &str) -> Result<(), ProviderError> {
+    let r = send(cx, "iam:DeleteRolePolicy", &[], || {
+        cx.iam().delete_role_policy().role_name(role).policy_name(name).send()
+    });
+    ok_if_gone(r.await.map(drop))
 }
 
 fn applied(role: &str, name: &str) -> Applied {

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use super::common::{self, absent_if_gone, object, ok_if_gone, required_str};
+use super::common::{self, absent_if_gone, object, ok_if_gone, required_str, send};
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
@@ -37,19 +37,17 @@ impl Provider for RolePolicyAttachment {
         let role = required_str(KIND, desired.attrs, "role")?;
         let policy_arn = required_str(KIND, desired.attrs, "policy_arn")?;
         // A role or policy created a moment ago may not be visible to AttachRolePolicy yet.
-        cx.retry
-            .run(&["NoSuchEntity"], || async {
-                let r = cx.iam().attach_role_policy().role_name(role).policy_arn(policy_arn).send().await;
-                r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:AttachRolePolicy", e))
-            })
-            .await
-            .map_err(|e| {
-                if e.is_not_found() {
-                    e.with_hint(format!("check that role `{role}` and policy `{policy_arn}` exist"))
-                } else {
-                    e
-                }
-            })?;
+        send(cx, "iam:AttachRolePolicy", &["NoSuchEntity"], || {
+            cx.iam().attach_role_policy().role_name(role).policy_arn(policy_arn).send()
+        })
+        .await
+        .map_err(|e| {
+            if e.is_not_found() {
+                e.with_hint(format!("check that role `{role}` and policy `{policy_arn}` exist"))
+            } else {
+                e
+            }
+        })?;
         Ok(applied(role, policy_arn))
     }
 
@@ -67,28 +65,26 @@ impl Provider for RolePolicyAttachment {
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         let (role, policy_arn) = split_id(id)?;
-        ok_if_gone(detach(cx, role, policy_arn).await)
+        detach(cx, role, policy_arn).await
     }
 }
 
 /// The ARNs of the managed policies attached to `role`.
 pub(super) async fn attached_policy_arns(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
-    let attached = cx
-        .iam()
-        .list_attached_role_policies()
-        .role_name(role)
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await
-        .map_err(|e| ProviderError::from_sdk("iam:ListAttachedRolePolicies", e))?;
+    let attached = send(cx, "iam:ListAttachedRolePolicies", &[], || async {
+        let pages = cx.iam().list_attached_role_policies().role_name(role).into_paginator().items().send();
+        pages.collect::<Result<Vec<_>, _>>().await
+    })
+    .await?;
     Ok(attached.iter().filter_map(|p| p.policy_arn().map(str::to_string)).collect())
 }
 
+/// Detaches the policy; a role or attachment already gone counts as detached.
 pub(super) async fn detach(cx: &Context, role: &str, policy_arn: &str) -> Result<(), ProviderError> {
-    let r = cx.iam().detach_role_policy().role_name(role).policy_arn(policy_arn).send().await;
-    r.map(|_| ()).map_err(|e| ProviderError::from_sdk("iam:DetachRolePolicy", e))
+    let r = send(cx, "iam:DetachRolePolicy", &[], || {
+        cx.iam().detach_role_policy().role_name(role).policy_arn(policy_arn).send()
+    });
+    ok_if_gone(r.await.map(drop))
 }
 
 fn applied(role: &str, policy_arn: &str) -> Applied {

@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use super::common::{absent_if_gone, object, required_str, vanished};
+use super::common::{absent_if_gone, object, required_str, send, vanished};
 use super::role;
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
@@ -58,8 +58,8 @@ impl Provider for ServiceLinkedRole {
         if let Some(role) = existing(cx, service).await? {
             return Ok(applied(&role));
         }
-        let created = cx.iam().create_service_linked_role().aws_service_name(service).send().await;
-        match created.map_err(|e| ProviderError::from_sdk(OP, e)) {
+        let created = send(cx, OP, &[], || cx.iam().create_service_linked_role().aws_service_name(service).send());
+        match created.await {
             Ok(out) => out.role.map(|r| applied(&r)).ok_or_else(|| ProviderError::new(OP, "", "IAM returned no role")),
             // Made meanwhile by someone else, or invisible to the lookup above (which may lack permission).
             Err(e) if already_exists(&e) => match existing(cx, service).await? {
@@ -105,16 +105,12 @@ async fn existing(cx: &Context, service: &str) -> Result<Option<aws_sdk_iam::typ
             Err(e) => return Err(e),
         }
     }
-    let listed = cx
-        .iam()
-        .list_roles()
-        .path_prefix(format!("/aws-service-role/{service}/"))
-        .into_paginator()
-        .items()
-        .send()
-        .collect::<Result<Vec<_>, _>>()
-        .await
-        .map_err(|e| ProviderError::from_sdk("iam:ListRoles", e));
+    let listed = send(cx, "iam:ListRoles", &[], || async {
+        let prefix = format!("/aws-service-role/{service}/");
+        let pages = cx.iam().list_roles().path_prefix(prefix).into_paginator().items().send();
+        pages.collect::<Result<Vec<_>, _>>().await
+    })
+    .await;
     match absent_if_gone(listed) {
         Ok(roles) => Ok(roles.and_then(|r| r.into_iter().next())),
         Err(e) if not_permitted(&e) => Ok(None),

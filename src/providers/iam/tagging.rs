@@ -1,13 +1,21 @@
-//! Tags on IAM roles, policies and instance profiles: each has its own Tag*/Untag* call, but the same shape
-//! and the same reconcile.
+//! Tags on IAM roles, managed policies and instance profiles: each has its own Tag*/Untag* call, but the same
+//! tag shape and the same reconcile.
 
 use std::collections::BTreeMap;
-use std::future::Future;
 
 use aws_sdk_iam::types::Tag;
 
+use super::common::send;
 use crate::providers::tags::STACK;
-use crate::providers::ProviderError;
+use crate::providers::{Context, ProviderError};
+
+/// What carries the tags, by its ID in IAM's tagging calls.
+#[derive(Debug, Clone, Copy)]
+pub enum Tagged<'a> {
+    Role(&'a str),
+    Policy(&'a str),
+    InstanceProfile(&'a str),
+}
 
 pub fn to_iam(operation: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>, ProviderError> {
     tags.iter()
@@ -30,71 +38,111 @@ pub fn owned_by(tags: &[Tag], stack: &str) -> bool {
     tags.iter().any(|t| t.key() == STACK && t.value() == stack)
 }
 
-/// Brings `current` (all tags on the resource) to `desired` (user tags merged with the kbp tags): untags what
-/// is no longer wanted first, so that the 50-tag limit is not crossed on the way.
-pub async fn reconcile<U, UF, T, TF>(
-    operation: &str,
-    current: &BTreeMap<String, String>,
+/// Brings the tags `current` on `target` to `desired` (user tags merged with the kbp tags).
+pub async fn reconcile(
+    cx: &Context,
+    target: Tagged<'_>,
+    current: &[Tag],
     desired: &BTreeMap<String, String>,
-    untag: U,
-    tag: T,
-) -> Result<(), ProviderError>
-where
-    U: FnOnce(Vec<String>) -> UF,
-    UF: Future<Output = Result<(), ProviderError>>,
-    T: FnOnce(Vec<Tag>) -> TF,
-    TF: Future<Output = Result<(), ProviderError>>,
-{
-    let remove: Vec<String> = current.keys().filter(|k| !desired.contains_key(*k)).cloned().collect();
-    let set: BTreeMap<String, String> =
-        desired.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+) -> Result<(), ProviderError> {
+    let (remove, set) = changes(&from_iam(current), desired);
+    // Untag first, so that the 50-tag limit is not crossed on the way.
     if !remove.is_empty() {
-        untag(remove).await?;
+        untag(cx, target, remove).await?;
     }
     if !set.is_empty() {
-        tag(to_iam(operation, &set)?).await?;
+        tag(cx, target, &set).await?;
     }
     Ok(())
+}
+
+/// The keys to remove and the tags to (re)set to go from `current` to `desired`.
+fn changes(
+    current: &BTreeMap<String, String>,
+    desired: &BTreeMap<String, String>,
+) -> (Vec<String>, BTreeMap<String, String>) {
+    let remove = current.keys().filter(|k| !desired.contains_key(*k)).cloned().collect();
+    let set =
+        desired.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    (remove, set)
+}
+
+async fn tag(cx: &Context, target: Tagged<'_>, set: &BTreeMap<String, String>) -> Result<(), ProviderError> {
+    let iam = cx.iam();
+    match target {
+        Tagged::Role(name) => {
+            let tags = to_iam("iam:TagRole", set)?;
+            let r = send(cx, "iam:TagRole", &[], || iam.tag_role().role_name(name).set_tags(Some(tags.clone())).send());
+            r.await.map(drop)
+        }
+        Tagged::Policy(arn) => {
+            let tags = to_iam("iam:TagPolicy", set)?;
+            let r =
+                send(cx, "iam:TagPolicy", &[], || iam.tag_policy().policy_arn(arn).set_tags(Some(tags.clone())).send());
+            r.await.map(drop)
+        }
+        Tagged::InstanceProfile(name) => {
+            let tags = to_iam("iam:TagInstanceProfile", set)?;
+            let r = send(cx, "iam:TagInstanceProfile", &[], || {
+                iam.tag_instance_profile().instance_profile_name(name).set_tags(Some(tags.clone())).send()
+            });
+            r.await.map(drop)
+        }
+    }
+}
+
+async fn untag(cx: &Context, target: Tagged<'_>, keys: Vec<String>) -> Result<(), ProviderError> {
+    let iam = cx.iam();
+    let keys = Some(keys);
+    match target {
+        Tagged::Role(name) => {
+            let r =
+                send(cx, "iam:UntagRole", &[], || iam.untag_role().role_name(name).set_tag_keys(keys.clone()).send());
+            r.await.map(drop)
+        }
+        Tagged::Policy(arn) => {
+            let r = send(cx, "iam:UntagPolicy", &[], || {
+                iam.untag_policy().policy_arn(arn).set_tag_keys(keys.clone()).send()
+            });
+            r.await.map(drop)
+        }
+        Tagged::InstanceProfile(name) => {
+            let r = send(cx, "iam:UntagInstanceProfile", &[], || {
+                iam.untag_instance_profile().instance_profile_name(name).set_tag_keys(keys.clone()).send()
+            });
+            r.await.map(drop)
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
-    #[tokio::test]
-    async fn untags_removed_keys_and_tags_only_changed_ones() {
-        let calls = Mutex::new(Vec::new());
+    #[test]
+    fn removes_dropped_keys_and_sets_only_new_or_changed_ones() {
         let current = map(&[("keep", "1"), ("change", "old"), ("drop", "x")]);
         let desired = map(&[("keep", "1"), ("change", "new"), ("add", "y")]);
-        reconcile(
-            "iam:TagRole",
-            &current,
-            &desired,
-            |keys| {
-                calls.lock().unwrap().push(format!("untag {keys:?}"));
-                async { Ok(()) }
-            },
-            |tags| {
-                let kv: Vec<String> = tags.iter().map(|t| format!("{}={}", t.key(), t.value())).collect();
-                calls.lock().unwrap().push(format!("tag {kv:?}"));
-                async { Ok(()) }
-            },
-        )
-        .await
-        .unwrap();
-        assert_eq!(*calls.lock().unwrap(), ["untag [\"drop\"]", "tag [\"add=y\", \"change=new\"]"]);
+        let (remove, set) = changes(&current, &desired);
+        assert_eq!(remove, ["drop"]);
+        assert_eq!(set, map(&[("add", "y"), ("change", "new")]));
     }
 
-    #[tokio::test]
-    async fn makes_no_call_when_tags_match() {
-        let tags = map(&[("a", "1")]);
-        reconcile("iam:TagRole", &tags, &tags, |_| async { panic!("untag") }, |_| async { panic!("tag") })
-            .await
-            .unwrap();
+    #[test]
+    fn nothing_changes_when_tags_match() {
+        let tags = map(&[("a", "1"), ("kbp:stack", "s")]);
+        let (remove, set) = changes(&tags, &tags);
+        assert!(remove.is_empty() && set.is_empty());
+    }
+
+    #[test]
+    fn recognises_the_stack_tag() {
+        let tags = to_iam("t", &map(&[("kbp:stack", "prod"), ("team", "x")])).unwrap();
+        assert!(owned_by(&tags, "prod"));
+        assert!(!owned_by(&tags, "dev"));
     }
 }
