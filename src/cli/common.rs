@@ -24,10 +24,14 @@ pub fn report(e: &anyhow::Error) -> u8 {
 
 /// Parses, validates and compiles; on invalid input prints every diagnostic and returns the exit code.
 pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGraph), u8> {
-    let bp = blueprint::load(&args.blueprint, &args.sets).map_err(|d| {
+    let loaded = blueprint::check(&args.blueprint, &args.sets).map_err(|d| {
         eprint!("{}", d.render(color));
         FAILED
     })?;
+    if !loaded.warnings.items.is_empty() {
+        eprint!("{}", loaded.warnings.render(color));
+    }
+    let bp = loaded.blueprint;
     let graph = graph::compile(&bp).map_err(|e| {
         eprintln!("error: the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint");
         FAILED
