@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use aws_sdk_iam::Client as Iam;
 use kbp::graph::{Address, Attrs};
 use kbp::providers::iam::{
-    instance_profile::InstanceProfile, policy::Policy, policy_doc, role::Role, role_policy::RolePolicy,
-    role_policy_attachment::RolePolicyAttachment, service_linked_role::ServiceLinkedRole,
+    instance_profile::InstanceProfile, openid_connect_provider::OpenIdConnectProvider, policy::Policy, policy_doc,
+    role::Role, role_policy::RolePolicy, role_policy_attachment::RolePolicyAttachment,
+    service_linked_role::ServiceLinkedRole,
 };
 use kbp::providers::sts::caller_identity::CallerIdentity;
 use kbp::providers::tags::kbp_tags;
@@ -349,6 +350,40 @@ async fn spot_service_linked_role_is_created_once_and_never_deleted() {
 }
 
 #[tokio::test]
+async fn oidc_provider_is_registered_retagged_and_removed() {
+    let f = fixture().await;
+    let addr = address("iam_openid_connect_provider.cluster");
+    let host = "oidc.eks.us-west-2.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE";
+    let want = attrs(json!({"url": format!("https://{host}"), "client_id_list": ["sts.amazonaws.com"],
+        "tags": {"team": "platform"}}));
+    let applied = OpenIdConnectProvider.create(&f.cx, &desired(&addr, &want)).await.expect("create");
+    let arn = format!("arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{host}");
+    assert_eq!(applied.id, arn);
+    assert_eq!(applied.outputs["issuer_host"], host);
+
+    let raw = f.iam.get_open_id_connect_provider().open_id_connect_provider_arn(&arn).send().await.unwrap();
+    assert_eq!(raw.url(), Some(host));
+    assert_eq!(raw.client_id_list(), ["sts.amazonaws.com"]);
+    assert_eq!(tag_map(raw.tags()).get("kbp:address").map(String::as_str), Some("iam_openid_connect_provider.cluster"));
+    let seen = OpenIdConnectProvider.read(&f.cx, &arn, &want).await.unwrap().unwrap();
+    assert_eq!(seen.attrs, want);
+    assert_eq!(seen.outputs, applied.outputs);
+    assert_eq!(OpenIdConnectProvider.find(&f.cx, &desired(&addr, &want)).await.unwrap(), Some(arn.clone()));
+
+    let mut next = want.clone();
+    next["tags"] = json!({"team": "infra"});
+    OpenIdConnectProvider.update(&f.cx, &arn, &want, &desired(&addr, &next)).await.expect("update");
+    let raw = f.iam.get_open_id_connect_provider().open_id_connect_provider_arn(&arn).send().await.unwrap();
+    assert_eq!(tag_map(raw.tags()).get("team").map(String::as_str), Some("infra"));
+    assert_eq!(OpenIdConnectProvider.read(&f.cx, &arn, &next).await.unwrap().unwrap().attrs, next);
+
+    OpenIdConnectProvider.delete(&f.cx, &arn, &next).await.expect("delete");
+    assert!(f.iam.get_open_id_connect_provider().open_id_connect_provider_arn(&arn).send().await.is_err());
+    assert_eq!(OpenIdConnectProvider.read(&f.cx, &arn, &next).await.unwrap(), None);
+    OpenIdConnectProvider.delete(&f.cx, &arn, &next).await.expect("deleting a gone provider succeeds");
+}
+
+#[tokio::test]
 async fn caller_identity_reports_account_and_partition() {
     let f = fixture().await;
     let addr = address("aws_caller_identity.current");
@@ -378,6 +413,7 @@ fn registry_has_every_iam_and_sts_kind() {
         "aws_iam_role_policy_attachment",
         "aws_iam_instance_profile",
         "aws_iam_service_linked_role",
+        "aws_iam_openid_connect_provider",
         "aws_caller_identity",
     ] {
         assert!(r.has(kind), "{kind} is not registered");

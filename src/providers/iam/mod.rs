@@ -1,5 +1,5 @@
-//! IAM providers: the roles, policies and instance profiles an EKS cluster and Karpenter need, and the EC2 Spot
-//! service-linked role. One file per kind; `policy_doc` owns how policy documents are written, read and
+//! IAM providers: the roles, policies and instance profiles an EKS cluster and Karpenter need, the cluster's OIDC
+//! provider for IRSA, and the EC2 Spot service-linked role. One file per kind; `policy_doc` owns how policy documents are written, read and
 //! compared, `tagging` the tag reconcile all taggable kinds share.
 //!
 //! IAM is global and eventually consistent: what was just created may be invisible to the next call for a few
@@ -7,6 +7,7 @@
 
 mod common;
 pub mod instance_profile;
+pub mod openid_connect_provider;
 pub mod policy;
 pub mod policy_doc;
 pub mod role;
@@ -24,4 +25,5 @@ pub fn register(r: &mut Registry) {
     r.add(role_policy_attachment::RolePolicyAttachment);
     r.add(instance_profile::InstanceProfile);
     r.add(service_linked_role::ServiceLinkedRole);
+    r.add(openid_connect_provider::OpenIdConnectProvider);
 }

@@ -174,7 +174,7 @@ where
             async move {
                 sent.await.map_err(|e| {
                     let mut e = ProviderError::from_sdk(op, e);
-                    if e.is("MalformedPolicyDocument") && e.message.to_ascii_lowercase().contains("principal") {
+                    if names_an_unknown_principal(&e) {
                         e.code = PRINCIPAL_NOT_YET_VISIBLE.to_string();
                     }
                     e
@@ -193,6 +193,12 @@ where
         }
         e
     })
+}
+
+/// IAM's `MalformedPolicyDocument: Invalid principal in policy: "AWS":"arn:…"`, as opposed to a document that
+/// is malformed for good.
+fn names_an_unknown_principal(e: &ProviderError) -> bool {
+    e.is("MalformedPolicyDocument") && e.message.to_ascii_lowercase().contains("invalid principal")
 }
 
 async fn inline_policy_names(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
@@ -216,4 +222,19 @@ async fn instance_profile_names(cx: &Context, role: &str) -> Result<Vec<String>,
     });
     let profiles = absent_if_gone(r.await)?.unwrap_or_default();
     Ok(profiles.iter().map(|p| p.instance_profile_name().to_string()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_unknown_principal_is_worth_waiting_for() {
+        let op = "iam:CreateRole";
+        let msg = r#"Invalid principal in policy: "AWS":"arn:aws:iam::111122223333:role/karpenter""#;
+        assert!(names_an_unknown_principal(&ProviderError::new(op, "MalformedPolicyDocument", msg)));
+        let bad = ProviderError::new(op, "MalformedPolicyDocument", "Syntax errors in policy.");
+        assert!(!names_an_unknown_principal(&bad));
+        assert!(!names_an_unknown_principal(&ProviderError::new(op, "InvalidInput", msg)));
+    }
 }

@@ -1,4 +1,4 @@
-//! Tags on IAM roles, managed policies and instance profiles: each has its own Tag*/Untag* call, but the same
+//! Tags on IAM roles, managed policies, instance profiles and OIDC providers: each has its own Tag*/Untag* call, but the same
 //! tag shape and the same reconcile.
 
 use std::collections::BTreeMap;
@@ -15,6 +15,7 @@ pub enum Tagged<'a> {
     Role(&'a str),
     Policy(&'a str),
     InstanceProfile(&'a str),
+    OpenIdConnectProvider(&'a str),
 }
 
 pub fn to_iam(operation: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>, ProviderError> {
@@ -88,6 +89,13 @@ async fn tag(cx: &Context, target: Tagged<'_>, set: &BTreeMap<String, String>) -
             });
             r.await.map(drop)
         }
+        Tagged::OpenIdConnectProvider(arn) => {
+            let tags = to_iam("iam:TagOpenIDConnectProvider", set)?;
+            let r = send(cx, "iam:TagOpenIDConnectProvider", &[], || {
+                iam.tag_open_id_connect_provider().open_id_connect_provider_arn(arn).set_tags(Some(tags.clone())).send()
+            });
+            r.await.map(drop)
+        }
     }
 }
 
@@ -109,6 +117,12 @@ async fn untag(cx: &Context, target: Tagged<'_>, keys: Vec<String>) -> Result<()
         Tagged::InstanceProfile(name) => {
             let r = send(cx, "iam:UntagInstanceProfile", &[], || {
                 iam.untag_instance_profile().instance_profile_name(name).set_tag_keys(keys.clone()).send()
+            });
+            r.await.map(drop)
+        }
+        Tagged::OpenIdConnectProvider(arn) => {
+            let r = send(cx, "iam:UntagOpenIDConnectProvider", &[], || {
+                iam.untag_open_id_connect_provider().open_id_connect_provider_arn(arn).set_tag_keys(keys.clone()).send()
             });
             r.await.map(drop)
         }
