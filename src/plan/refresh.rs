@@ -1,6 +1,8 @@
-//! Refresh: read every resource in state from AWS, concurrently, and return the state as it really is. A resource
-//! that is gone drops out (the diff will create it again); an interrupted create is looked up by its kbp tags and
-//! adopted when found. Refreshing never writes state; apply persists what it learns as it goes.
+//! Refresh: read every resource in state from AWS and return the state as it really is. Reads are grouped by
+//! kind (one [`Provider::read_many`] per kind, kinds concurrently), so a provider whose API describes many IDs
+//! at once refreshes its whole kind in one call. A resource that is gone drops out (the diff will create it
+//! again); an interrupted create is looked up by its kbp tags and adopted when found. Refreshing never writes
+//! state; apply persists what it learns as it goes.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,9 +10,9 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::graph::{value, Address, ResourceGraph};
-use crate::providers::{tags, Context, Desired, Observed, ProviderError, Registry};
-use crate::state::{State, Status};
+use crate::graph::{value, Address, Attrs, ResourceGraph};
+use crate::providers::{tags, Context, Desired, Observed, Provider, ProviderError, Registry};
+use crate::state::{ResourceState, State, Status};
 
 #[derive(Debug, Clone)]
 pub struct Refreshed {
@@ -28,6 +30,8 @@ enum Outcome {
     StillPending,
 }
 
+type Answers = Vec<(Address, Outcome)>;
+
 /// Reads every resource of `state` whose kind has a provider; `graph` supplies the desired attributes needed to
 /// look up interrupted creates.
 pub async fn refresh(
@@ -38,77 +42,102 @@ pub async fn refresh(
     parallelism: usize,
 ) -> Result<Refreshed, (Address, ProviderError)> {
     let permits = Arc::new(Semaphore::new(parallelism.max(1)));
-    let mut tasks = JoinSet::new();
-    for r in state.resources.values() {
-        let Some(provider) = registry.get(&r.kind) else { continue };
-        let r = r.clone();
-        let cx = cx.clone();
-        let permits = permits.clone();
-        let desired = graph.and_then(|g| g.get(&r.address)).map(|d| {
-            let (attrs, _) = value::resolve(&serde_json::Value::Object(d.attrs.clone()), &|a, o| state.output(a, o));
-            attrs.as_object().cloned().unwrap_or_default()
-        });
-        tasks.spawn(async move {
-            let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
-            let outcome = match (&r.status, &r.id) {
-                (Status::Ready, Some(id)) => match provider.read(&cx, id, &r.attributes).await {
-                    Ok(Some(o)) => Ok(Outcome::Found(o)),
-                    Ok(None) => Ok(Outcome::Gone),
-                    Err(e) => Err(e),
-                },
-                (Status::Creating { client_token }, _) => {
-                    let attrs = desired.unwrap_or_else(|| r.attributes.clone());
-                    let d = Desired {
-                        address: &r.address,
-                        attrs: &attrs,
-                        kbp_tags: tags::kbp_tags(&cx.stack, &r.address),
-                        client_token,
-                    };
-                    match provider.find(&cx, &d).await {
-                        Ok(Some(id)) => match provider.read(&cx, &id, &attrs).await {
-                            Ok(Some(o)) => Ok(Outcome::Adopted(id, o)),
-                            Ok(None) => Ok(Outcome::StillPending),
-                            Err(e) => Err(e),
-                        },
-                        Ok(None) => Ok(Outcome::StillPending),
-                        Err(e) => Err(e),
-                    }
-                }
-                (Status::Ready, None) => Ok(Outcome::Gone),
-            };
-            (r.address, outcome)
-        });
-    }
+    let mut tasks: JoinSet<Result<Answers, (Address, ProviderError)>> = JoinSet::new();
 
-    let mut outcomes = BTreeMap::new();
-    while let Some(joined) = tasks.join_next().await {
-        let (address, outcome) = joined.expect("invariant: refresh tasks do not panic");
-        match outcome {
-            Ok(o) => {
-                outcomes.insert(address, o);
-            }
-            Err(e) => return Err((address, e)),
+    let mut by_kind: BTreeMap<&str, Vec<&ResourceState>> = BTreeMap::new();
+    for r in state.resources.values() {
+        by_kind.entry(r.kind.as_str()).or_default().push(r);
+    }
+    for (kind, resources) in by_kind {
+        let Some(provider) = registry.get(kind) else { continue };
+        let (ready, pending): (Vec<&ResourceState>, Vec<&ResourceState>) =
+            resources.into_iter().partition(|r| r.status == Status::Ready);
+        let ready: Vec<ResourceState> = ready.into_iter().cloned().collect();
+        if !ready.is_empty() {
+            let (cx, provider, permits) = (cx.clone(), provider.clone(), permits.clone());
+            tasks.spawn(async move {
+                let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
+                read_kind(&cx, provider.as_ref(), ready).await
+            });
+        }
+        for r in pending {
+            let desired = graph.and_then(|g| g.get(&r.address)).map(|d| {
+                let (attrs, _) =
+                    value::resolve(&serde_json::Value::Object(d.attrs.clone()), &|a, o| state.output(a, o));
+                attrs.as_object().cloned().unwrap_or_default()
+            });
+            let (cx, provider, permits, r) = (cx.clone(), provider.clone(), permits.clone(), r.clone());
+            tasks.spawn(async move {
+                let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
+                let outcome = look_for_interrupted_create(&cx, provider.as_ref(), &r, desired)
+                    .await
+                    .map_err(|e| (r.address.clone(), e))?;
+                Ok(vec![(r.address, outcome)])
+            });
         }
     }
 
     let mut next = state.clone();
     let mut gone = Vec::new();
     let mut adopted = Vec::new();
-    for (address, outcome) in outcomes {
-        match outcome {
-            Outcome::Found(o) => merge(&mut next, &address, None, o),
-            Outcome::Adopted(id, o) => {
-                merge(&mut next, &address, Some(id), o);
-                adopted.push(address);
+    while let Some(joined) = tasks.join_next().await {
+        for (address, outcome) in joined.expect("invariant: refresh tasks do not panic")? {
+            match outcome {
+                Outcome::Found(o) => merge(&mut next, &address, None, o),
+                Outcome::Adopted(id, o) => {
+                    merge(&mut next, &address, Some(id), o);
+                    adopted.push(address);
+                }
+                Outcome::Gone => {
+                    next.resources.remove(&address);
+                    gone.push(address);
+                }
+                Outcome::StillPending => {}
             }
-            Outcome::Gone => {
-                next.resources.remove(&address);
-                gone.push(address);
-            }
-            Outcome::StillPending => {}
         }
     }
+    gone.sort();
+    adopted.sort();
     Ok(Refreshed { state: next, gone, adopted })
+}
+
+/// One batched read of every ready resource of one kind.
+async fn read_kind(
+    cx: &Context,
+    provider: &dyn Provider,
+    resources: Vec<ResourceState>,
+) -> Result<Answers, (Address, ProviderError)> {
+    let (with_id, without): (Vec<ResourceState>, Vec<ResourceState>) =
+        resources.into_iter().partition(|r| r.id.is_some());
+    let items: Vec<(String, Attrs)> =
+        with_id.iter().map(|r| (r.id.clone().unwrap_or_default(), r.attributes.clone())).collect();
+    let answers = provider.read_many(cx, &items).await.map_err(|e| {
+        let first = with_id.first().map(|r| r.address.clone()).unwrap_or_else(|| Address::new("state", "unknown"));
+        (first, e)
+    })?;
+    let mut out: Answers = with_id
+        .into_iter()
+        .zip(answers)
+        .map(|(r, a)| (r.address, a.map(Outcome::Found).unwrap_or(Outcome::Gone)))
+        .collect();
+    out.extend(without.into_iter().map(|r| (r.address, Outcome::Gone)));
+    Ok(out)
+}
+
+async fn look_for_interrupted_create(
+    cx: &Context,
+    provider: &dyn Provider,
+    r: &ResourceState,
+    desired: Option<Attrs>,
+) -> Result<Outcome, ProviderError> {
+    let Status::Creating { client_token } = &r.status else { return Ok(Outcome::StillPending) };
+    let attrs = desired.unwrap_or_else(|| r.attributes.clone());
+    let d = Desired { address: &r.address, attrs: &attrs, kbp_tags: tags::kbp_tags(&cx.stack, &r.address), client_token };
+    let Some(id) = provider.find(cx, &d).await? else { return Ok(Outcome::StillPending) };
+    Ok(match provider.read(cx, &id, &attrs).await? {
+        Some(o) => Outcome::Adopted(id, o),
+        None => Outcome::StillPending,
+    })
 }
 
 fn merge(state: &mut State, address: &Address, id: Option<String>, o: Observed) {
@@ -119,4 +148,91 @@ fn merge(state: &mut State, address: &Address, id: Option<String>, o: Observed) 
     }
     r.attributes.extend(o.attrs);
     r.outputs.extend(o.outputs);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use async_trait::async_trait;
+    use serde_json::json;
+
+    use super::*;
+    use crate::providers::Applied;
+
+    /// Knows resources `id-1`…`id-9`; counts how it is asked.
+    #[derive(Default)]
+    struct Counting {
+        batches: AtomicUsize,
+        finds: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Provider for Counting {
+        fn kind(&self) -> &'static str {
+            "test_thing"
+        }
+        async fn read(&self, _: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+            Ok((id != "id-gone").then(|| Observed { attrs: prior.clone(), outputs: json!({"id": id}).as_object().unwrap().clone() }))
+        }
+        async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>, ProviderError> {
+            self.batches.fetch_add(1, Ordering::SeqCst);
+            let mut out = Vec::new();
+            for (id, prior) in items {
+                out.push(self.read(cx, id, prior).await?);
+            }
+            Ok(out)
+        }
+        async fn find(&self, _: &Context, d: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+            self.finds.fetch_add(1, Ordering::SeqCst);
+            Ok((d.address.name == "interrupted").then(|| "id-found".to_string()))
+        }
+        async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+            unreachable!("refresh never creates")
+        }
+        async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+            unreachable!("refresh never updates")
+        }
+        async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<(), ProviderError> {
+            unreachable!("refresh never deletes")
+        }
+    }
+
+    fn entry(name: &str, id: Option<&str>, status: Status) -> ResourceState {
+        ResourceState {
+            address: Address::new("thing", name),
+            kind: "test_thing".into(),
+            id: id.map(str::to_string),
+            status,
+            attributes: json!({"zone": "a"}).as_object().unwrap().clone(),
+            outputs: Attrs::new(),
+            dependencies: vec![],
+        }
+    }
+
+    #[tokio::test]
+    async fn reads_each_kind_in_one_batch_drops_gone_and_adopts_interrupted_creates() {
+        let mut state = State::new("t", "us-west-2");
+        for (name, id) in [("a", "id-1"), ("b", "id-2"), ("c", "id-3"), ("lost", "id-gone")] {
+            state.resources.insert(Address::new("thing", name), entry(name, Some(id), Status::Ready));
+        }
+        let creating = || Status::Creating { client_token: "tok".into() };
+        state.resources.insert(Address::new("thing", "interrupted"), entry("interrupted", None, creating()));
+        state.resources.insert(Address::new("thing", "never_made"), entry("never_made", None, creating()));
+
+        let provider = Arc::new(Counting::default());
+        let mut registry = Registry::default();
+        registry.add_shared(provider.clone());
+        let cx = Arc::new(Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2"));
+        let r = refresh(cx, &registry, &state, None, 4).await.unwrap();
+
+        assert_eq!(provider.batches.load(Ordering::SeqCst), 1, "one read per kind");
+        assert_eq!(provider.finds.load(Ordering::SeqCst), 2);
+        assert_eq!(r.gone, vec![Address::new("thing", "lost")]);
+        assert_eq!(r.adopted, vec![Address::new("thing", "interrupted")]);
+        let adopted = r.state.get(&Address::new("thing", "interrupted")).unwrap();
+        assert_eq!((adopted.id.as_deref(), &adopted.status), (Some("id-found"), &Status::Ready));
+        assert!(matches!(r.state.get(&Address::new("thing", "never_made")).unwrap().status, Status::Creating { .. }));
+        assert_eq!(r.state.get(&Address::new("thing", "a")).unwrap().outputs["id"], "id-1");
+    }
 }

@@ -70,6 +70,18 @@ pub trait Provider: Send + Sync {
     /// Reads the resource with provider ID `id`; `Ok(None)` when it no longer exists.
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError>;
 
+    /// Reads every resource of this kind in state, `(id, prior attributes)` each, returning one answer per item
+    /// in the same order. Refresh calls this once per kind; a kind whose API describes many IDs in one call
+    /// (DescribeSubnets, DescribeVpcs, …) overrides it so a no-op plan costs one call per kind. The default
+    /// reads them one by one, concurrently.
+    async fn read_many(
+        &self,
+        cx: &Context,
+        items: &[(String, Attrs)],
+    ) -> Result<Vec<Option<Observed>>, ProviderError> {
+        futures::future::try_join_all(items.iter().map(|(id, prior)| self.read(cx, id, prior))).await
+    }
+
     /// Looks for a resource this stack created earlier but whose ID never reached state (a crash between the
     /// call and the state write), by its `kbp:address` tag or its deterministic name. Returns its ID.
     async fn find(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
@@ -114,6 +126,11 @@ impl Registry {
 
     pub fn add(&mut self, p: impl Provider + 'static) {
         self.providers.insert(p.kind(), Arc::new(p));
+    }
+
+    /// Registers a provider the caller keeps a handle on (tests that count calls).
+    pub fn add_shared(&mut self, p: Arc<dyn Provider>) {
+        self.providers.insert(p.kind(), p);
     }
 
     pub fn get(&self, kind: &str) -> Option<Arc<dyn Provider>> {
