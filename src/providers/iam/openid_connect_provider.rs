@@ -31,27 +31,29 @@ impl Provider for OpenIdConnectProvider {
         &["url"]
     }
 
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    /// The URL with its scheme and the lists sorted, as `read` reports them.
+    fn canonical(&self, mut desired: Attrs) -> Attrs {
+        if let Some(url) = desired.get("url").and_then(Value::as_str) {
+            let url = format!("https://{}", issuer_host(url));
+            desired.insert("url".to_string(), json!(url));
+        }
+        for key in ["client_id_list", "thumbprint_list"] {
+            if let Some(list) = desired.get(key).filter(|v| v.is_array()) {
+                desired.insert(key.to_string(), json!(sorted(&strings(Some(list)))));
+            }
+        }
+        desired
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let Some(p) = get(cx, id).await? else { return Ok(None) };
         let host = p.url().unwrap_or_default();
-        // Report the blueprint's spelling when it names the same issuer, so the diff sees no change.
-        let url = match prior.get("url").and_then(Value::as_str) {
-            Some(u) if issuer_host(u) == host => u.to_string(),
-            _ => format!("https://{host}"),
-        };
-        let client_ids = p.client_id_list().to_vec();
-        let client_ids = match prior.get("client_id_list") {
-            Some(before) if same_set(&strings(Some(before)), &client_ids) => before.clone(),
-            _ => json!(client_ids),
-        };
-        let mut attrs = object(json!({
-            "url": url,
-            "client_id_list": client_ids,
+        let attrs = object(json!({
+            "url": format!("https://{host}"),
+            "client_id_list": sorted(p.client_id_list()),
+            "thumbprint_list": sorted(p.thumbprint_list()),
             "tags": user_tags(tagging::from_iam(p.tags())),
         }));
-        if prior.contains_key("thumbprint_list") {
-            attrs.insert("thumbprint_list".to_string(), json!(p.thumbprint_list()));
-        }
         Ok(Some(Observed { attrs, outputs: applied(id, host).outputs }))
     }
 
@@ -118,7 +120,7 @@ impl Provider for OpenIdConnectProvider {
             .await?;
         }
         if let Some(thumbprints) = a.get("thumbprint_list").map(|v| strings(Some(v))) {
-            if !same_set(&thumbprints, p.thumbprint_list()) {
+            if sorted(&thumbprints) != sorted(p.thumbprint_list()) {
                 send(cx, "iam:UpdateOpenIDConnectProviderThumbprint", &[], || {
                     let call = cx.iam().update_open_id_connect_provider_thumbprint();
                     call.open_id_connect_provider_arn(id).set_thumbprint_list(Some(thumbprints.clone())).send()
@@ -156,8 +158,9 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn same_set(a: &[String], b: &[String]) -> bool {
-    a.iter().collect::<BTreeSet<_>>() == b.iter().collect::<BTreeSet<_>>()
+/// Client IDs and thumbprints are sets to IAM.
+fn sorted(items: &[String]) -> Vec<String> {
+    items.iter().collect::<BTreeSet<_>>().into_iter().cloned().collect()
 }
 
 fn applied(arn: &str, host: &str) -> Applied {
@@ -177,10 +180,11 @@ mod tests {
     }
 
     #[test]
-    fn client_lists_compare_as_sets() {
-        let a = vec!["sts.amazonaws.com".to_string(), "x".to_string()];
-        let b = vec!["x".to_string(), "sts.amazonaws.com".to_string()];
-        assert!(same_set(&a, &b));
-        assert!(!same_set(&a, &b[..1]));
+    fn canonical_form_has_the_scheme_and_sorted_sets() {
+        let desired = object(json!({"url": "oidc.example.com/id/1/", "client_id_list": ["b", "a", "b"], "tags": {}}));
+        let c = OpenIdConnectProvider.canonical(desired);
+        assert_eq!(c["url"], "https://oidc.example.com/id/1");
+        assert_eq!(c["client_id_list"], json!(["a", "b"]));
+        assert!(!c.contains_key("thumbprint_list"));
     }
 }

@@ -35,14 +35,18 @@ impl Provider for Policy {
         &["name", "path", "description"]
     }
 
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    fn canonical(&self, desired: Attrs) -> Attrs {
+        policy_doc::canonical_in(desired, "policy")
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let Some(policy) = get(cx, id).await? else { return Ok(None) };
         let Some(doc) = absent_if_gone(default_document(cx, &policy).await)? else { return Ok(None) };
         let attrs = json!({
             "name": policy.policy_name().unwrap_or_default(),
             "path": policy.path().unwrap_or("/"),
             "description": policy.description().unwrap_or(""),
-            "policy": policy_doc::observed(doc, prior.get("policy")),
+            "policy": policy_doc::normalize(doc),
             "tags": user_tags(tagging::from_iam(policy.tags())),
         });
         Ok(Some(Observed { attrs: object(attrs), outputs: applied(&policy)?.outputs }))

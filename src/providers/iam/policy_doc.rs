@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::graph::Attrs;
 use crate::providers::ProviderError;
 
 /// Keys whose value is a string or a list of strings where order and a one-element list do not matter.
@@ -43,23 +44,18 @@ pub fn from_aws(operation: &str, raw: &str) -> Result<Value, ProviderError> {
         .map_err(|e| not_a_document(operation, &format!("IAM returned a policy that is not JSON: {e}")))
 }
 
-/// What the provider reports for a document it read: the `prior` value (what kbp last applied) when it means
-/// the same as what IAM holds, so that the diff sees no change; otherwise IAM's document, normalised.
-pub fn observed(actual: Value, prior: Option<&Value>) -> Value {
-    let actual = normalize(actual);
-    match prior {
-        Some(p) if equivalent_to(p, &actual) => p.clone(),
-        _ => actual,
+/// `attrs` with the document under `key` in canonical form (a JSON string parsed first): what a provider's
+/// `canonical` returns, so that the diff compares the blueprint's document with what `read` reports.
+pub fn canonical_in(mut attrs: Attrs, key: &str) -> Attrs {
+    if let Some(doc) = attrs.get_mut(key) {
+        *doc = normalize(as_document(doc));
     }
+    attrs
 }
 
 /// Whether two documents (either may still be a JSON string) mean the same.
 pub fn equivalent(a: &Value, b: &Value) -> bool {
-    equivalent_to(a, &normalize(as_document(b)))
-}
-
-fn equivalent_to(a: &Value, normalized_b: &Value) -> bool {
-    &normalize(as_document(a)) == normalized_b
+    normalize(as_document(a)) == normalize(as_document(b))
 }
 
 fn as_document(v: &Value) -> Value {
@@ -234,12 +230,20 @@ mod tests {
     }
 
     #[test]
-    fn observed_keeps_the_prior_spelling_when_equivalent() {
-        let prior = trust(json!({"Service": ["ec2.amazonaws.com"]}), json!(["sts:AssumeRole"]));
-        let actual = trust(json!({"Service": "ec2.amazonaws.com"}), json!("sts:AssumeRole"));
-        assert_eq!(observed(actual.clone(), Some(&prior)), prior);
-        let changed = trust(json!({"Service": "eks.amazonaws.com"}), json!("sts:AssumeRole"));
-        assert_eq!(observed(changed.clone(), Some(&prior)), normalize(changed));
-        assert_eq!(observed(actual.clone(), None), normalize(actual));
+    fn canonical_attrs_match_what_read_reports() {
+        let written = trust(json!({"Service": ["ec2.amazonaws.com"]}), json!(["sts:AssumeRole"]));
+        let stored = trust(json!({"Service": "ec2.amazonaws.com"}), json!("sts:AssumeRole"));
+        let mut attrs = Attrs::new();
+        attrs.insert("name".into(), json!("r"));
+        attrs.insert("assume_role_policy".into(), written);
+        let canonical = canonical_in(attrs.clone(), "assume_role_policy");
+        assert_eq!(canonical["assume_role_policy"], normalize(stored));
+        assert_eq!(canonical["name"], "r");
+        let as_string = canonical_in(
+            Attrs::from_iter([("p".to_string(), Value::String(attrs["assume_role_policy"].to_string()))]),
+            "p",
+        );
+        assert_eq!(as_string["p"], canonical["assume_role_policy"]);
+        assert_eq!(canonical_in(Attrs::new(), "p"), Attrs::new());
     }
 }

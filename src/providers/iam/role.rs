@@ -37,12 +37,14 @@ impl Provider for Role {
         &["name", "path"]
     }
 
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    fn canonical(&self, desired: Attrs) -> Attrs {
+        policy_doc::canonical_in(desired, "assume_role_policy")
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let Some(role) = get(cx, id).await? else { return Ok(None) };
         let trust = match role.assume_role_policy_document() {
-            Some(doc) => {
-                policy_doc::observed(policy_doc::from_aws("iam:GetRole", doc)?, prior.get("assume_role_policy"))
-            }
+            Some(doc) => policy_doc::normalize(policy_doc::from_aws("iam:GetRole", doc)?),
             None => Value::Null,
         };
         let attrs = json!({

@@ -24,12 +24,16 @@ impl Provider for RolePolicy {
         &["role", "name"]
     }
 
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    fn canonical(&self, desired: Attrs) -> Attrs {
+        policy_doc::canonical_in(desired, "policy")
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         const OP: &str = "iam:GetRolePolicy";
         let (role, name) = split_id(id)?;
         let r = send(cx, OP, &[], || cx.iam().get_role_policy().role_name(role).policy_name(name).send()).await;
         let Some(out) = absent_if_gone(r)? else { return Ok(None) };
-        let doc = policy_doc::observed(policy_doc::from_aws(OP, out.policy_document())?, prior.get("policy"));
+        let doc = policy_doc::normalize(policy_doc::from_aws(OP, out.policy_document())?);
         Ok(Some(Observed {
             attrs: object(json!({"role": role, "name": name, "policy": doc})),
             outputs: applied(role, name).outputs,
