@@ -57,6 +57,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         hint: Option<String>,
     },
+    /// A long-running operation is still waiting on AWS (`status` as AWS reports it).
+    Waiting {
+        address: Address,
+        status: String,
+        #[serde(serialize_with = "secs")]
+        waited: Duration,
+    },
     /// Not attempted because something it needs failed.
     Skipped { address: Address, op: Op, because: Address },
 }

@@ -137,6 +137,7 @@ pub async fn walk(
     interrupt: Interrupt,
 ) -> Outcome {
     let g = operations(plan, &state.snapshot());
+    cx.report_to(Some(events.clone()));
     let shared = Arc::new(Shared {
         cx,
         registry: registry.clone(),
@@ -195,6 +196,7 @@ pub async fn walk(
         ready.sort_by(|a, b| g[*b].address.cmp(&g[*a].address));
     }
     outcome.not_started = g.node_count() - outcome.done - outcome.failed.len() - outcome.skipped.len();
+    shared.cx.report_to(None);
     outcome
 }
 

@@ -1,11 +1,15 @@
 //! What every provider call gets: the AWS configuration (from the standard credential chain, honouring
 //! `AWS_ENDPOINT_URL`), one client per service, the stack's name and the retry policy.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use aws_config::SdkConfig;
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::retry::RetryPolicy;
+use crate::exec::Event;
+use crate::graph::Address;
 
 pub struct Context {
     pub sdk: SdkConfig,
@@ -18,6 +22,7 @@ pub struct Context {
     sqs: OnceLock<aws_sdk_sqs::Client>,
     eventbridge: OnceLock<aws_sdk_eventbridge::Client>,
     sts: OnceLock<aws_sdk_sts::Client>,
+    progress: Mutex<Option<UnboundedSender<Event>>>,
 }
 
 impl Context {
@@ -43,6 +48,22 @@ impl Context {
             sqs: OnceLock::new(),
             eventbridge: OnceLock::new(),
             sts: OnceLock::new(),
+            progress: Mutex::new(None),
+        }
+    }
+
+    /// Where [`Context::progress`] reports go; the walk sets it for its duration.
+    pub fn report_to(&self, events: Option<UnboundedSender<Event>>) {
+        *self.progress.lock().expect("invariant: the progress mutex is never poisoned") = events;
+    }
+
+    /// Reports a long wait on `address` (a cluster still CREATING, say): AWS's `status` and how long kbp has
+    /// waited so far. The ui decides how often to show it.
+    pub fn progress(&self, address: &Address, status: &str, waited: Duration) {
+        tracing::info!(%address, status, waited = ?waited, "waiting");
+        let guard = self.progress.lock().expect("invariant: the progress mutex is never poisoned");
+        if let Some(tx) = guard.as_ref() {
+            let _ = tx.send(Event::Waiting { address: address.clone(), status: status.to_string(), waited });
         }
     }
 

@@ -14,11 +14,16 @@ pub struct Progress {
     ui: Ui,
     multi: Option<MultiProgress>,
     bars: HashMap<Address, ProgressBar>,
+    /// When each waiting resource was last reported as a line, so plain output says "still creating" every
+    /// [`WAIT_LINE_EVERY`], not at every poll.
+    last_wait_line: HashMap<Address, Duration>,
 }
+
+const WAIT_LINE_EVERY: Duration = Duration::from_secs(30);
 
 impl Progress {
     pub fn new(ui: Ui) -> Self {
-        Progress { ui, multi: ui.live.then(MultiProgress::new), bars: HashMap::new() }
+        Progress { ui, multi: ui.live.then(MultiProgress::new), bars: HashMap::new(), last_wait_line: HashMap::new() }
     }
 
     pub fn event(&mut self, e: &Event) {
@@ -50,6 +55,20 @@ impl Progress {
                 let hint = hint.as_deref().map(|h| format!("\n    hint: {h}")).unwrap_or_default();
                 format!("{address}: {} FAILED after {}: {error}{hint}", op.doing(), secs(*elapsed))
             }
+            Event::Waiting { address, status, waited } => {
+                if let Some(bar) = self.bars.get(address) {
+                    let msg = bar.message();
+                    let base = msg.split(" [").next().unwrap_or(&msg).to_string();
+                    bar.set_message(format!("{base} [{status}]"));
+                    return;
+                }
+                let last = self.last_wait_line.get(address).copied();
+                if last.is_some_and(|l| *waited < l + WAIT_LINE_EVERY) || (last.is_none() && *waited < WAIT_LINE_EVERY) {
+                    return;
+                }
+                self.last_wait_line.insert(address.clone(), *waited);
+                format!("{address}: still waiting after {} (AWS says {status})", secs(*waited))
+            }
             Event::Skipped { address, op, because } => {
                 format!("{address}: not {} because {because} failed", op.done())
             }
@@ -72,7 +91,7 @@ impl Progress {
             Event::Finished { address, .. } | Event::Failed { address, .. } | Event::Skipped { address, .. } => {
                 Some(address)
             }
-            Event::Started { .. } => None,
+            Event::Started { .. } | Event::Waiting { .. } => None,
         }
     }
 
