@@ -61,7 +61,7 @@ pub enum GraphError {
     #[error("two resources have the address {0}")]
     Duplicate(Address),
     #[error("{from} references {to}, which is not in the graph")]
-    Dangling { from: Address, to: Address },
+    Dangling { from: String, to: String },
     #[error("dependency cycle through {0}")]
     Cycle(Address),
 }
@@ -90,7 +90,7 @@ impl ResourceGraph {
             let r = &g.graph[ix];
             for dep in r.dependencies() {
                 let Some(&from) = g.index.get(&dep) else {
-                    return Err(GraphError::Dangling { from: r.address.clone(), to: dep });
+                    return Err(GraphError::Dangling { from: r.address.to_string(), to: dep.to_string() });
                 };
                 edges.push((from, ix));
             }

@@ -8,6 +8,7 @@ pub mod ec2;
 pub mod error;
 pub mod iam;
 pub mod retry;
+pub mod send;
 pub mod sts;
 pub mod tags;
 
@@ -124,8 +125,11 @@ impl Registry {
         r
     }
 
+    /// Registers `p` for its kind; registering a kind twice is a bug (the last one would silently win).
     pub fn add(&mut self, p: impl Provider + 'static) {
-        self.providers.insert(p.kind(), Arc::new(p));
+        let kind = p.kind();
+        let previous = self.providers.insert(kind, Arc::new(p));
+        assert!(previous.is_none(), "invariant: one provider per kind, but {kind} was registered twice");
     }
 
     /// Registers a provider the caller keeps a handle on (tests that count calls).
@@ -139,5 +143,18 @@ impl Registry {
 
     pub fn has(&self, kind: &str) -> bool {
         self.providers.contains_key(kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_aws_provider_registers_once() {
+        let r = Registry::aws();
+        for kind in ["aws_vpc", "aws_subnet", "aws_nat_gateway", "aws_iam_role", "aws_iam_policy", "aws_caller_identity"] {
+            assert!(r.has(kind), "{kind}");
+        }
     }
 }

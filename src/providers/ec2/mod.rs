@@ -34,27 +34,7 @@ pub fn register(r: &mut Registry) {
     r.add(route_table_association::RouteTableAssociation);
 }
 
-/// Sends one EC2 request (`request` builds and sends it) under the retry policy, retrying throttling and the
-/// `transient` codes, and names the operation `op` in the error:
-/// `send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().vpc_ids(id).send())`.
-pub(crate) async fn send<O, E, F, Fut>(
-    cx: &Context,
-    op: &str,
-    transient: &[&str],
-    mut request: F,
-) -> Result<O, ProviderError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<O, SdkError<E>>>,
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-{
-    cx.retry
-        .run(transient, || {
-            let sent = request();
-            async move { sent.await.map_err(|e| ProviderError::from_sdk(op, e)) }
-        })
-        .await
-}
+pub(crate) use crate::providers::send::send;
 
 /// [`send`] for a delete or detach that AWS refuses with `DependencyViolation` (or an `also_busy` code) while
 /// something it held is still being released; see [`wait::while_in_use`]. `what` names the resource.

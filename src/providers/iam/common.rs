@@ -9,22 +9,7 @@ use serde_json::Value;
 use crate::graph::Attrs;
 use crate::providers::{Context, ProviderError};
 
-/// Sends one IAM request (`request` builds and sends it) under the retry policy, retrying throttling and the
-/// `transient` codes, and names the operation `op` in the error:
-/// `send(cx, "iam:GetRole", &[], || cx.iam().get_role().role_name(name).send())`.
-pub async fn send<O, E, F, Fut>(cx: &Context, op: &str, transient: &[&str], mut request: F) -> Result<O, ProviderError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<O, SdkError<E>>>,
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-{
-    cx.retry
-        .run(transient, || {
-            let sent = request();
-            async move { sent.await.map_err(|e| ProviderError::from_sdk(op, e)) }
-        })
-        .await
-}
+pub use crate::providers::send::send;
 
 /// A delete that IAM refuses with `DeleteConflict` until the detachments made just before it are seen;
 /// deleting what is already gone succeeds.

@@ -1,0 +1,25 @@
+//! Sending one AWS request the way every provider does: under the retry policy, with the operation named in
+//! the error. Works for every service's SDK, since they share the smithy error types.
+
+use std::future::Future;
+
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
+
+use super::{Context, ProviderError};
+
+/// Sends one request (`request` builds and sends it) under `cx.retry`, retrying throttling and the `transient`
+/// codes, and names the operation `op` in the error:
+/// `send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().vpc_ids(id).send())`.
+pub async fn send<O, E, F, Fut>(cx: &Context, op: &str, transient: &[&str], mut request: F) -> Result<O, ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    cx.retry
+        .run(transient, || {
+            let sent = request();
+            async move { sent.await.map_err(|e| ProviderError::from_sdk(op, e)) }
+        })
+        .await
+}
