@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Local AWS emulator (moto server) for kbp's tests and demo.
+# Local AWS emulator for kbp's tests and demo: moto's server with kbp's extension (emulator/kbp_emulator),
+# which adds the EKS operations moto lacks and gives long operations a life cycle (see emulator/README.md).
 #
 #   scripts/emulator.sh install   create/refresh .venv-emulator/ from scripts/requirements-emulator.txt
-#   scripts/emulator.sh start     install if needed, start moto on 127.0.0.1:$KBP_EMULATOR_PORT, print export lines
+#   scripts/emulator.sh start     install if needed, start the emulator on 127.0.0.1:$KBP_EMULATOR_PORT, print export lines
 #   scripts/emulator.sh stop      stop the server started from $KBP_EMULATOR_DIR (idempotent)
 #   scripts/emulator.sh status    exit 0 if the emulator answers on the port
 #   scripts/emulator.sh env       print the export lines only
+#   scripts/emulator.sh test ...  run the extension's own pytest suite (emulator/tests) with the venv's Python
 #
 # Only the `export ...` lines go to stdout, so `eval "$(scripts/emulator.sh start)"` works; everything else
 # goes to stderr. kbp reaches the emulator only through the SDK's standard AWS_ENDPOINT_URL.
@@ -16,7 +18,9 @@
 #   KBP_EMULATOR_VENV       virtualenv (default <repo>/.venv-emulator)
 #   KBP_EMULATOR_WATCH_PID  if set, the server is stopped when that process exits (tests use this so a killed
 #                           test process does not leak its server)
-#   KBP_PYTHON              interpreter used to create the virtualenv (default python3)
+#   KBP_EMULATOR_PROFILE    latency profile: a name in emulator/profiles/ or a path (default instant)
+#   KBP_EMULATOR_TIME_SCALE multiplies the profile's delays (default 1; 0.01 makes a 600 s cluster take 6 s)
+#   KBP_PYTHON              interpreter used to create the virtualenv (default python3, 3.10 or newer)
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -86,7 +90,7 @@ create_venv() {
 # Installs the pinned emulator into $VENV unless the stored hash says it is already there. Serialized with
 # flock so parallel test processes on a fresh clone do not install into the same venv at once.
 install() {
-  command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found; install Python 3 (3.9 or newer)"
+  command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found; install Python 3 (3.10 or newer)"
   [ -f "$REQUIREMENTS" ] || die "missing $REQUIREMENTS"
   local want
   want="$(requirements_hash)"
@@ -114,12 +118,12 @@ alive() {
   [ -n "$state" ] && [ "$state" != Z ]
 }
 
-# The pid in the pid file, if that process is still our moto server (pids get reused).
+# The pid in the pid file, if that process is still our emulator (pids get reused).
 running_pid() {
   local pid
   pid="$(cat "$STATE_DIR/moto.pid" 2>/dev/null || true)"
   [ -n "$pid" ] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q moto_server || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q kbp_emulator || return 1
   echo "$pid"
 }
 
@@ -133,10 +137,11 @@ start() {
   mkdir -p "$STATE_DIR"
   local logfile="$STATE_DIR/moto.log"
   : >"$logfile"
-  log "starting moto on $ENDPOINT (log: $logfile)"
+  log "starting moto with kbp_emulator on $ENDPOINT, profile ${KBP_EMULATOR_PROFILE:-instant} x${KBP_EMULATOR_TIME_SCALE:-1} (log: $logfile)"
   # stdio goes to the log so callers that capture our output (tests) are not held open by the server.
-  MOTO_IAM_LOAD_MANAGED_POLICIES=true nohup "$VENV/bin/moto_server" -H 127.0.0.1 -p "$PORT" \
-    </dev/null >>"$logfile" 2>&1 &
+  # KBP_EMULATOR_PROFILE and KBP_EMULATOR_TIME_SCALE reach the launcher through the environment.
+  PYTHONPATH="$REPO_ROOT/emulator${PYTHONPATH:+:$PYTHONPATH}" MOTO_IAM_LOAD_MANAGED_POLICIES=true \
+    nohup "$VENV/bin/python" -m kbp_emulator -H 127.0.0.1 -p "$PORT" </dev/null >>"$logfile" 2>&1 &
   local pid=$!
   echo "$pid" >"$STATE_DIR/moto.pid"
 
@@ -153,7 +158,7 @@ start() {
     if ! alive "$pid"; then
       tail -n 20 "$logfile" >&2 || true
       rm -f "$STATE_DIR/moto.pid"
-      die "moto exited during startup (port $PORT in use?)"
+      die "the emulator exited during startup (port $PORT in use? bad KBP_EMULATOR_PROFILE?)"
     fi
     # "Running on" is printed by werkzeug only after it bound the port: without it, an answer could come
     # from another server that won a race for the same port.
@@ -161,7 +166,7 @@ start() {
     if (( $(now_ms) - started_ms >= START_TIMEOUT_SECS * 1000 )); then
       tail -n 20 "$logfile" >&2 || true
       stop_server
-      die "moto did not answer on $ENDPOINT within ${START_TIMEOUT_SECS}s"
+      die "the emulator did not answer on $ENDPOINT within ${START_TIMEOUT_SECS}s"
     fi
     sleep 0.1
   done
@@ -187,6 +192,13 @@ stop_server() {
   rm -f "$STATE_DIR/moto.pid"
 }
 
+# The extension's pytest suite; each test starts its own in-process server, so nothing needs to be running.
+run_tests() {
+  install
+  cd "$REPO_ROOT/emulator"
+  PYTHONPATH="$REPO_ROOT/emulator${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m pytest "$@"
+}
+
 case "${1:-}" in
   install) install ;;
   start) start ;;
@@ -194,5 +206,6 @@ case "${1:-}" in
   status)
     if answers; then log "answering at $ENDPOINT"; else log "not answering at $ENDPOINT"; exit 1; fi ;;
   env) print_env ;;
-  *) echo "usage: $0 install|start|stop|status|env" >&2; exit 2 ;;
+  test) shift; run_tests "$@" ;;
+  *) echo "usage: $0 install|start|stop|status|env|test [pytest args]" >&2; exit 2 ;;
 esac

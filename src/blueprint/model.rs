@@ -31,6 +31,10 @@ pub struct Cluster {
     pub endpoint_public_access: bool,
     pub endpoint_private_access: bool,
     pub public_access_cidrs: Vec<String>,
+    /// EKS control-plane log types (api, audit, authenticator, controllerManager, scheduler).
+    pub log_types: Vec<String>,
+    /// Envelope-encrypt Kubernetes secrets with a KMS key kbp creates.
+    pub secrets_encryption: bool,
     /// Tags on every taggable resource of the stack.
     pub tags: BTreeMap<String, String>,
 }

@@ -48,6 +48,14 @@ pub enum Command {
     /// Inspect state.
     #[command(subcommand)]
     State(StateCommand),
+    /// Print the stack's outputs: cluster endpoint and CA, OIDC issuer, Karpenter's roles and queue.
+    Output(OutputArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    #[command(flatten)]
+    pub query: StateQuery,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -4,6 +4,7 @@
 mod args;
 mod common;
 mod graph;
+mod output;
 mod plan;
 mod run;
 mod state;
@@ -37,6 +38,7 @@ pub fn main() -> ExitCode {
                     Command::Apply(a) => run::apply(a, &cli.global).await,
                     Command::Destroy(a) => run::destroy(a, &cli.global).await,
                     Command::State(a) => state::run(a, &cli.global).await,
+                    Command::Output(a) => output::run(a, &cli.global).await,
                     Command::Validate(_) | Command::Graph(_) => unreachable!("handled without a runtime"),
                 }
             })

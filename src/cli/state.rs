@@ -38,13 +38,13 @@ fn locate(q: &StateQuery) -> anyhow::Result<PathBuf> {
     }
 }
 
-fn load(q: &StateQuery) -> anyhow::Result<State> {
+pub(super) fn load_state(q: &StateQuery) -> anyhow::Result<State> {
     let path = locate(q)?;
     LocalBackend::new(&path).load()?.with_context(|| format!("no state at {}", path.display()))
 }
 
 fn list(q: &StateQuery) -> anyhow::Result<u8> {
-    let s = load(q)?;
+    let s = load_state(q)?;
     if q.json {
         let items: Vec<_> = s
             .resources
@@ -68,7 +68,7 @@ fn list(q: &StateQuery) -> anyhow::Result<u8> {
 
 fn show(address: &str, q: &StateQuery) -> anyhow::Result<u8> {
     let a: Address = address.parse()?;
-    let s = load(q)?;
+    let s = load_state(q)?;
     let Some(r) = s.get(&a) else {
         let close = s
             .resources

@@ -18,6 +18,7 @@ pub struct Context {
     pub retry: RetryPolicy,
     ec2: OnceLock<aws_sdk_ec2::Client>,
     iam: OnceLock<aws_sdk_iam::Client>,
+    kms: OnceLock<aws_sdk_kms::Client>,
     eks: OnceLock<aws_sdk_eks::Client>,
     sqs: OnceLock<aws_sdk_sqs::Client>,
     eventbridge: OnceLock<aws_sdk_eventbridge::Client>,
@@ -44,6 +45,7 @@ impl Context {
             retry: RetryPolicy::default(),
             ec2: OnceLock::new(),
             iam: OnceLock::new(),
+            kms: OnceLock::new(),
             eks: OnceLock::new(),
             sqs: OnceLock::new(),
             eventbridge: OnceLock::new(),
@@ -73,6 +75,10 @@ impl Context {
 
     pub fn iam(&self) -> &aws_sdk_iam::Client {
         self.iam.get_or_init(|| aws_sdk_iam::Client::new(&self.sdk))
+    }
+
+    pub fn kms(&self) -> &aws_sdk_kms::Client {
+        self.kms.get_or_init(|| aws_sdk_kms::Client::new(&self.sdk))
     }
 
     pub fn eks(&self) -> &aws_sdk_eks::Client {

@@ -57,7 +57,7 @@ impl ProviderError {
         self.code.ends_with("NotFound")
             || self.code.ends_with(".NotFound")
             || self.code == "NoSuchEntity"
-            || self.code == "ResourceNotFoundException"
+            || self.code.ends_with("NotFoundException")
             || self.code.ends_with("NonExistentQueue")
     }
 }

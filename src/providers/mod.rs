@@ -3,10 +3,12 @@
 //!
 //! Adding a kind: write `providers/<service>/<kind>.rs`, implement `Provider`, add one line to [`Registry::aws`].
 
+pub mod attrs;
 pub mod context;
 pub mod ec2;
 pub mod error;
 pub mod iam;
+pub mod kms;
 pub mod retry;
 pub mod send;
 pub mod sts;
@@ -121,6 +123,7 @@ impl Registry {
         let mut r = Registry::default();
         ec2::register(&mut r);
         iam::register(&mut r);
+        kms::register(&mut r);
         sts::register(&mut r);
         r
     }

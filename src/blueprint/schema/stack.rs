@@ -67,12 +67,27 @@ pub(super) const CLUSTER: &[Field] = &[
         "Networks that may reach the public endpoint (only with `endpoint_public_access`).",
     ),
     field(
+        "log_types",
+        Ty::List { item: &Ty::Enum(LOG_TYPES), max: 5, unique: true, non_empty: false },
+        Default("[\"api\", \"audit\", \"authenticator\"]"),
+        "Control-plane log types EKS sends to CloudWatch Logs; `[]` turns logging off.",
+    ),
+    field(
+        "secrets_encryption",
+        Ty::Bool,
+        Default("true"),
+        "Envelope-encrypt Kubernetes secrets with a KMS key kbp creates for the cluster (deleted, after AWS's 7-day waiting period, by destroy).",
+    ),
+    field(
         "tags",
         STACK_TAGS,
         Default("{}"),
         "Tags on every taggable resource of the stack.",
     ),
 ];
+
+/// EKS control-plane log types.
+const LOG_TYPES: &[&str] = &["api", "audit", "authenticator", "controllerManager", "scheduler"];
 
 const SUBNETS: Ty = Ty::List {
     item: &str_rule("an IPv4 CIDR block from /16 to /28", aws::subnet_cidr),

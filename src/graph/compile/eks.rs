@@ -34,6 +34,21 @@ pub fn compile(b: &mut Builder) {
         }),
     ));
 
+    // Envelope encryption of Kubernetes secrets with a key of the stack's own.
+    let secrets_key = bp.cluster.secrets_encryption.then(|| {
+        b.add(Resource::new(
+            Address::new("kms_key", "secrets"),
+            kinds::KMS_KEY,
+            json!({
+                "alias": format!("alias/{name}-eks-secrets"),
+                "description": format!("Envelope encryption of Kubernetes secrets of EKS cluster {name}"),
+                "enable_key_rotation": true,
+                "deletion_window_in_days": 7,
+                "tags": b.tags(&[], None),
+            }),
+        ))
+    });
+
     let cluster = b.add(Resource::new(
         b.cluster(),
         kinds::EKS_CLUSTER,
@@ -47,6 +62,8 @@ pub fn compile(b: &mut Builder) {
             "endpoint_private_access": bp.cluster.endpoint_private_access,
             "public_access_cidrs": bp.cluster.public_access_cidrs,
             "authentication_mode": "API",
+            "log_types": bp.cluster.log_types,
+            "encryption_key_arn": secrets_key.as_ref().map(|k| reference(k, "arn")),
             "tags": b.tags(&[], None),
         }),
     ).after(&Address::keyed("iam_role_policy_attachment", "cluster", "AmazonEKSClusterPolicy")));

@@ -33,6 +33,7 @@ pub mod kinds {
     pub const IAM_ROLE_POLICY_ATTACHMENT: &str = "aws_iam_role_policy_attachment";
     pub const IAM_SERVICE_LINKED_ROLE: &str = "aws_iam_service_linked_role";
     pub const IAM_OIDC_PROVIDER: &str = "aws_iam_openid_connect_provider";
+    pub const KMS_KEY: &str = "aws_kms_key";
     pub const EKS_CLUSTER: &str = "aws_eks_cluster";
     pub const EKS_NODE_GROUP: &str = "aws_eks_node_group";
     pub const EKS_ADDON: &str = "aws_eks_addon";

@@ -13,6 +13,8 @@ pub(crate) fn sample() -> Blueprint {
             endpoint_public_access: true,
             endpoint_private_access: true,
             public_access_cidrs: vec!["0.0.0.0/0".into()],
+            log_types: vec!["api".into(), "audit".into(), "authenticator".into()],
+            secrets_encryption: true,
             tags: BTreeMap::from([("team".into(), "platform".into())]),
         },
         vpc: Vpc {

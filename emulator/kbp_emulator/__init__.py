@@ -1,0 +1,51 @@
+"""kbp's AWS emulator: moto's server plus what kbp needs that moto 5.2.5 lacks.
+
+- EKS add-ons, access entries, Pod Identity associations, updates (UpdateClusterVersion, UpdateNodegroupVersion,
+  DescribeUpdate, ListUpdates), full UpdateClusterConfig, tagging of every EKS resource (package `eks`);
+- life cycles for clusters, node groups, add-ons and NAT gateways timed by a latency profile (`lifecycle`,
+  `profile`, `ec2_nat`);
+- AWS's names and duplicate error for service-linked roles (`iam_slr`).
+
+Everything is patched into moto in-process; clients only ever see the AWS API. emulator/README.md lists what
+is and is not modelled.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from . import lifecycle
+from .profile import Profile
+
+#: moto service → the module whose install() patches it.
+PATCHES = {"eks": "kbp_emulator.eks", "ec2": "kbp_emulator.ec2_nat", "iam": "kbp_emulator.iam_slr"}
+_patched: set[str] = set()
+
+
+def patch(service: str) -> None:
+    """Patches one moto service, once."""
+    if service in PATCHES and service not in _patched:
+        importlib.import_module(PATCHES[service]).install()
+        _patched.add(service)
+
+
+def install(profile: Profile) -> None:
+    """Selects the latency profile and patches every service now (for in-process servers, such as in tests)."""
+    lifecycle.use(profile)
+    for service in PATCHES:
+        patch(service)
+
+
+def patching_on_first_use(create_backend_app: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Wraps moto's per-service app factory so a service is patched when its first request arrives.
+
+    moto imports a service's models only then; importing EC2's up front would add a second to every start.
+    """
+
+    def create(service: str) -> Any:
+        patch(service)
+        return create_backend_app(service)
+
+    return create
