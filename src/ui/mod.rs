@@ -6,7 +6,6 @@ mod progress;
 
 use std::io::IsTerminal;
 
-use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -40,9 +39,21 @@ impl Ui {
     }
 }
 
-/// The current time as RFC 3339 UTC with milliseconds.
+/// The current time as RFC 3339 UTC with exactly three fractional digits, so timestamps sort as text.
 pub fn timestamp_now() -> String {
     let now = OffsetDateTime::now_utc();
-    let now = now.replace_nanosecond(now.millisecond() as u32 * 1_000_000).unwrap_or(now);
-    now.format(&Rfc3339).unwrap_or_else(|_| now.unix_timestamp().to_string())
+    let format = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+    );
+    now.format(&format).unwrap_or_else(|_| now.unix_timestamp().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn timestamps_have_a_fixed_width() {
+        let t = super::timestamp_now();
+        assert_eq!(t.len(), "2026-12-02T14:43:09.161Z".len(), "{t}");
+        assert!(t.ends_with('Z'));
+    }
 }
