@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # THE test command: everything kbp's tests need, on a fresh machine too.
 #   scripts/test.sh [extra nextest args, e.g. a filter]
-# Installs the pinned AWS emulator (moto) if needed, then runs doctests (if any) and every test with
-# cargo-nextest. Each integration test starts its own emulator; nothing needs to be running beforehand.
+# Installs the pinned AWS emulator (moto) if needed, then runs the emulator extension's own tests (pytest,
+# emulator/tests), doctests (if any) and every test with cargo-nextest. Each integration test starts its own
+# emulator; nothing needs to be running beforehand.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,6 +14,11 @@ scripts/emulator.sh install
 
 profile=default
 if [ -n "${CI:-}" ] && [ "${CI}" != "false" ]; then profile=ci; fi
+
+# The emulator extension's tests come first: every integration test below relies on the extension, and
+# nextest's summary stays the last line printed. A pytest failure stops the script (set -e).
+echo "+ scripts/emulator.sh test" >&2
+scripts/emulator.sh test
 
 # Doctests are not run by nextest. Run them first, and only when there are any, so the last line printed
 # is nextest's summary of the whole suite.

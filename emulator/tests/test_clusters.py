@@ -174,3 +174,13 @@ def test_tags_on_every_eks_resource(eks, cluster, network):
     with pytest.raises(ClientError) as e:
         eks.list_tags_for_resource(resourceArn="arn:aws:eks:us-west-2:123456789012:cluster/nope")
     assert error_of(e)[:2] == (404, "NotFoundException")
+
+
+def test_associate_encryption_config(eks, cluster):
+    config = [{"resources": ["secrets"], "provider": {"keyArn": "arn:aws:kms:us-west-2:123456789012:key/k1"}}]
+    update = eks.associate_encryption_config(clusterName=cluster, encryptionConfig=config)["update"]
+    assert update["type"] == "AssociateEncryptionConfig"
+    assert eks.describe_cluster(name=cluster)["cluster"]["encryptionConfig"] == config
+    with pytest.raises(ClientError) as e:
+        eks.associate_encryption_config(clusterName=cluster, encryptionConfig=config)
+    assert error_of(e)[:2] == (400, "InvalidParameterException")

@@ -2,9 +2,11 @@
 //! read the emulator back, a runner for the real `kbp` binary, and a scratch workspace holding a copy of a
 //! shipped blueprint. Use with `mod support;` from a tests/*.rs file.
 //!
-//! Each `Emulator` is its own moto server on a free loopback port with its own state directory, so
-//! nextest's parallel test processes never see each other's resources. The server is started and stopped by
-//! scripts/emulator.sh, the same script developers use by hand.
+//! Each `Emulator` is its own moto server (with kbp's extension, emulator/kbp_emulator) on a free loopback port
+//! with its own state directory, so nextest's parallel test processes never see each other's resources. The
+//! server is started and stopped by scripts/emulator.sh, the same script developers use by hand.
+//! `Emulator::start()` makes every long operation instant; `Emulator::start_with` gives them the delays of a
+//! latency profile (emulator/profiles/), scaled.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -31,11 +33,23 @@ pub struct Emulator {
     pub port: u16,
     /// Holds the server's pid file and log, and the decoy AWS config paths.
     dir: TempDir,
+    /// KBP_EMULATOR_PROFILE and KBP_EMULATOR_TIME_SCALE for the server.
+    profile: String,
+    time_scale: f64,
 }
 
 impl Emulator {
-    /// Starts a moto server on a free loopback port. Panics with the script's output if it cannot.
+    /// Starts a moto server on a free loopback port, with every long operation instant (the `instant` profile:
+    /// a create still answers CREATING or pending, and the next read sees it done). Panics with the script's
+    /// output if it cannot.
     pub fn start() -> Emulator {
+        Emulator::start_with("instant", 1.0)
+    }
+
+    /// Starts a server whose clusters, node groups, add-ons and NAT gateways take the delays of latency
+    /// `profile` (a name in emulator/profiles/ or a path) times `time_scale`: `start_with("realistic", 0.01)`
+    /// makes a cluster CREATING for 6 s.
+    pub fn start_with(profile: &str, time_scale: f64) -> Emulator {
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS {
             let port = free_loopback_port();
@@ -46,6 +60,8 @@ impl Emulator {
                     .prefix("kbp-emulator-")
                     .tempdir()
                     .expect("create a tempdir for the emulator"),
+                profile: profile.to_string(),
+                time_scale,
             };
             let out = em.script("start");
             // No pid file means the port already answered (another test's server took it between our probe
@@ -92,13 +108,7 @@ impl Emulator {
         aws_config::defaults(BehaviorVersion::latest())
             .endpoint_url(&self.endpoint)
             .region(Region::new(REGION))
-            .credentials_provider(Credentials::new(
-                ACCESS_KEY_ID,
-                SECRET_ACCESS_KEY,
-                None,
-                None,
-                "kbp-test",
-            ))
+            .credentials_provider(Credentials::new(ACCESS_KEY_ID, SECRET_ACCESS_KEY, None, None, "kbp-test"))
             .load()
             .await
     }
@@ -146,6 +156,8 @@ impl Emulator {
             .arg(command)
             .env("KBP_EMULATOR_PORT", self.port.to_string())
             .env("KBP_EMULATOR_DIR", self.state_dir())
+            .env("KBP_EMULATOR_PROFILE", &self.profile)
+            .env("KBP_EMULATOR_TIME_SCALE", self.time_scale.to_string())
             // If this test process is killed before Drop runs, the script's watchdog stops the server.
             .env("KBP_EMULATOR_WATCH_PID", std::process::id().to_string())
             .stdin(Stdio::null())
@@ -158,11 +170,7 @@ impl Drop for Emulator {
     fn drop(&mut self) {
         let out = self.script("stop");
         if !out.status.success() {
-            eprintln!(
-                "stopping the emulator on port {} failed:\n{}",
-                self.port,
-                String::from_utf8_lossy(&out.stderr)
-            );
+            eprintln!("stopping the emulator on port {} failed:\n{}", self.port, String::from_utf8_lossy(&out.stderr));
         }
     }
 }
@@ -183,19 +191,13 @@ pub fn kbp_command(em: &Emulator, args: &[&str], cwd: &Path) -> Command {
             cmd.env_remove(&key);
         }
     }
-    cmd.envs(em.env())
-        .env("NO_COLOR", "1")
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null());
+    cmd.envs(em.env()).env("NO_COLOR", "1").args(args).current_dir(cwd).stdin(Stdio::null());
     cmd
 }
 
 /// Runs `kbp ARGS` in `cwd` against the emulator and returns its output, whatever the exit status.
 pub fn kbp(em: &Emulator, args: &[&str], cwd: &Path) -> Output {
-    kbp_command(em, args, cwd)
-        .output()
-        .unwrap_or_else(|e| panic!("run kbp {args:?}: {e}"))
+    kbp_command(em, args, cwd).output().unwrap_or_else(|e| panic!("run kbp {args:?}: {e}"))
 }
 
 /// Runs `kbp ARGS` and panics, showing its stdout and stderr, unless it exits 0.
@@ -215,11 +217,7 @@ pub fn assert_success(out: &Output, what: &str) {
 /// Panics with the command's stdout and stderr unless it exited with `code`.
 pub fn assert_exit_code(out: &Output, code: i32, what: &str) {
     if out.status.code() != Some(code) {
-        panic!(
-            "{what}: expected exit code {code}, got {}\n{}",
-            out.status,
-            describe_output(out)
-        );
+        panic!("{what}: expected exit code {code}, got {}\n{}", out.status, describe_output(out));
     }
 }
 
@@ -249,13 +247,8 @@ pub struct Workspace {
 impl Workspace {
     /// Copies `blueprints/NAME.toml` from the repository into a fresh tempdir.
     pub fn with_blueprint(name: &str) -> Workspace {
-        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("blueprints")
-            .join(format!("{name}.toml"));
-        let dir = tempfile::Builder::new()
-            .prefix("kbp-workspace-")
-            .tempdir()
-            .expect("create a workspace tempdir");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(format!("{name}.toml"));
+        let dir = tempfile::Builder::new().prefix("kbp-workspace-").tempdir().expect("create a workspace tempdir");
         let blueprint = dir.path().join(format!("{name}.toml"));
         std::fs::copy(&source, &blueprint)
             .unwrap_or_else(|e| panic!("copy {} to the workspace: {e}", source.display()));
@@ -268,10 +261,7 @@ impl Workspace {
 
     /// The blueprint's file name, as passed to kbp when it runs in `path()`.
     pub fn blueprint_arg(&self) -> &str {
-        self.blueprint
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("blueprint names are UTF-8")
+        self.blueprint.file_name().and_then(|n| n.to_str()).expect("blueprint names are UTF-8")
     }
 
     pub fn read_blueprint(&self) -> String {
@@ -287,12 +277,7 @@ impl Workspace {
     pub fn edit_blueprint(&self, from: &str, to: &str) {
         let text = self.read_blueprint();
         let count = text.matches(from).count();
-        assert_eq!(
-            count,
-            1,
-            "expected {from:?} exactly once in {}, found {count}",
-            self.blueprint.display()
-        );
+        assert_eq!(count, 1, "expected {from:?} exactly once in {}, found {count}", self.blueprint.display());
         self.write_blueprint(&text.replacen(from, to, 1));
     }
 }

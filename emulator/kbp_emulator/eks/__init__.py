@@ -49,6 +49,7 @@ NEW_ROUTES = [
     CLUSTER + "/updates$",
     CLUSTER + "/updates/(?P<updateId>[^/]+)$",
     CLUSTER + "/node-groups/(?P<nodegroupName>[^/]+)/update-version$",
+    CLUSTER + "/encryption-config/associate$",
 ]
 
 

@@ -1,5 +1,5 @@
 """EKS clusters: what moto's CreateCluster, DeleteCluster and UpdateClusterConfig leave out, and
-UpdateClusterVersion, which moto 5.2.5 does not serve.
+UpdateClusterVersion and AssociateEncryptionConfig, which moto 5.2.5 does not serve.
 
 CreateCluster here checks the subnets as AWS does (they exist, in one VPC, in at least two zones), creates the
 cluster security group in that VPC, and reports what AWS reports: a per-cluster endpoint and OIDC issuer, a real
@@ -238,6 +238,18 @@ class ClusterHandlers(EKSHandlers):
             "accessConfig": self._update_access_config,
         }.get(member, self._update_other)
         update = updates.Update(type=update_type, params=apply(cluster, member, value))
+        return ActionResult({"update": updates.start(cluster, cluster, "eks.update_cluster", update)})
+
+    def associate_encryption_config(self) -> ActionResult:
+        cluster = self.cluster()
+        config = self.body_json().get("encryptionConfig") or []
+        updates.require_no_update(cluster, "AssociateEncryptionConfig")
+        if cluster.encryption_config:
+            raise invalid_parameter("Cluster already has secrets encryption enabled", clusterName=cluster.name)
+        if not config or not all((c.get("provider") or {}).get("keyArn") for c in config):
+            raise invalid_parameter("encryptionConfig needs a provider keyArn", clusterName=cluster.name)
+        cluster.encryption_config = config
+        update = updates.Update(type="AssociateEncryptionConfig", params=updates.params(EncryptionConfig=config))
         return ActionResult({"update": updates.start(cluster, cluster, "eks.update_cluster", update)})
 
     def _update_vpc_config(self, cluster: Any, _member: str, requested: dict[str, Any]) -> list[dict[str, str]]:
