@@ -11,6 +11,8 @@ pub mod iam;
 pub mod kms;
 pub mod retry;
 pub mod send;
+pub mod spec;
+pub mod sqs;
 pub mod sts;
 pub mod tags;
 
@@ -125,6 +127,7 @@ impl Registry {
         iam::register(&mut r);
         kms::register(&mut r);
         sts::register(&mut r);
+        sqs::register(&mut r);
         r
     }
 

@@ -1,0 +1,103 @@
+//! `aws_sqs_queue_policy`: the access policy of a queue (who may send to it), set as the queue's `Policy`
+//! attribute. It is not a resource of its own in SQS, so its ID is the queue's URL; moving it to another queue
+//! is a replacement.
+//!
+//! Documents are compared after [`policy_doc::normalize`], the same rules as IAM's: a blueprint may spell one
+//! policy several ways, and the text SQS hands back need not be the text it was given.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use aws_sdk_sqs::types::QueueAttributeName as Name;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{absent_if_gone, attributes, set_attributes, QUEUE_GONE};
+use crate::graph::Attrs;
+use crate::providers::iam::policy_doc;
+use crate::providers::{spec, Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct QueuePolicy;
+
+const KIND: &str = "aws_sqs_queue_policy";
+const OP_SET: &str = "sqs:SetQueueAttributes";
+
+#[derive(Debug, Deserialize)]
+struct Spec {
+    queue_url: String,
+    policy: Value,
+}
+
+#[async_trait]
+impl Provider for QueuePolicy {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["queue_url"]
+    }
+
+    fn canonical(&self, desired: Attrs) -> Attrs {
+        policy_doc::canonical_in(desired, "policy")
+    }
+
+    async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(policy) = current(cx, url).await? else { return Ok(None) };
+        let mut attrs = Attrs::new();
+        attrs.insert("queue_url".into(), json!(url));
+        attrs.insert("policy".into(), policy_doc::normalize(policy));
+        Ok(Some(Observed { attrs, outputs: outputs(url) }))
+    }
+
+    /// The policy has no tags; it is this stack's if the queue already carries the desired document.
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let spec: Spec = spec::parse(KIND, desired.attrs)?;
+        let found = current(cx, &spec.queue_url).await?;
+        Ok(found.filter(|p| policy_doc::equivalent(p, &spec.policy)).map(|_| spec.queue_url))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        put(cx, desired).await
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        _url: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        put(cx, desired).await
+    }
+
+    /// An empty `Policy` removes it; a queue already gone has no policy to remove.
+    async fn delete(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let r = set_attributes(cx, url, HashMap::from([(Name::Policy, String::new())]), &[]).await;
+        absent_if_gone(r).map(drop)
+    }
+}
+
+/// Sets the document; the queue may have been created a moment ago, so "no such queue" is retried.
+async fn put(cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    let spec: Spec = spec::parse(KIND, desired.attrs)?;
+    let document = policy_doc::to_aws(OP_SET, &spec.policy)?;
+    set_attributes(cx, &spec.queue_url, HashMap::from([(Name::Policy, document)]), QUEUE_GONE).await?;
+    Ok(Applied { id: spec.queue_url.clone(), outputs: outputs(&spec.queue_url) })
+}
+
+/// The queue's policy document; `None` when the queue is gone or has no policy.
+async fn current(cx: &Context, url: &str) -> Result<Option<Value>, ProviderError> {
+    let Some(mut found) = attributes(cx, url, &[Name::Policy], &[]).await? else { return Ok(None) };
+    match found.remove(&Name::Policy).filter(|p| !p.trim().is_empty()) {
+        None => Ok(None),
+        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+            ProviderError::new("sqs:GetQueueAttributes", "", format!("the Policy of queue {url} is not JSON: {e}"))
+                .with_hint("set a valid policy on the queue (or remove it), then run kbp again")
+        }),
+    }
+}
+
+fn outputs(url: &str) -> Attrs {
+    Attrs::from_iter([("id".to_string(), json!(url))])
+}
