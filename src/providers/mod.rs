@@ -7,6 +7,7 @@ pub mod attrs;
 pub mod context;
 pub mod ec2;
 pub mod error;
+pub mod eventbridge;
 pub mod iam;
 pub mod kms;
 pub mod retry;
@@ -128,6 +129,7 @@ impl Registry {
         kms::register(&mut r);
         sts::register(&mut r);
         sqs::register(&mut r);
+        eventbridge::register(&mut r);
         r
     }
 

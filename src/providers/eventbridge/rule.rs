@@ -1,0 +1,290 @@
+//! `aws_eventbridge_rule`: a rule on the default event bus and its one target (Karpenter's queue). The name
+//! cannot change in place; the pattern, description, target and tags can.
+//!
+//! PutRule creates or overwrites, so a create first checks that a rule of that name is not someone else's.
+//! It also leaves the tags of an existing rule alone, which is why updates tag through Tag/UntagResource.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use aws_sdk_eventbridge::operation::describe_rule::DescribeRuleOutput;
+use aws_sdk_eventbridge::types::{RuleState, Tag, Target};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::targets;
+use crate::graph::Attrs;
+use crate::providers::attrs::absent_if_gone;
+use crate::providers::send::send;
+use crate::providers::{spec, tags, Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct Rule;
+
+const KIND: &str = "aws_eventbridge_rule";
+
+#[derive(Debug, Deserialize)]
+struct Spec {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    event_pattern: Value,
+    target_id: String,
+    target_arn: String,
+}
+
+#[async_trait]
+impl Provider for Rule {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["name"]
+    }
+
+    /// A pattern written as a JSON string compares as the object `read` parses it into.
+    fn canonical(&self, mut desired: Attrs) -> Attrs {
+        if let Some(pattern) = desired.get_mut("event_pattern") {
+            if let Some(parsed) = pattern.as_str().and_then(|s| serde_json::from_str::<Value>(s).ok()) {
+                *pattern = parsed;
+            }
+        }
+        desired
+    }
+
+    async fn read(&self, cx: &Context, name: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(rule) = describe(cx, name).await? else { return Ok(None) };
+        let Some(found) = targets::list(cx, name).await? else { return Ok(None) };
+        let arn = rule_arn(&rule, name)?;
+        let Some(tags) = list_tags(cx, &arn).await? else { return Ok(None) };
+        let event_pattern = match rule.event_pattern() {
+            Some(text) => parse_pattern(name, text)?,
+            None => Value::Null,
+        };
+        let target = reported_target(&found, prior.get("target_id").and_then(Value::as_str));
+        let mut attrs = Attrs::new();
+        attrs.insert("name".into(), json!(name));
+        attrs.insert("description".into(), json!(rule.description()));
+        attrs.insert("event_pattern".into(), event_pattern);
+        attrs.insert("target_id".into(), json!(target.map(Target::id)));
+        attrs.insert("target_arn".into(), json!(target.map(Target::arn)));
+        attrs.insert("tags".into(), Value::Object(tags::user_tags(tags)));
+        Ok(Some(Observed { attrs, outputs: outputs(name, &arn) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let spec: Spec = spec::parse(KIND, desired.attrs)?;
+        let Some(rule) = describe(cx, &spec.name).await? else { return Ok(None) };
+        Ok(owned(cx, &rule_arn(&rule, &spec.name)?).await?.then_some(spec.name))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let spec: Spec = spec::parse(KIND, desired.attrs)?;
+        if let Some(rule) = describe(cx, &spec.name).await? {
+            // This stack's own rule (a create retried after kbp died mid-call): bring it to the spec.
+            if owned(cx, &rule_arn(&rule, &spec.name)?).await? {
+                return self.update(cx, &spec.name, desired.attrs, desired).await;
+            }
+            return Err(taken(cx, &spec.name));
+        }
+        let all_tags = to_sdk("events:PutRule", &tags::merged(desired.attrs, &desired.kbp_tags))?;
+        let arn = put_rule(cx, &spec, Some(all_tags)).await?;
+        targets::put(cx, &spec.name, &spec.target_id, &spec.target_arn).await?;
+        Ok(Applied { id: spec.name.clone(), outputs: outputs(&spec.name, &arn) })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        name: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        let spec: Spec = spec::parse(KIND, desired.attrs)?;
+        let arn = put_rule(cx, &spec, None).await?;
+        let current = targets::list(cx, name).await?.ok_or_else(|| vanished(name))?;
+        let stale: Vec<String> =
+            current.iter().filter(|t| t.id() != spec.target_id).map(|t| t.id().to_string()).collect();
+        if !stale.is_empty() {
+            targets::remove(cx, name, &stale).await?;
+        }
+        if !current.iter().any(|t| t.id() == spec.target_id && t.arn() == spec.target_arn) {
+            targets::put(cx, name, &spec.target_id, &spec.target_arn).await?;
+        }
+        retag(cx, &arn, &tags::merged(desired.attrs, &desired.kbp_tags)).await?;
+        Ok(Applied { id: name.to_string(), outputs: outputs(name, &arn) })
+    }
+
+    /// Targets first: AWS refuses to delete a rule that still has any.
+    async fn delete(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let Some(current) = targets::list(cx, name).await? else { return Ok(()) };
+        let ids: Vec<String> = current.iter().map(|t| t.id().to_string()).collect();
+        if !ids.is_empty() {
+            targets::remove(cx, name, &ids).await?;
+        }
+        let r = send(cx, "events:DeleteRule", &[], || cx.eventbridge().delete_rule().name(name).send()).await;
+        absent_if_gone(r).map(drop)
+    }
+}
+
+/// Creates or overwrites the rule (enabled, on the default bus) and returns its ARN. `tags` only take effect
+/// when the rule is new.
+async fn put_rule(cx: &Context, spec: &Spec, tags: Option<Vec<Tag>>) -> Result<String, ProviderError> {
+    let op = "events:PutRule";
+    let pattern = pattern_to_aws(op, &spec.event_pattern)?;
+    let out = send(cx, op, &[], || {
+        let call = cx.eventbridge().put_rule().name(&spec.name).event_pattern(&pattern).state(RuleState::Enabled);
+        call.set_description(spec.description.clone()).set_tags(tags.clone()).send()
+    })
+    .await?;
+    out.rule_arn.ok_or_else(|| {
+        ProviderError::new(op, "", "AWS's response has no rule ARN")
+            .with_hint("retry; if it persists, the endpoint (AWS_ENDPOINT_URL?) may not be a real EventBridge API")
+    })
+}
+
+/// The rule, or `None` when there is no rule of that name on the default bus.
+async fn describe(cx: &Context, name: &str) -> Result<Option<DescribeRuleOutput>, ProviderError> {
+    let r = send(cx, "events:DescribeRule", &[], || cx.eventbridge().describe_rule().name(name).send()).await;
+    absent_if_gone(r)
+}
+
+fn rule_arn(rule: &DescribeRuleOutput, name: &str) -> Result<String, ProviderError> {
+    rule.arn().map(str::to_string).ok_or_else(|| {
+        ProviderError::new("events:DescribeRule", "", format!("AWS described rule {name} without its ARN"))
+            .with_hint("retry; if it persists, the endpoint (AWS_ENDPOINT_URL?) may not be a real EventBridge API")
+    })
+}
+
+/// The target `read` reports: the one kbp manages (by the ID last applied) if it is there, else the only or
+/// first one. Extra targets are removed by the next update.
+fn reported_target<'a>(found: &'a [Target], managed_id: Option<&str>) -> Option<&'a Target> {
+    found.iter().find(|t| Some(t.id()) == managed_id).or_else(|| found.first())
+}
+
+/// The pattern as the JSON string PutRule takes; a string attribute must itself be a JSON object.
+fn pattern_to_aws(op: &str, pattern: &Value) -> Result<String, ProviderError> {
+    let object = match pattern {
+        Value::String(s) => serde_json::from_str::<Value>(s).ok().filter(Value::is_object),
+        Value::Object(_) => Some(pattern.clone()),
+        _ => None,
+    };
+    object.map(|o| o.to_string()).ok_or_else(|| {
+        ProviderError::new(
+            op,
+            "InvalidEventPatternException",
+            format!("the event pattern is not a JSON object: {pattern}"),
+        )
+        .with_hint("write the pattern as a table, such as { source = [\"aws.ec2\"], detail-type = [\"...\"] }")
+    })
+}
+
+fn parse_pattern(name: &str, text: &str) -> Result<Value, ProviderError> {
+    serde_json::from_str(text).map_err(|e| {
+        ProviderError::new("events:DescribeRule", "", format!("the event pattern of rule {name} is not JSON: {e}"))
+            .with_hint("fix or delete the rule in the EventBridge console, then run kbp again")
+    })
+}
+
+/// All tags on the rule, kbp's included; `None` when the rule is gone.
+async fn list_tags(cx: &Context, arn: &str) -> Result<Option<BTreeMap<String, String>>, ProviderError> {
+    let r = send(cx, "events:ListTagsForResource", &[], || {
+        cx.eventbridge().list_tags_for_resource().resource_arn(arn).send()
+    })
+    .await;
+    Ok(absent_if_gone(r)?.map(|out| out.tags().iter().map(|t| (t.key().to_string(), t.value().to_string())).collect()))
+}
+
+/// Whether the rule carries this stack's `kbp:stack` tag, so kbp may adopt it.
+async fn owned(cx: &Context, arn: &str) -> Result<bool, ProviderError> {
+    Ok(list_tags(cx, arn).await?.is_some_and(|t| t.get(tags::STACK) == Some(&cx.stack)))
+}
+
+/// Makes the rule's tags exactly `want`: UntagResource for keys no longer wanted, TagResource for the rest.
+async fn retag(cx: &Context, arn: &str, want: &BTreeMap<String, String>) -> Result<(), ProviderError> {
+    let eb = cx.eventbridge();
+    let current = list_tags(cx, arn).await?.unwrap_or_default();
+    let stale: Vec<String> = current.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
+    if !stale.is_empty() {
+        let stale = Some(stale);
+        let r = send(cx, "events:UntagResource", &[], || {
+            eb.untag_resource().resource_arn(arn).set_tag_keys(stale.clone()).send()
+        });
+        r.await?;
+    }
+    let set: BTreeMap<String, String> =
+        want.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    if !set.is_empty() {
+        let set = Some(to_sdk("events:TagResource", &set)?);
+        send(cx, "events:TagResource", &[], || eb.tag_resource().resource_arn(arn).set_tags(set.clone()).send())
+            .await?;
+    }
+    Ok(())
+}
+
+fn to_sdk(op: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>, ProviderError> {
+    tags.iter()
+        .map(|(k, v)| {
+            Tag::builder()
+                .key(k)
+                .value(v)
+                .build()
+                .map_err(|e| ProviderError::new(op, "", format!("could not build tag `{k}`: {e}")))
+        })
+        .collect()
+}
+
+fn outputs(name: &str, arn: &str) -> Attrs {
+    Attrs::from_iter([
+        ("id".to_string(), json!(name)),
+        ("arn".to_string(), json!(arn)),
+        ("name".to_string(), json!(name)),
+    ])
+}
+
+fn taken(cx: &Context, name: &str) -> ProviderError {
+    ProviderError::new(
+        "events:PutRule",
+        "ResourceAlreadyExistsException",
+        format!("an EventBridge rule named `{name}` already exists and is not tagged kbp:stack={}", cx.stack),
+    )
+    .with_hint("it belongs to another stack or tool; delete it (targets first) or give the cluster another name")
+}
+
+fn vanished(name: &str) -> ProviderError {
+    ProviderError::new("events:ListTargetsByRule", "ResourceNotFoundException", format!("rule {name} no longer exists"))
+        .with_hint("run `kbp plan` again: the rule will be planned for creation")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(id: &str) -> Target {
+        Target::builder().id(id).arn(format!("arn:aws:sqs:us-west-2:1:{id}")).build().unwrap()
+    }
+
+    #[test]
+    fn reports_the_managed_target_else_the_first() {
+        let found = [target("other"), target("managed")];
+        assert_eq!(reported_target(&found, Some("managed")).map(Target::id), Some("managed"));
+        assert_eq!(reported_target(&found, Some("gone")).map(Target::id), Some("other"));
+        assert!(reported_target(&[], Some("managed")).is_none());
+    }
+
+    #[test]
+    fn patterns_go_out_as_json_objects_only() {
+        let p = json!({"source": ["aws.ec2"]});
+        assert_eq!(pattern_to_aws("op", &p).unwrap(), p.to_string());
+        assert_eq!(pattern_to_aws("op", &Value::String(p.to_string())).unwrap(), p.to_string());
+        assert!(pattern_to_aws("op", &json!(["aws.ec2"])).is_err());
+        assert!(pattern_to_aws("op", &json!("not json")).is_err());
+    }
+
+    #[test]
+    fn canonical_parses_a_string_pattern() {
+        let p = json!({"source": ["aws.health"]});
+        let a = Rule.canonical(Attrs::from_iter([("event_pattern".to_string(), Value::String(p.to_string()))]));
+        assert_eq!(a["event_pattern"], p);
+    }
+}

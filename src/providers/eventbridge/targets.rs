@@ -1,0 +1,90 @@
+//! A rule's targets. PutTargets and RemoveTargets answer 200 even when an entry fails, reporting it only in
+//! `FailedEntryCount`, so every call here checks that count.
+
+use aws_sdk_eventbridge::types::Target;
+
+use crate::providers::attrs::absent_if_gone;
+use crate::providers::send::send;
+use crate::providers::{Context, ProviderError};
+
+/// RemoveTargets takes at most this many IDs per call.
+const REMOVE_BATCH: usize = 100;
+
+/// Every target of `rule`; `None` when the rule is gone.
+pub async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>, ProviderError> {
+    let mut all = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let r = send(cx, "events:ListTargetsByRule", &[], || {
+            cx.eventbridge().list_targets_by_rule().rule(rule).set_next_token(token.clone()).send()
+        })
+        .await;
+        let Some(page) = absent_if_gone(r)? else { return Ok(None) };
+        all.extend(page.targets.unwrap_or_default());
+        token = page.next_token.filter(|t| !t.is_empty());
+        if token.is_none() {
+            return Ok(Some(all));
+        }
+    }
+}
+
+/// Adds (or, for an existing `id`, repoints) the target `id` → `arn`.
+pub async fn put(cx: &Context, rule: &str, id: &str, arn: &str) -> Result<(), ProviderError> {
+    let op = "events:PutTargets";
+    let target = Target::builder().id(id).arn(arn).build().map_err(|e| {
+        ProviderError::new(op, "", format!("could not build target `{id}`: {e}"))
+            .with_hint("this is a bug in kbp's compiler; please report it with the blueprint")
+    })?;
+    let out = send(cx, op, &[], || cx.eventbridge().put_targets().rule(rule).targets(target.clone()).send()).await?;
+    let failed = out.failed_entries().iter().map(|f| (f.target_id(), f.error_code(), f.error_message()));
+    check(op, rule, out.failed_entry_count(), failed)
+}
+
+/// Removes the targets `ids` from `rule`; a rule already gone has none left.
+pub async fn remove(cx: &Context, rule: &str, ids: &[String]) -> Result<(), ProviderError> {
+    let op = "events:RemoveTargets";
+    for batch in ids.chunks(REMOVE_BATCH) {
+        let batch = Some(batch.to_vec());
+        let r = send(cx, op, &[], || cx.eventbridge().remove_targets().rule(rule).set_ids(batch.clone()).send());
+        let Some(out) = absent_if_gone(r.await)? else { return Ok(()) };
+        let failed = out.failed_entries().iter().map(|f| (f.target_id(), f.error_code(), f.error_message()));
+        check(op, rule, out.failed_entry_count(), failed)?;
+    }
+    Ok(())
+}
+
+/// An error naming each failed entry, when `count` says some failed.
+fn check<'a>(
+    op: &str,
+    rule: &str,
+    count: i32,
+    failed: impl Iterator<Item = (Option<&'a str>, Option<&'a str>, Option<&'a str>)>,
+) -> Result<(), ProviderError> {
+    if count == 0 {
+        return Ok(());
+    }
+    let entries: Vec<(&str, &str, &str)> =
+        failed.map(|(id, code, message)| (id.unwrap_or("?"), code.unwrap_or(""), message.unwrap_or(""))).collect();
+    let code = entries.first().map_or("", |e| e.1);
+    let detail: Vec<String> = entries.iter().map(|(id, code, msg)| format!("target {id}: {code} {msg}")).collect();
+    Err(ProviderError::new(op, code, format!("{count} target(s) of rule {rule} failed: {}", detail.join("; ")))
+        .with_hint("check that the target ARN exists in this region and account, then run kbp again"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_failed_entries_is_success() {
+        assert!(check("events:PutTargets", "r", 0, std::iter::empty()).is_ok());
+    }
+
+    #[test]
+    fn failed_entries_become_one_error_with_the_first_code() {
+        let failed = [(Some("q"), Some("ConcurrentModificationException"), Some("busy"))];
+        let e = check("events:PutTargets", "r", 1, failed.into_iter()).unwrap_err();
+        assert_eq!(e.code, "ConcurrentModificationException");
+        assert!(e.message.contains("target q") && e.message.contains("rule r"), "{e}");
+    }
+}
