@@ -192,7 +192,7 @@ stop_server() {
   rm -f "$STATE_DIR/moto.pid"
 }
 
-# The extension's pytest suite; each test starts its own in-process server, so nothing needs to be running.
+# The extension's pytest suite; it runs its own in-process server, so nothing needs to be running.
 run_tests() {
   install
   cd "$REPO_ROOT/emulator"

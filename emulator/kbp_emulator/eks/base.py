@@ -93,8 +93,7 @@ def settle(backend: EKSBackend) -> list[Cluster]:
 
     for cluster in list(backend.clusters.values()):
         x = extras(cluster)
-        for gone in lifecycle.settle_all(cluster.nodegroups):
-            cluster.nodegroup_count -= 1
+        cluster.nodegroup_count -= len(lifecycle.settle_all(cluster.nodegroups))
         for addon in lifecycle.settle_all(x.addons):
             if not getattr(addon, "preserve", False):
                 for arn in addon.pod_identity_associations:
@@ -140,7 +139,8 @@ class EKSHandlers(EKSResponse):
 
     def page(self, items: list[Any]) -> tuple[list[Any], str | None]:
         """One page of `items` per maxResults/nextToken; the token is the index of the next item."""
-        max_results = int(self.query_one("maxResults", "100"))
+        limit = self.query_one("maxResults", "100")
+        max_results = int(limit) if limit.isdigit() else 0
         token = self.query_one("nextToken")
         if max_results < 1 or max_results > 100:
             raise invalid_parameter("maxResults must be between 1 and 100")
