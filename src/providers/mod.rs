@@ -16,6 +16,7 @@ pub mod spec;
 pub mod sqs;
 pub mod sts;
 pub mod tags;
+pub mod wait;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

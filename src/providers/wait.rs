@@ -1,0 +1,245 @@
+//! Bounded waits for what AWS finishes asynchronously: a resource reaching a state (an EKS cluster becoming
+//! `ACTIVE`, a NAT gateway `deleted`), and calls AWS refuses until something else has settled (a delete while
+//! ENIs are released, a create naming an IAM role IAM does not show everywhere yet). Providers say only what
+//! "done" and "refused for now" mean; the loop, its growing interval, the timeout error and the progress
+//! reports live here.
+
+use std::future::Future;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::{Context, ProviderError};
+use crate::graph::Address;
+
+/// One look at a resource being waited on.
+pub enum Poll<T> {
+    Done(T),
+    /// Not there yet; the string says what was seen (a state, an error message) for the progress report.
+    Pending(String),
+}
+
+/// How long to wait and how often to look: the interval starts short (a fast API or an emulator answers
+/// within a second) and grows to `max_interval`, so a long wait costs tens of calls, not hundreds.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub timeout: Duration,
+    pub first_interval: Duration,
+    pub max_interval: Duration,
+}
+
+impl Budget {
+    /// For operations of seconds to a few minutes: looks every 0.5 s at first, then at most every 15 s.
+    pub const fn minutes(m: u64) -> Self {
+        Budget {
+            timeout: Duration::from_secs(m * 60),
+            first_interval: Duration::from_millis(500),
+            max_interval: Duration::from_secs(15),
+        }
+    }
+
+    /// For control-plane operations that take many minutes (an EKS cluster takes about ten to create): looks
+    /// every 2 s at first, then at most every 30 s.
+    pub const fn long_minutes(m: u64) -> Self {
+        Budget {
+            timeout: Duration::from_secs(m * 60),
+            first_interval: Duration::from_secs(2),
+            max_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+/// One bounded wait: the AWS operation it is about (for errors), what it waits for (`cluster demo to become
+/// ACTIVE`), its budget, and optionally the resource address its progress is reported under.
+pub struct Wait<'a> {
+    operation: &'a str,
+    what: &'a str,
+    budget: Budget,
+    report: Option<(&'a Context, &'a Address)>,
+}
+
+impl<'a> Wait<'a> {
+    pub fn new(operation: &'a str, what: &'a str, budget: Budget) -> Self {
+        Wait { operation, what, budget, report: None }
+    }
+
+    /// Reports every look that is not done yet through [`Context::progress`], so the user sees AWS's status
+    /// during a long wait. Without an address (a delete whose resource carried no kbp tags) it is only logged.
+    pub fn reporting(mut self, cx: &'a Context, address: Option<&'a Address>) -> Self {
+        self.report = address.map(|a| (cx, a));
+        self
+    }
+
+    /// Calls `look` until it returns [`Poll::Done`], fails, or the budget runs out.
+    pub async fn until<T, F, Fut>(&self, mut look: F) -> Result<T, ProviderError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<Poll<T>, ProviderError>>,
+    {
+        let start = Instant::now();
+        let mut interval = self.budget.first_interval;
+        loop {
+            let seen = match look().await? {
+                Poll::Done(v) => return Ok(v),
+                Poll::Pending(seen) => seen,
+            };
+            let elapsed = start.elapsed();
+            if elapsed >= self.budget.timeout {
+                return Err(ProviderError::new(
+                    self.operation,
+                    "",
+                    format!("gave up waiting for {} after {}s (last seen: {seen})", self.what, elapsed.as_secs()),
+                )
+                .with_hint(
+                    "AWS is slower than usual or the resource is stuck; check it in the AWS console, then run kbp \
+                     again",
+                ));
+            }
+            match self.report {
+                Some((cx, address)) => cx.progress(address, &seen, elapsed),
+                None => {
+                    tracing::info!(operation = self.operation, %seen, elapsed_s = elapsed.as_secs(), "waiting for {}", self.what)
+                }
+            }
+            tokio::time::sleep(interval.min(self.budget.timeout - elapsed)).await;
+            interval = (interval * 3 / 2).min(self.budget.max_interval);
+        }
+    }
+
+    /// Runs `call` until AWS stops refusing it with an error `refused` accepts, within the budget. Out of time
+    /// while still refused, the last refusal is returned (AWS's own words say what holds it) with `hint`.
+    pub async fn while_refused<T, F, Fut>(
+        &self,
+        refused: impl Fn(&ProviderError) -> bool,
+        hint: &str,
+        mut call: F,
+    ) -> Result<T, ProviderError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, ProviderError>>,
+    {
+        // A Mutex, not a RefCell: provider futures must be Send.
+        let last: Mutex<Option<ProviderError>> = Mutex::new(None);
+        let waited = self
+            .until(|| {
+                let attempt = call();
+                let (last, refused) = (&last, &refused);
+                async move {
+                    match attempt.await {
+                        Ok(v) => Ok(Poll::Done(v)),
+                        Err(e) if refused(&e) => {
+                            let seen = format!("{}: {}", e.code, e.message);
+                            *last.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                            Ok(Poll::Pending(seen))
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            })
+            .await;
+        match (waited, last.into_inner().unwrap_or_else(PoisonError::into_inner)) {
+            (Err(timeout), Some(refusal)) if timeout.code.is_empty() => Err(refusal.with_hint(hint)),
+            (r, _) => r,
+        }
+    }
+}
+
+/// [`Wait::until`] without progress reports.
+pub async fn until<T, F, Fut>(operation: &str, what: &str, budget: Budget, look: F) -> Result<T, ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Poll<T>, ProviderError>>,
+{
+    Wait::new(operation, what, budget).until(look).await
+}
+
+/// A budget for unit tests of waits: 200 ms, looking every few milliseconds.
+#[cfg(test)]
+pub(crate) const QUICK: Budget = Budget {
+    timeout: Duration::from_millis(200),
+    first_interval: Duration::from_millis(1),
+    max_interval: Duration::from_millis(5),
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn quick() -> Budget {
+        QUICK
+    }
+
+    #[tokio::test]
+    async fn until_returns_once_done() {
+        let n = AtomicU32::new(0);
+        let v = until("op", "thing", quick(), || async {
+            Ok(if n.fetch_add(1, Ordering::SeqCst) < 3 { Poll::Pending("pending".into()) } else { Poll::Done(5) })
+        })
+        .await;
+        assert_eq!(v.unwrap(), 5);
+        assert_eq!(n.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn until_times_out_with_what_was_seen() {
+        let e = until::<(), _, _>("ec2:DescribeNatGateways", "nat-1", quick(), || async {
+            Ok(Poll::Pending("pending".into()))
+        })
+        .await
+        .unwrap_err();
+        assert!(e.message.contains("nat-1") && e.message.contains("pending"), "{e}");
+        assert!(e.hint.is_some());
+    }
+
+    #[tokio::test]
+    async fn while_refused_retries_only_refusals_and_returns_the_last_one_on_timeout() {
+        let wait = Wait::new("eks:DeleteCluster", "cluster demo", quick());
+        let in_use = |e: &ProviderError| e.is("ResourceInUseException");
+        let n = AtomicU32::new(0);
+        let ok = wait
+            .while_refused(in_use, "h", || async {
+                if n.fetch_add(1, Ordering::SeqCst) < 2 {
+                    Err(ProviderError::new("eks:DeleteCluster", "ResourceInUseException", "has node groups"))
+                } else {
+                    Ok(())
+                }
+            })
+            .await;
+        assert!(ok.is_ok());
+        let e = wait
+            .while_refused::<(), _, _>(in_use, "delete its node groups", || async {
+                Err(ProviderError::new("eks:DeleteCluster", "ResourceInUseException", "has node groups"))
+            })
+            .await
+            .unwrap_err();
+        assert_eq!((e.code.as_str(), e.hint.as_deref()), ("ResourceInUseException", Some("delete its node groups")));
+        let e = wait
+            .while_refused::<(), _, _>(in_use, "h", || async {
+                Err(ProviderError::new("eks:DeleteCluster", "AccessDeniedException", "no"))
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "AccessDeniedException");
+    }
+
+    #[tokio::test]
+    async fn reports_pending_looks_under_the_address() {
+        let cx = Context::from_sdk(aws_config::SdkConfig::builder().build(), "s", "us-west-2");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        cx.report_to(Some(tx));
+        let address = Address::new("eks_cluster", "main");
+        let n = AtomicU32::new(0);
+        let wait = Wait::new("eks:DescribeCluster", "cluster", quick()).reporting(&cx, Some(&address));
+        wait.until(|| async {
+            Ok(if n.fetch_add(1, Ordering::SeqCst) < 2 { Poll::Pending("CREATING".into()) } else { Poll::Done(()) })
+        })
+        .await
+        .unwrap();
+        let mut statuses = Vec::new();
+        while let Ok(crate::exec::Event::Waiting { address: a, status, .. }) = rx.try_recv() {
+            assert_eq!(a, address);
+            statuses.push(status);
+        }
+        assert_eq!(statuses, ["CREATING", "CREATING"]);
+    }
+}
