@@ -10,6 +10,7 @@ mod nat_gateway;
 mod route;
 mod route_table;
 mod route_table_association;
+mod security_group;
 mod subnet;
 pub mod tagging;
 mod vpc;
@@ -32,6 +33,7 @@ pub fn register(r: &mut Registry) {
     r.add(route_table::RouteTable);
     r.add(route::Route);
     r.add(route_table_association::RouteTableAssociation);
+    r.add(security_group::SecurityGroup);
 }
 
 pub(crate) use crate::providers::send::send;
