@@ -6,6 +6,7 @@
 pub mod attrs;
 pub mod context;
 pub mod ec2;
+pub mod eks;
 pub mod error;
 pub mod eventbridge;
 pub mod iam;
@@ -126,6 +127,7 @@ impl Registry {
     pub fn aws() -> Self {
         let mut r = Registry::default();
         ec2::register(&mut r);
+        eks::register(&mut r);
         iam::register(&mut r);
         kms::register(&mut r);
         sts::register(&mut r);

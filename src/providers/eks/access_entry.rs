@@ -1,0 +1,289 @@
+//! `aws_eks_access_entry`: an IAM principal's way into the cluster (kbp's own admin, Karpenter's nodes), with the
+//! cluster access policies associated to it cluster-wide. The ID is `<cluster>:<principal ARN as EKS has it>`.
+//!
+//! The admin entry's principal is whoever runs kbp, and with SSO or other assumed-role credentials that is an
+//! STS session ARN (`arn:aws:sts::ACCOUNT:assumed-role/NAME/SESSION`), which EKS refuses: it wants the role
+//! itself. The session ARN does not carry the role's path (SSO roles live under
+//! `/aws-reserved/sso.amazonaws.com/…`) and EKS wants the exact role ARN, path included, so before calling AWS
+//! the role is looked up by name (role names are unique in an account) to get its real ARN. For comparison,
+//! `canonical` and `read` both name a role as `arn:…:iam::ACCOUNT:role/NAME`, without the path: the same role
+//! then compares equal whichever session applied it.
+
+use async_trait::async_trait;
+use aws_sdk_eks::types::{AccessScope, AccessScopeType};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{client_token, join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging, vanished};
+use crate::graph::Attrs;
+use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::ec2::object;
+use crate::providers::send::send;
+use crate::providers::spec;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct AccessEntry;
+
+const KIND: &str = "aws_eks_access_entry";
+/// Only STANDARD entries take access policies; node entries (EC2_LINUX, …) get their permissions from their type.
+const STANDARD: &str = "STANDARD";
+
+#[derive(Debug, Deserialize)]
+struct Spec {
+    cluster_name: String,
+    principal_arn: String,
+    #[serde(rename = "type")]
+    entry_type: String,
+    #[serde(default)]
+    policy_arns: Vec<String>,
+}
+
+#[async_trait]
+impl Provider for AccessEntry {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["cluster_name", "principal_arn", "type"]
+    }
+
+    fn canonical(&self, desired: Attrs) -> Attrs {
+        let mut a = sort_sets(desired, &["policy_arns"]);
+        if let Some(Value::String(arn)) = a.get_mut("principal_arn") {
+            *arn = role_without_path(arn);
+        }
+        a
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let (cluster, principal) = split_id(KIND, id, "principal ARN")?;
+        let Some(entry) = describe(cx, cluster, principal).await? else { return Ok(None) };
+        let entry_type = entry.r#type().unwrap_or(STANDARD);
+        let policies = match entry_type {
+            STANDARD => associated_policies(cx, cluster, principal).await?.unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let attrs = json!({
+            "cluster_name": entry.cluster_name(),
+            "principal_arn": entry.principal_arn().map(role_without_path),
+            "type": entry_type,
+            "policy_arns": sorted(&policies),
+            "tags": tagging::attr(entry.tags()),
+        });
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, &entry) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let principal = principal_for_eks(cx, &s.principal_arn).await?;
+        let found = describe(cx, &s.cluster_name, &principal).await?;
+        Ok(found.filter(|e| tagging::owned_by(e.tags(), &cx.stack)).map(|_| join_id(&s.cluster_name, &principal)))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        const OP: &str = "eks:CreateAccessEntry";
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let principal = principal_for_eks(cx, &s.principal_arn).await?;
+        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        // A role made moments ago may not be visible to EKS yet: "The specified principalArn is invalid".
+        let created = send_naming_role(cx, OP, &[], || {
+            cx.eks()
+                .create_access_entry()
+                .cluster_name(&s.cluster_name)
+                .principal_arn(&principal)
+                .r#type(&s.entry_type)
+                .set_tags(tags.clone())
+                .set_client_request_token(token.clone())
+                .send()
+        })
+        .await
+        .map_err(|e| explain_taken(e, &s.cluster_name, &principal))?;
+        let entry = created.access_entry.ok_or_else(|| missing(OP, "access entry"))?;
+        for policy in &s.policy_arns {
+            associate(cx, &s.cluster_name, &principal, policy).await?;
+        }
+        let id = join_id(&s.cluster_name, &principal);
+        Ok(Applied { outputs: outputs(&id, &entry), id })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        let (cluster, principal) = split_id(KIND, id, "principal ARN")?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let what = format!("access entry of {principal}");
+        let entry =
+            describe(cx, cluster, principal).await?.ok_or_else(|| vanished("eks:DescribeAccessEntry", &what))?;
+        let have = match entry.r#type() {
+            Some(STANDARD) | None => associated_policies(cx, cluster, principal).await?.unwrap_or_default(),
+            Some(_) => Vec::new(),
+        };
+        for policy in s.policy_arns.iter().filter(|p| !have.contains(p)) {
+            associate(cx, cluster, principal, policy).await?;
+        }
+        for policy in have.iter().filter(|p| !s.policy_arns.contains(p)) {
+            let r = send(cx, "eks:DisassociateAccessPolicy", &[], || {
+                cx.eks()
+                    .disassociate_access_policy()
+                    .cluster_name(cluster)
+                    .principal_arn(principal)
+                    .policy_arn(policy)
+                    .send()
+            })
+            .await;
+            ok_if_gone(r.map(drop))?;
+        }
+        let arn = entry.access_entry_arn().ok_or_else(|| missing("eks:DescribeAccessEntry", "access entry ARN"))?;
+        tagging::reconcile(cx, arn, entry.tags(), desired).await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id, &entry) })
+    }
+
+    /// Access entries have no status: once DeleteAccessEntry returns, the principal has no access.
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let (cluster, principal) = split_id(KIND, id, "principal ARN")?;
+        let r = send(cx, "eks:DeleteAccessEntry", &[], || {
+            cx.eks().delete_access_entry().cluster_name(cluster).principal_arn(principal).send()
+        })
+        .await;
+        ok_if_gone(r.map(drop))
+    }
+}
+
+type Described = aws_sdk_eks::types::AccessEntry;
+
+async fn describe(cx: &Context, cluster: &str, principal: &str) -> Result<Option<Described>, ProviderError> {
+    let r = send(cx, "eks:DescribeAccessEntry", &[], || {
+        cx.eks().describe_access_entry().cluster_name(cluster).principal_arn(principal).send()
+    })
+    .await;
+    Ok(absent_if_gone(r)?.and_then(|out| out.access_entry))
+}
+
+/// The access policies associated with the entry (in any scope), or `None` when the entry is gone.
+async fn associated_policies(
+    cx: &Context,
+    cluster: &str,
+    principal: &str,
+) -> Result<Option<Vec<String>>, ProviderError> {
+    let r = send(cx, "eks:ListAssociatedAccessPolicies", &[], || async {
+        let pages = cx.eks().list_associated_access_policies().cluster_name(cluster).principal_arn(principal);
+        pages.into_paginator().items().send().collect::<Result<Vec<_>, _>>().await
+    })
+    .await;
+    Ok(absent_if_gone(r)?.map(|ps| ps.iter().filter_map(|p| p.policy_arn().map(str::to_string)).collect()))
+}
+
+/// Associates `policy` cluster-wide. Associating a policy that is already associated succeeds.
+async fn associate(cx: &Context, cluster: &str, principal: &str, policy: &str) -> Result<(), ProviderError> {
+    let scope = AccessScope::builder().r#type(AccessScopeType::Cluster).build();
+    send(cx, "eks:AssociateAccessPolicy", &[], || {
+        let call = cx.eks().associate_access_policy().cluster_name(cluster).principal_arn(principal);
+        call.policy_arn(policy).access_scope(scope.clone()).send()
+    })
+    .await
+    .map_err(|e| {
+        if e.is_not_found() {
+            e.with_hint(format!("`{policy}` is not a cluster access policy; `aws eks list-access-policies` lists them"))
+        } else {
+            e
+        }
+    })
+    .map(drop)
+}
+
+/// The principal ARN to give EKS: a role's real ARN, path included, for an STS session of it; any other ARN
+/// as it is. A role IAM will not show (another account's, or no permission to read it) stays without its path.
+async fn principal_for_eks(cx: &Context, arn: &str) -> Result<String, ProviderError> {
+    let Some(role) = assumed_role_name(arn) else { return Ok(arn.to_string()) };
+    let r = send(cx, "iam:GetRole", &[], || cx.iam().get_role().role_name(role).send()).await;
+    match r {
+        Ok(out) => Ok(out.role().map_or_else(|| role_without_path(arn), |r| r.arn().to_string())),
+        Err(e) if e.is_not_found() || e.code.starts_with("AccessDenied") => {
+            tracing::debug!(role, error = %e, "cannot look up the role's path; using its ARN without one");
+            Ok(role_without_path(arn))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The role name in an STS assumed-role ARN.
+fn assumed_role_name(arn: &str) -> Option<&str> {
+    let (_, rest) = arn.split_once(":sts::")?;
+    let (_, session) = rest.split_once(":assumed-role/")?;
+    session.split('/').next().filter(|n| !n.is_empty())
+}
+
+/// `arn:P:iam::A:role/NAME` for an STS session of the role or for the role with any path; other ARNs unchanged.
+fn role_without_path(arn: &str) -> String {
+    let Some((prefix, rest)) = arn.split_once("::") else { return arn.to_string() };
+    let partition = prefix.strip_prefix("arn:").and_then(|p| p.split(':').next()).unwrap_or("aws");
+    let Some((account, resource)) = rest.split_once(':') else { return arn.to_string() };
+    let name = if let Some(session) = resource.strip_prefix("assumed-role/") {
+        session.split('/').next()
+    } else if prefix.ends_with(":iam") {
+        resource.strip_prefix("role/").and_then(|path| path.rsplit('/').next())
+    } else {
+        None
+    };
+    match name.filter(|n| !n.is_empty()) {
+        Some(name) => format!("arn:{partition}:iam::{account}:role/{name}"),
+        None => arn.to_string(),
+    }
+}
+
+fn explain_taken(e: ProviderError, cluster: &str, principal: &str) -> ProviderError {
+    if e.is("ResourceInUseException") {
+        e.with_hint(format!(
+            "cluster `{cluster}` already has an access entry for {principal} that is not in this stack's state (EKS \
+             makes one itself for a managed node group's role); if it carries this stack's kbp:stack tag, run kbp \
+             again to adopt it, otherwise delete it with `aws eks delete-access-entry`"
+        ))
+    } else {
+        e
+    }
+}
+
+fn outputs(id: &str, e: &Described) -> Attrs {
+    object(json!({ "id": id, "arn": e.access_entry_arn() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_and_role_paths_name_the_role() {
+        let session = "arn:aws:sts::111122223333:assumed-role/AWSReservedSSO_Admin_1a2b/jane@example.com";
+        assert_eq!(assumed_role_name(session), Some("AWSReservedSSO_Admin_1a2b"));
+        assert_eq!(role_without_path(session), "arn:aws:iam::111122223333:role/AWSReservedSSO_Admin_1a2b");
+        let with_path =
+            "arn:aws:iam::111122223333:role/aws-reserved/sso.amazonaws.com/us-west-2/AWSReservedSSO_Admin_1a2b";
+        assert_eq!(role_without_path(with_path), "arn:aws:iam::111122223333:role/AWSReservedSSO_Admin_1a2b");
+        let china = "arn:aws-cn:sts::111122223333:assumed-role/deployer/ci";
+        assert_eq!(role_without_path(china), "arn:aws-cn:iam::111122223333:role/deployer");
+        for unchanged in [
+            "arn:aws:iam::111122223333:user/jane",
+            "arn:aws:iam::111122223333:role/plain",
+            "arn:aws:iam::111122223333:root",
+        ] {
+            assert_eq!(role_without_path(unchanged), unchanged);
+            assert_eq!(assumed_role_name(unchanged), None);
+        }
+    }
+
+    #[test]
+    fn canonical_names_the_role_and_sorts_policies() {
+        let desired = json!({
+            "principal_arn": "arn:aws:sts::111122223333:assumed-role/deployer/session",
+            "policy_arns": ["arn:aws:eks::aws:cluster-access-policy/B", "arn:aws:eks::aws:cluster-access-policy/A"],
+        });
+        let a = AccessEntry.canonical(desired.as_object().cloned().unwrap());
+        assert_eq!(a["principal_arn"], "arn:aws:iam::111122223333:role/deployer");
+        assert_eq!(a["policy_arns"][0], "arn:aws:eks::aws:cluster-access-policy/A");
+    }
+}

@@ -1,0 +1,335 @@
+//! `aws_eks_addon`: an EKS-managed add-on (vpc-cni, kube-proxy, coredns, eks-pod-identity-agent). The ID is
+//! `<cluster>:<add-on name>`.
+//!
+//! An add-on without a pinned version (`addon_version: null`) gets, at creation, the version EKS marks as the
+//! default for the cluster's Kubernetes version (or the newest compatible one), passed explicitly. Read then
+//! reports `addon_version: null` as long as state says the version was not pinned, and the installed version
+//! as the `version` output: an unpinned add-on never shows a perpetual diff, and is not moved to a newer
+//! version behind the user's back. Configuration values travel to EKS as a JSON string and are read back as JSON.
+
+use async_trait::async_trait;
+use aws_sdk_eks::types::{AddonInfo, AddonStatus, ResolveConflicts};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::cluster::describe as describe_cluster;
+use super::lifecycle::{self, send_when_idle, wait_for_update, UpdateOf};
+use super::{client_token, join_id, missing, split_id, tagging, vanished};
+use crate::graph::{Address, Attrs};
+use crate::providers::attrs::absent_if_gone;
+use crate::providers::ec2::object;
+use crate::providers::send::send;
+use crate::providers::spec;
+use crate::providers::wait::Budget;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct Addon;
+
+const KIND: &str = "aws_eks_addon";
+const DESCRIBE: &str = "eks:DescribeAddon";
+/// Add-ons install in a minute or two; coredns waits for a node to run on.
+const BUDGET: Budget = Budget::long_minutes(20);
+
+#[derive(Debug, Deserialize)]
+struct Spec {
+    cluster_name: String,
+    addon_name: String,
+    addon_version: Option<String>,
+    configuration_values: Option<Value>,
+    resolve_conflicts: Option<String>,
+}
+
+impl Spec {
+    /// The configuration as EKS takes it: a JSON document in a string; none for null or `{}`.
+    fn configuration(&self) -> Option<String> {
+        self.configuration_values.as_ref().filter(|v| !is_empty(v)).map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+
+    /// How EKS treats fields someone changed in the cluster by hand: OVERWRITE unless the compiler says.
+    fn resolve_conflicts(&self) -> ResolveConflicts {
+        ResolveConflicts::from(self.resolve_conflicts.as_deref().unwrap_or("OVERWRITE"))
+    }
+}
+
+#[async_trait]
+impl Provider for Addon {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["cluster_name", "addon_name"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let (cluster, name) = split_id(KIND, id, "add-on")?;
+        let Some(a) = describe(cx, cluster, name).await?.filter(is_live) else { return Ok(None) };
+        // Only a version the user pinned is an attribute; an unpinned one is an output.
+        let pinned = !prior.get("addon_version").is_some_and(Value::is_null);
+        let attrs = json!({
+            "cluster_name": a.cluster_name(),
+            "addon_name": a.addon_name(),
+            "addon_version": if pinned { json!(a.addon_version()) } else { Value::Null },
+            "configuration_values": configuration_from_aws(a.configuration_values()),
+            "tags": tagging::attr(a.tags()),
+        });
+        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, &a) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let found = describe(cx, &s.cluster_name, &s.addon_name).await?.filter(is_live);
+        Ok(found.filter(|a| tagging::owned_by(a.tags(), &cx.stack)).map(|_| join_id(&s.cluster_name, &s.addon_name)))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        const OP: &str = "eks:CreateAddon";
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let version = match &s.addon_version {
+            Some(v) => v.clone(),
+            None => latest_version(cx, &s.cluster_name, &s.addon_name).await?,
+        };
+        let (configuration, conflicts) = (s.configuration(), s.resolve_conflicts());
+        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        send(cx, OP, &[], || {
+            cx.eks()
+                .create_addon()
+                .cluster_name(&s.cluster_name)
+                .addon_name(&s.addon_name)
+                .addon_version(&version)
+                .set_configuration_values(configuration.clone())
+                .resolve_conflicts(conflicts.clone())
+                .set_tags(tags.clone())
+                .set_client_request_token(token.clone())
+                .send()
+        })
+        .await
+        .map_err(|e| explain_create(e, &s))?;
+        let id = join_id(&s.cluster_name, &s.addon_name);
+        let a = wait_active(cx, Some(desired.address), &s.cluster_name, &s.addon_name).await?;
+        Ok(Applied { outputs: outputs(&id, &a), id })
+    }
+
+    /// A pinned version moves to the pinned one; an unpinned add-on keeps the version it has (unpinning a
+    /// version changes nothing in AWS).
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        const OP: &str = "eks:UpdateAddon";
+        let (cluster, name) = split_id(KIND, id, "add-on")?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let address = Some(desired.address);
+        let current = wait_settled(cx, address, cluster, name).await?;
+
+        let version = s.addon_version.clone().filter(|v| current.addon_version() != Some(v.as_str()));
+        let want_config = s.configuration();
+        let have_config = current.configuration_values().filter(|c| !c.trim().is_empty());
+        let same_config = configuration_from_aws(have_config) == configuration_from_aws(want_config.as_deref());
+        // EKS clears the configuration when given an empty string.
+        let configuration = (!same_config).then(|| want_config.unwrap_or_default());
+        if version.is_some() || configuration.is_some() {
+            let conflicts = s.resolve_conflicts();
+            let what = format!("add-on {name}");
+            let out = send_when_idle(cx, address, OP, &what, BUDGET, || {
+                cx.eks()
+                    .update_addon()
+                    .cluster_name(cluster)
+                    .addon_name(name)
+                    .set_addon_version(version.clone())
+                    .set_configuration_values(configuration.clone())
+                    .resolve_conflicts(conflicts.clone())
+                    .send()
+            })
+            .await?;
+            let of = UpdateOf { cluster, nodegroup: None, addon: Some(name) };
+            wait_for_update(cx, address, of, out.update(), BUDGET).await?;
+        }
+
+        let arn = current.addon_arn().ok_or_else(|| missing(DESCRIBE, "add-on ARN"))?;
+        tagging::reconcile(cx, arn, current.tags(), desired).await?;
+        let a = wait_active(cx, address, cluster, name).await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id, &a) })
+    }
+
+    /// Not preserved: the add-on's Kubernetes objects go with it, as they came with it.
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        const OP: &str = "eks:DeleteAddon";
+        let (cluster, name) = split_id(KIND, id, "add-on")?;
+        let delete = || {
+            send(cx, OP, &[], || cx.eks().delete_addon().cluster_name(cluster).addon_name(name).preserve(false).send())
+        };
+        let what = format!("add-on {name}");
+        let busy = lifecycle::busy_hint(&what, BUDGET);
+        lifecycle::delete_and_wait(cx, OP, &what, BUDGET, &busy, || describe(cx, cluster, name), delete).await
+    }
+}
+
+type Described = aws_sdk_eks::types::Addon;
+
+async fn describe(cx: &Context, cluster: &str, name: &str) -> Result<Option<Described>, ProviderError> {
+    let r =
+        send(cx, "eks:DescribeAddon", &[], || cx.eks().describe_addon().cluster_name(cluster).addon_name(name).send())
+            .await;
+    Ok(absent_if_gone(r)?.and_then(|out| out.addon))
+}
+
+/// An add-on being deleted is gone for kbp: nothing can stop the deletion.
+fn is_live(a: &Described) -> bool {
+    a.status() != Some(&AddonStatus::Deleting)
+}
+
+/// Waits until the add-on is ACTIVE; DEGRADED and the failed states end the wait with EKS's health issues.
+async fn wait_active(
+    cx: &Context,
+    address: Option<&Address>,
+    cluster: &str,
+    name: &str,
+) -> Result<Described, ProviderError> {
+    let what = format!("add-on {name}");
+    lifecycle::until_status(cx, address, DESCRIBE, &what, &["ACTIVE"], BUDGET, || describe(cx, cluster, name)).await
+}
+
+/// Waits until EKS takes an update: ACTIVE, or DEGRADED/UPDATE_FAILED, which an update may repair.
+async fn wait_settled(
+    cx: &Context,
+    address: Option<&Address>,
+    cluster: &str,
+    name: &str,
+) -> Result<Described, ProviderError> {
+    let what = format!("add-on {name}");
+    let settled = ["ACTIVE", "DEGRADED", "UPDATE_FAILED"];
+    lifecycle::until_status(cx, address, DESCRIBE, &what, &settled, BUDGET, || describe(cx, cluster, name)).await
+}
+
+fn explain_create(e: ProviderError, s: &Spec) -> ProviderError {
+    match e.code.as_str() {
+        "ResourceInUseException" => e.with_hint(format!(
+            "add-on `{}` is already installed in cluster `{}` but is not in this stack's state; if it carries this \
+             stack's kbp:stack tag, run kbp again to adopt it, otherwise delete it (`aws eks delete-addon`)",
+            s.addon_name, s.cluster_name
+        )),
+        "InvalidParameterException" => e.with_hint(format!(
+            "check the add-on's version and configuration values against `aws eks describe-addon-versions \
+             --addon-name {}` and `aws eks describe-addon-configuration`",
+            s.addon_name
+        )),
+        _ => e,
+    }
+}
+
+/// The version of `addon` EKS marks as the default for the cluster's Kubernetes version, or else the newest
+/// compatible one.
+async fn latest_version(cx: &Context, cluster: &str, addon: &str) -> Result<String, ProviderError> {
+    const OP: &str = "eks:DescribeAddonVersions";
+    let c = describe_cluster(cx, cluster)
+        .await?
+        .ok_or_else(|| vanished("eks:DescribeCluster", &format!("cluster {cluster}")))?;
+    let kubernetes = c.version().ok_or_else(|| missing("eks:DescribeCluster", "Kubernetes version"))?;
+    let infos = send(cx, OP, &[], || async {
+        let pages = cx.eks().describe_addon_versions().addon_name(addon).kubernetes_version(kubernetes);
+        pages.into_paginator().items().send().collect::<Result<Vec<_>, _>>().await
+    })
+    .await?;
+    pick_version(&infos, addon, kubernetes).ok_or_else(|| {
+        ProviderError::new(OP, "", format!("EKS offers no version of add-on {addon} for Kubernetes {kubernetes}"))
+            .with_hint("check the add-on's name, or pin `version` to one `aws eks describe-addon-versions` lists")
+    })
+}
+
+fn pick_version(infos: &[AddonInfo], addon: &str, kubernetes: &str) -> Option<String> {
+    let versions = infos.iter().filter(|i| i.addon_name() == Some(addon)).flat_map(|i| i.addon_versions());
+    let compatible: Vec<_> =
+        versions.filter(|v| v.compatibilities().iter().any(|c| c.cluster_version() == Some(kubernetes))).collect();
+    let is_default = |v: &aws_sdk_eks::types::AddonVersionInfo| {
+        v.compatibilities().iter().any(|c| c.cluster_version() == Some(kubernetes) && c.default_version())
+    };
+    let chosen = match compatible.iter().copied().find(|v| is_default(v)) {
+        Some(v) => Some(v),
+        None => compatible.iter().copied().max_by_key(|v| version_key(v.addon_version().unwrap_or_default())),
+    };
+    chosen.and_then(|v| v.addon_version()).map(str::to_string)
+}
+
+/// `v1.20.4-eksbuild.2` → [1, 20, 4, 2], which orders add-on versions as EKS numbers them.
+fn version_key(v: &str) -> Vec<u64> {
+    v.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).filter_map(|p| p.parse().ok()).collect()
+}
+
+/// Configuration values as read back: parsed JSON, or the text itself when EKS holds YAML; none → null.
+fn configuration_from_aws(values: Option<&str>) -> Value {
+    match values.map(str::trim).filter(|v| !v.is_empty()) {
+        None => Value::Null,
+        Some(text) => match serde_json::from_str::<Value>(text) {
+            Ok(v) if is_empty(&v) => Value::Null,
+            Ok(v) => v,
+            Err(_) => Value::String(text.to_string()),
+        },
+    }
+}
+
+fn is_empty(v: &Value) -> bool {
+    v.is_null() || v.as_object().is_some_and(|o| o.is_empty())
+}
+
+fn outputs(id: &str, a: &Described) -> Attrs {
+    object(json!({ "id": id, "arn": a.addon_arn(), "version": a.addon_version() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_eks::types::{AddonVersionInfo, Compatibility};
+
+    fn info(versions: &[(&str, &str, bool)]) -> AddonInfo {
+        let mut b = AddonInfo::builder().addon_name("coredns");
+        for (v, k8s, default) in versions {
+            let compat = Compatibility::builder().cluster_version(*k8s).default_version(*default).build();
+            b = b.addon_versions(AddonVersionInfo::builder().addon_version(*v).compatibilities(compat).build());
+        }
+        b.build()
+    }
+
+    #[test]
+    fn picks_the_default_version_else_the_newest_compatible() {
+        let i = info(&[("v1.11.4-eksbuild.24", "1.31", true), ("v1.12.1-eksbuild.2", "1.31", false)]);
+        assert_eq!(pick_version(&[i], "coredns", "1.31").as_deref(), Some("v1.11.4-eksbuild.24"));
+        let i = info(&[
+            ("v1.11.4-eksbuild.9", "1.31", false),
+            ("v1.11.4-eksbuild.24", "1.31", false),
+            ("v1.12.1-eksbuild.2", "1.33", false),
+        ]);
+        assert_eq!(pick_version(std::slice::from_ref(&i), "coredns", "1.31").as_deref(), Some("v1.11.4-eksbuild.24"));
+        assert_eq!(pick_version(&[i], "coredns", "1.29"), None);
+    }
+
+    #[test]
+    fn configuration_reads_back_as_json_and_empty_as_null() {
+        assert_eq!(configuration_from_aws(Some(r#"{"replicaCount": 2}"#)), json!({"replicaCount": 2}));
+        assert_eq!(configuration_from_aws(Some("  ")), Value::Null);
+        assert_eq!(configuration_from_aws(Some("{}")), Value::Null);
+        assert_eq!(configuration_from_aws(None), Value::Null);
+        assert_eq!(configuration_from_aws(Some("replicaCount: 2")), json!("replicaCount: 2"));
+    }
+
+    #[test]
+    fn configuration_goes_to_eks_as_a_json_string() {
+        let s = |v: Value| Spec {
+            cluster_name: "c".into(),
+            addon_name: "coredns".into(),
+            addon_version: None,
+            configuration_values: Some(v),
+            resolve_conflicts: None,
+        };
+        assert_eq!(s(json!({"replicaCount": 2})).configuration().as_deref(), Some(r#"{"replicaCount":2}"#));
+        assert_eq!(s(json!({})).configuration(), None);
+        assert_eq!(s(Value::Null).configuration(), None);
+        assert_eq!(s(Value::Null).resolve_conflicts(), ResolveConflicts::Overwrite);
+    }
+}

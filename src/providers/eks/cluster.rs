@@ -1,0 +1,239 @@
+//! `aws_eks_cluster`: the EKS control plane. Created with access entries as its only authentication and without
+//! EKS's implicit admin for the creator (kbp adds its own admin access entry, which state tracks), then waited
+//! for until ACTIVE. The ID is the cluster name. What can change in place, and how, is in [`cluster_update`];
+//! the name and the cluster IAM role cannot change: those force a new cluster.
+//!
+//! [`cluster_update`]: super::cluster_update
+
+use async_trait::async_trait;
+use aws_sdk_eks::types::{
+    AuthenticationMode, ClusterStatus, CreateAccessConfigRequest, EncryptionConfig, VpcConfigRequest,
+};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::cluster_update::{self, logging};
+use super::{client_token, lifecycle, missing, send_naming_role, sort_sets, sorted, tagging, vanished};
+use crate::graph::{Address, Attrs};
+use crate::providers::attrs::absent_if_gone;
+use crate::providers::ec2::object;
+use crate::providers::send::send;
+use crate::providers::spec;
+use crate::providers::wait::Budget;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct Cluster;
+
+pub(super) type Described = aws_sdk_eks::types::Cluster;
+
+const KIND: &str = "aws_eks_cluster";
+const DESCRIBE: &str = "eks:DescribeCluster";
+/// A new cluster takes about ten minutes to become ACTIVE; thirty leaves a margin.
+const CREATE_BUDGET: Budget = Budget::long_minutes(30);
+/// Deleting takes a few minutes; within the same budget, the delete is retried while node groups still hold it.
+const DELETE_BUDGET: Budget = Budget::long_minutes(20);
+/// Lists AWS treats as sets.
+const SETS: &[&str] = &["subnet_ids", "security_group_ids", "public_access_cidrs", "log_types"];
+
+/// The attributes the compiler emits for a cluster.
+#[derive(Debug, Deserialize)]
+pub(super) struct Spec {
+    pub name: String,
+    pub version: String,
+    pub role_arn: String,
+    pub subnet_ids: Vec<String>,
+    pub security_group_ids: Vec<String>,
+    pub endpoint_public_access: bool,
+    pub endpoint_private_access: bool,
+    pub public_access_cidrs: Vec<String>,
+    pub authentication_mode: String,
+    /// Control-plane log types sent to CloudWatch Logs; absent: kbp leaves logging as it is.
+    #[serde(default)]
+    pub log_types: Option<Vec<String>>,
+    /// The KMS key that envelope-encrypts Kubernetes secrets; null: none.
+    #[serde(default)]
+    pub encryption_key_arn: Option<String>,
+}
+
+#[async_trait]
+impl Provider for Cluster {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["name", "role_arn"]
+    }
+
+    fn canonical(&self, desired: Attrs) -> Attrs {
+        sort_sets(desired, SETS)
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let Some(c) = describe(cx, id).await?.filter(is_live) else { return Ok(None) };
+        Ok(Some(Observed { attrs: attrs(&c), outputs: outputs(&c) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let found = describe(cx, &s.name).await?.filter(is_live);
+        Ok(found.filter(|c| tagging::owned_by(c.tags(), &cx.stack)).map(|_| s.name))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        const OP: &str = "eks:CreateCluster";
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let vpc = VpcConfigRequest::builder()
+            .set_subnet_ids(Some(s.subnet_ids.clone()))
+            .set_security_group_ids(Some(s.security_group_ids.clone()))
+            .endpoint_public_access(s.endpoint_public_access)
+            .endpoint_private_access(s.endpoint_private_access)
+            .set_public_access_cidrs(Some(s.public_access_cidrs.clone()))
+            .build();
+        let access = CreateAccessConfigRequest::builder()
+            .authentication_mode(AuthenticationMode::from(s.authentication_mode.as_str()))
+            .bootstrap_cluster_creator_admin_permissions(false)
+            .build();
+        let logs = s.log_types.as_deref().filter(|t| !t.is_empty()).map(|t| logging(t, &[]));
+        let encryption = s.encryption_key_arn.as_deref().map(|k| vec![secrets_encryption(k)]);
+        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        send_naming_role(cx, OP, &[], || {
+            cx.eks()
+                .create_cluster()
+                .name(&s.name)
+                .version(&s.version)
+                .role_arn(&s.role_arn)
+                .resources_vpc_config(vpc.clone())
+                .access_config(access.clone())
+                .set_logging(logs.clone())
+                .set_encryption_config(encryption.clone())
+                .set_tags(tags.clone())
+                .set_client_request_token(token.clone())
+                .send()
+        })
+        .await
+        .map_err(|e| explain_taken(e, &s.name))?;
+        let c = wait_active(cx, Some(desired.address), &s.name, CREATE_BUDGET).await?;
+        Ok(Applied { id: s.name, outputs: outputs(&c) })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        // EKS refuses a change while another update runs, so start from an ACTIVE cluster.
+        let current = wait_active(cx, Some(desired.address), id, cluster_update::BUDGET).await?;
+        cluster_update::apply(cx, desired.address, &current, &s).await?;
+        let arn = current.arn().ok_or_else(|| missing(DESCRIBE, "cluster ARN"))?;
+        tagging::reconcile(cx, arn, current.tags(), desired).await?;
+        let c = describe(cx, id).await?.ok_or_else(|| vanished(DESCRIBE, &format!("cluster {id}")))?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(&c) })
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        const OP: &str = "eks:DeleteCluster";
+        let hint = format!(
+            "the cluster still has node groups or Fargate profiles (perhaps not made by kbp), or an update running; \
+             list them with `aws eks list-nodegroups --cluster-name {id}`, delete them, then run kbp again"
+        );
+        let delete = || send(cx, OP, &[], || cx.eks().delete_cluster().name(id).send());
+        let what = format!("cluster {id}");
+        lifecycle::delete_and_wait(cx, OP, &what, DELETE_BUDGET, &hint, || describe(cx, id), delete).await
+    }
+}
+
+/// The cluster named `name`, or `None` when EKS does not know it.
+pub(super) async fn describe(cx: &Context, name: &str) -> Result<Option<Described>, ProviderError> {
+    let r = send(cx, DESCRIBE, &[], || cx.eks().describe_cluster().name(name).send()).await;
+    Ok(absent_if_gone(r)?.and_then(|out| out.cluster))
+}
+
+/// A cluster being deleted is gone for kbp: nothing can stop the deletion.
+fn is_live(c: &Described) -> bool {
+    c.status() != Some(&ClusterStatus::Deleting)
+}
+
+/// Waits until the cluster is ACTIVE (created, or done with an update); FAILED ends the wait with AWS's reasons.
+pub(super) async fn wait_active(
+    cx: &Context,
+    address: Option<&Address>,
+    name: &str,
+    budget: Budget,
+) -> Result<Described, ProviderError> {
+    let what = format!("cluster {name}");
+    lifecycle::until_status(cx, address, DESCRIBE, &what, &["ACTIVE"], budget, || describe(cx, name)).await
+}
+
+/// Names are deterministic, so a name already taken is a cluster kbp did not record.
+fn explain_taken(e: ProviderError, name: &str) -> ProviderError {
+    if e.is("ResourceInUseException") {
+        e.with_hint(format!(
+            "a cluster named `{name}` already exists (or is still being deleted) but is not in this stack's state; \
+             if it carries this stack's kbp:stack tag, run kbp again to adopt it, otherwise delete or rename it"
+        ))
+    } else {
+        e
+    }
+}
+
+/// Envelope encryption with the KMS key `key_arn`. EKS once took the resources to encrypt (`secrets`); it now
+/// encrypts all Kubernetes API data with the key and that field is deprecated, so it is left out.
+pub(super) fn secrets_encryption(key_arn: &str) -> EncryptionConfig {
+    let provider = aws_sdk_eks::types::Provider::builder().key_arn(key_arn).build();
+    EncryptionConfig::builder().provider(provider).build()
+}
+
+/// The KMS key that envelope-encrypts the cluster's secrets, if any (a cluster has at most one).
+pub(super) fn secrets_key(c: &Described) -> Option<&str> {
+    c.encryption_config().iter().find_map(|e| e.provider().and_then(|p| p.key_arn()))
+}
+
+/// The control-plane log types that are on, sorted.
+pub(super) fn enabled_log_types(c: &Described) -> Vec<String> {
+    let setups = c.logging().map(|l| l.cluster_logging()).unwrap_or_default();
+    let on = setups.iter().filter(|s| s.enabled() == Some(true)).flat_map(|s| s.types());
+    sorted(&on.map(|t| t.as_str().to_string()).collect::<Vec<_>>())
+}
+
+/// The attributes in the compiler's shape. The authentication mode is left out when EKS does not report it,
+/// so the diff trusts the last applied value rather than planning a change it cannot check.
+fn attrs(c: &Described) -> Attrs {
+    let vpc = c.resources_vpc_config();
+    let list =
+        |f: fn(&aws_sdk_eks::types::VpcConfigResponse) -> &[String]| vpc.map(|v| sorted(f(v))).unwrap_or_default();
+    let mut a = object(json!({
+        "name": c.name(),
+        "version": c.version(),
+        "role_arn": c.role_arn(),
+        "subnet_ids": list(|v| v.subnet_ids()),
+        "security_group_ids": list(|v| v.security_group_ids()),
+        "endpoint_public_access": vpc.map(|v| v.endpoint_public_access()),
+        "endpoint_private_access": vpc.map(|v| v.endpoint_private_access()),
+        "public_access_cidrs": list(|v| v.public_access_cidrs()),
+        "log_types": enabled_log_types(c),
+        "encryption_key_arn": secrets_key(c),
+        "tags": tagging::attr(c.tags()),
+    }));
+    if let Some(mode) = c.access_config().and_then(|a| a.authentication_mode()) {
+        a.insert("authentication_mode".to_string(), Value::String(mode.as_str().to_string()));
+    }
+    a
+}
+
+fn outputs(c: &Described) -> Attrs {
+    object(json!({
+        "id": c.name(),
+        "name": c.name(),
+        "arn": c.arn(),
+        "endpoint": c.endpoint(),
+        "certificate_authority_data": c.certificate_authority().and_then(|ca| ca.data()),
+        "oidc_issuer": c.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer()),
+        "cluster_security_group_id": c.resources_vpc_config().and_then(|v| v.cluster_security_group_id()),
+        "platform_version": c.platform_version(),
+        "version": c.version(),
+    }))
+}

@@ -1,0 +1,366 @@
+//! `aws_eks_node_group`: a managed node group (here the small tainted one that runs the Karpenter controller and
+//! CoreDNS before any Karpenter node exists). EKS changes its scaling, labels and taints in place
+//! (UpdateNodegroupConfig, labels and taints as add-or-update/remove differences) and its tags; anything about
+//! the instances themselves (role, subnets, AMI type, instance types, capacity type, disk) needs a new group.
+//! The ID is `<cluster>:<node group name>`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use async_trait::async_trait;
+use aws_sdk_eks::types::{
+    AmiTypes, CapacityTypes, Nodegroup, NodegroupScalingConfig, NodegroupStatus, Taint, TaintEffect,
+    UpdateLabelsPayload, UpdateTaintsPayload,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::lifecycle::{self, send_when_idle, wait_for_update, UpdateOf};
+use super::{client_token, join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging};
+use crate::graph::{Address, Attrs};
+use crate::providers::attrs::absent_if_gone;
+use crate::providers::ec2::object;
+use crate::providers::send::send;
+use crate::providers::spec;
+use crate::providers::wait::Budget;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct NodeGroup;
+
+const KIND: &str = "aws_eks_node_group";
+const DESCRIBE: &str = "eks:DescribeNodegroup";
+/// Instances must launch and join the cluster: usually three to five minutes, twenty at most.
+const BUDGET: Budget = Budget::long_minutes(20);
+
+#[derive(Debug, Deserialize)]
+struct Spec {
+    cluster_name: String,
+    name: String,
+    node_role_arn: String,
+    subnet_ids: Vec<String>,
+    ami_type: String,
+    instance_types: Vec<String>,
+    capacity_type: String,
+    scaling: Scaling,
+    disk_size: Option<i32>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    taints: Vec<KubeTaint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Scaling {
+    min_size: i32,
+    max_size: i32,
+    desired_size: i32,
+}
+
+/// A taint as Kubernetes (and the blueprint) spells it: effect `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+struct KubeTaint {
+    key: String,
+    value: Option<String>,
+    effect: String,
+}
+
+#[async_trait]
+impl Provider for NodeGroup {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &[
+            "cluster_name",
+            "name",
+            "node_role_arn",
+            "subnet_ids",
+            "ami_type",
+            "instance_types",
+            "capacity_type",
+            "disk_size",
+        ]
+    }
+
+    /// Subnets are a set and taints are compared in (key, effect) order; instance types keep their order, which
+    /// EKS uses as the launch priority of On-Demand capacity.
+    fn canonical(&self, desired: Attrs) -> Attrs {
+        let mut a = sort_sets(desired, &["subnet_ids"]);
+        if let Some(Value::Array(taints)) = a.get_mut("taints") {
+            taints.sort_by_key(|t| (t["key"].as_str().map(str::to_string), t["effect"].as_str().map(str::to_string)));
+        }
+        a
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let (cluster, name) = split_id(KIND, id, "node group")?;
+        let Some(ng) = describe(cx, cluster, name).await?.filter(is_live) else { return Ok(None) };
+        Ok(Some(Observed { attrs: attrs(&ng), outputs: outputs(id, &ng) }))
+    }
+
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let found = describe(cx, &s.cluster_name, &s.name).await?.filter(is_live);
+        Ok(found.filter(|ng| tagging::owned_by(ng.tags(), &cx.stack)).map(|_| join_id(&s.cluster_name, &s.name)))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        const OP: &str = "eks:CreateNodegroup";
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let taints = s.taints.iter().map(to_eks).collect::<Result<Vec<_>, _>>()?;
+        let labels: HashMap<String, String> = s.labels.clone().into_iter().collect();
+        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        send_naming_role(cx, OP, &[], || {
+            cx.eks()
+                .create_nodegroup()
+                .cluster_name(&s.cluster_name)
+                .nodegroup_name(&s.name)
+                .node_role(&s.node_role_arn)
+                .set_subnets(Some(s.subnet_ids.clone()))
+                .ami_type(AmiTypes::from(s.ami_type.as_str()))
+                .set_instance_types(Some(s.instance_types.clone()))
+                .capacity_type(CapacityTypes::from(s.capacity_type.as_str()))
+                .scaling_config(scaling(&s.scaling))
+                .set_disk_size(s.disk_size)
+                .set_labels(Some(labels.clone()))
+                .set_taints(Some(taints.clone()))
+                .set_tags(tags.clone())
+                .set_client_request_token(token.clone())
+                .send()
+        })
+        .await
+        .map_err(|e| explain_taken(e, &s))?;
+        let id = join_id(&s.cluster_name, &s.name);
+        let ng = wait_active(cx, Some(desired.address), &s.cluster_name, &s.name).await?;
+        Ok(Applied { outputs: outputs(&id, &ng), id })
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        const OP: &str = "eks:UpdateNodegroupConfig";
+        let (cluster, name) = split_id(KIND, id, "node group")?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let address = Some(desired.address);
+        // EKS refuses a change while another update of the group runs.
+        let current = wait_active(cx, address, cluster, name).await?;
+
+        let want_scaling = Some(scaling(&s.scaling)).filter(|w| current.scaling_config() != Some(w));
+        let have_labels: BTreeMap<String, String> =
+            current.labels().into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let labels = label_changes(&have_labels, &s.labels);
+        let have_taints = current.taints().iter().map(from_eks).collect::<Vec<_>>();
+        let taints = taint_changes(&have_taints, &s.taints)?;
+        if want_scaling.is_some() || labels.is_some() || taints.is_some() {
+            let what = format!("node group {name}");
+            let out = send_when_idle(cx, address, OP, &what, BUDGET, || {
+                cx.eks()
+                    .update_nodegroup_config()
+                    .cluster_name(cluster)
+                    .nodegroup_name(name)
+                    .set_scaling_config(want_scaling.clone())
+                    .set_labels(labels.clone())
+                    .set_taints(taints.clone())
+                    .send()
+            })
+            .await?;
+            let of = UpdateOf { cluster, nodegroup: Some(name), addon: None };
+            wait_for_update(cx, address, of, out.update(), BUDGET).await?;
+        }
+
+        let arn = current.nodegroup_arn().ok_or_else(|| missing(DESCRIBE, "node group ARN"))?;
+        tagging::reconcile(cx, arn, current.tags(), desired).await?;
+        let ng = wait_active(cx, address, cluster, name).await?;
+        Ok(Applied { id: id.to_string(), outputs: outputs(id, &ng) })
+    }
+
+    /// The cluster cannot be deleted before its node groups are gone, and their nodes' ENIs go with them, so
+    /// the delete waits until EKS no longer knows the group.
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        const OP: &str = "eks:DeleteNodegroup";
+        let (cluster, name) = split_id(KIND, id, "node group")?;
+        let delete =
+            || send(cx, OP, &[], || cx.eks().delete_nodegroup().cluster_name(cluster).nodegroup_name(name).send());
+        let what = format!("node group {name}");
+        let busy = lifecycle::busy_hint(&what, BUDGET);
+        lifecycle::delete_and_wait(cx, OP, &what, BUDGET, &busy, || describe(cx, cluster, name), delete).await
+    }
+}
+
+async fn describe(cx: &Context, cluster: &str, name: &str) -> Result<Option<Nodegroup>, ProviderError> {
+    let r = send(cx, DESCRIBE, &[], || cx.eks().describe_nodegroup().cluster_name(cluster).nodegroup_name(name).send())
+        .await;
+    Ok(absent_if_gone(r)?.and_then(|out| out.nodegroup))
+}
+
+/// A node group being deleted is gone for kbp: nothing can stop the deletion.
+fn is_live(ng: &Nodegroup) -> bool {
+    ng.status() != Some(&NodegroupStatus::Deleting)
+}
+
+/// Waits until the group is ACTIVE; CREATE_FAILED or DEGRADED end the wait with EKS's health issues.
+async fn wait_active(
+    cx: &Context,
+    address: Option<&Address>,
+    cluster: &str,
+    name: &str,
+) -> Result<Nodegroup, ProviderError> {
+    let what = format!("node group {name}");
+    lifecycle::until_status(cx, address, DESCRIBE, &what, &["ACTIVE"], BUDGET, || describe(cx, cluster, name)).await
+}
+
+fn explain_taken(e: ProviderError, s: &Spec) -> ProviderError {
+    if e.is("ResourceInUseException") {
+        e.with_hint(format!(
+            "a node group named `{}` already exists in cluster `{}` but is not in this stack's state; if it carries \
+             this stack's kbp:stack tag, run kbp again to adopt it, otherwise delete or rename it",
+            s.name, s.cluster_name
+        ))
+    } else {
+        e
+    }
+}
+
+fn scaling(s: &Scaling) -> NodegroupScalingConfig {
+    NodegroupScalingConfig::builder().min_size(s.min_size).max_size(s.max_size).desired_size(s.desired_size).build()
+}
+
+fn to_eks(t: &KubeTaint) -> Result<Taint, ProviderError> {
+    let effect = match t.effect.as_str() {
+        "NoSchedule" => TaintEffect::NoSchedule,
+        "PreferNoSchedule" => TaintEffect::PreferNoSchedule,
+        "NoExecute" => TaintEffect::NoExecute,
+        other => {
+            return Err(ProviderError::new(KIND, "", format!("taint `{}` has effect `{other}`", t.key))
+                .with_hint("a taint's effect is NoSchedule, PreferNoSchedule or NoExecute"))
+        }
+    };
+    Ok(Taint::builder().key(&t.key).set_value(t.value.clone()).effect(effect).build())
+}
+
+fn from_eks(t: &Taint) -> KubeTaint {
+    let effect = match t.effect() {
+        Some(TaintEffect::NoSchedule) => "NoSchedule",
+        Some(TaintEffect::PreferNoSchedule) => "PreferNoSchedule",
+        Some(TaintEffect::NoExecute) => "NoExecute",
+        other => other.map_or("", |e| e.as_str()),
+    };
+    KubeTaint {
+        key: t.key().unwrap_or_default().to_string(),
+        value: t.value().map(str::to_string),
+        effect: effect.to_string(),
+    }
+}
+
+/// The labels payload that turns `have` into `want`, or `None` when they are equal.
+fn label_changes(have: &BTreeMap<String, String>, want: &BTreeMap<String, String>) -> Option<UpdateLabelsPayload> {
+    let set: HashMap<String, String> =
+        want.iter().filter(|(k, v)| have.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let remove: Vec<String> = have.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
+    (!set.is_empty() || !remove.is_empty()).then(|| {
+        UpdateLabelsPayload::builder()
+            .set_add_or_update_labels(Some(set).filter(|s| !s.is_empty()))
+            .set_remove_labels(Some(remove).filter(|r| !r.is_empty()))
+            .build()
+    })
+}
+
+/// The taints payload that turns `have` into `want`, or `None` when they are equal. A taint is identified by its
+/// key and effect, as in Kubernetes: one whose value changed is added or updated, not removed.
+fn taint_changes(have: &[KubeTaint], want: &[KubeTaint]) -> Result<Option<UpdateTaintsPayload>, ProviderError> {
+    let same_slot = |a: &KubeTaint, b: &KubeTaint| a.key == b.key && a.effect == b.effect;
+    let set: Vec<Taint> = want.iter().filter(|w| !have.contains(w)).map(to_eks).collect::<Result<_, _>>()?;
+    let remove: Vec<Taint> =
+        have.iter().filter(|h| !want.iter().any(|w| same_slot(h, w))).map(to_eks).collect::<Result<_, _>>()?;
+    Ok((!set.is_empty() || !remove.is_empty()).then(|| {
+        UpdateTaintsPayload::builder()
+            .set_add_or_update_taints(Some(set).filter(|s| !s.is_empty()))
+            .set_remove_taints(Some(remove).filter(|r| !r.is_empty()))
+            .build()
+    }))
+}
+
+fn attrs(ng: &Nodegroup) -> Attrs {
+    let scaling = ng
+        .scaling_config()
+        .map(|s| json!({"min_size": s.min_size(), "max_size": s.max_size(), "desired_size": s.desired_size()}));
+    let mut taints: Vec<KubeTaint> = ng.taints().iter().map(from_eks).collect();
+    taints.sort_by(|a, b| (&a.key, &a.effect).cmp(&(&b.key, &b.effect)));
+    let labels: BTreeMap<&String, &String> = ng.labels().into_iter().flatten().collect();
+    object(json!({
+        "cluster_name": ng.cluster_name(),
+        "name": ng.nodegroup_name(),
+        "node_role_arn": ng.node_role(),
+        "subnet_ids": sorted(ng.subnets()),
+        "ami_type": ng.ami_type().map(|a| a.as_str()),
+        "instance_types": ng.instance_types(),
+        "capacity_type": ng.capacity_type().map(|c| c.as_str()),
+        "scaling": scaling,
+        "disk_size": ng.disk_size(),
+        "labels": labels,
+        "taints": taints,
+        "tags": tagging::attr(ng.tags()),
+    }))
+}
+
+fn outputs(id: &str, ng: &Nodegroup) -> Attrs {
+    object(json!({ "id": id, "arn": ng.nodegroup_arn(), "name": ng.nodegroup_name() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taint(key: &str, value: Option<&str>, effect: &str) -> KubeTaint {
+        KubeTaint { key: key.into(), value: value.map(str::to_string), effect: effect.into() }
+    }
+
+    #[test]
+    fn taint_effects_map_both_ways() {
+        for effect in ["NoSchedule", "PreferNoSchedule", "NoExecute"] {
+            let t = taint("k", Some("v"), effect);
+            assert_eq!(from_eks(&to_eks(&t).unwrap()), t);
+        }
+        assert_eq!(to_eks(&taint("k", None, "NoSchedule")).unwrap().effect(), Some(&TaintEffect::NoSchedule));
+        assert!(to_eks(&taint("k", None, "NO_SCHEDULE")).is_err());
+    }
+
+    #[test]
+    fn label_changes_add_change_and_remove() {
+        let m = |p: &[(&str, &str)]| p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        assert!(label_changes(&m(&[("a", "1")]), &m(&[("a", "1")])).is_none());
+        let p = label_changes(&m(&[("a", "1"), ("b", "2")]), &m(&[("a", "9"), ("c", "3")])).unwrap();
+        let set: BTreeMap<_, _> = p.add_or_update_labels().unwrap().clone().into_iter().collect();
+        assert_eq!(set, m(&[("a", "9"), ("c", "3")]));
+        assert_eq!(p.remove_labels(), ["b"]);
+    }
+
+    #[test]
+    fn taint_changes_key_taints_by_key_and_effect() {
+        let have = vec![taint("a", Some("1"), "NoSchedule"), taint("b", None, "NoExecute")];
+        assert!(taint_changes(&have, &have).unwrap().is_none());
+        // a's value changes (an update, not a removal); b goes; c comes.
+        let want = vec![taint("a", Some("2"), "NoSchedule"), taint("c", None, "PreferNoSchedule")];
+        let p = taint_changes(&have, &want).unwrap().unwrap();
+        let keys = |ts: &[Taint]| ts.iter().map(|t| t.key().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!(keys(p.add_or_update_taints()), ["a", "c"]);
+        assert_eq!(keys(p.remove_taints()), ["b"]);
+    }
+
+    #[test]
+    fn canonical_orders_subnets_and_taints_but_not_instance_types() {
+        let desired = json!({
+            "subnet_ids": ["subnet-b", "subnet-a"],
+            "instance_types": ["m6i.large", "c6i.large"],
+            "taints": [{"key": "z", "value": null, "effect": "NoSchedule"}, {"key": "a", "value": "1", "effect": "NoExecute"}],
+        });
+        let a = NodeGroup.canonical(desired.as_object().cloned().unwrap());
+        assert_eq!(a["subnet_ids"], json!(["subnet-a", "subnet-b"]));
+        assert_eq!(a["instance_types"], json!(["m6i.large", "c6i.large"]));
+        assert_eq!(a["taints"][0]["key"], "a");
+    }
+}
