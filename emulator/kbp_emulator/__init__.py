@@ -4,7 +4,8 @@
   DescribeUpdate, ListUpdates), full UpdateClusterConfig, tagging of every EKS resource (package `eks`);
 - life cycles for clusters, node groups, add-ons and NAT gateways timed by a latency profile (`lifecycle`,
   `profile`, `ec2_nat`);
-- AWS's names and duplicate error for service-linked roles (`iam_slr`).
+- AWS's names and duplicate error for service-linked roles (`iam_slr`);
+- GetCallerIdentity's IAM-user ARN in AWS's `iam` form (`sts_identity`).
 
 Everything is patched into moto in-process; clients only ever see the AWS API. emulator/README.md lists what
 is and is not modelled.
@@ -20,7 +21,12 @@ from . import lifecycle
 from .profile import Profile
 
 #: moto service → the module whose install() patches it.
-PATCHES = {"eks": "kbp_emulator.eks", "ec2": "kbp_emulator.ec2_nat", "iam": "kbp_emulator.iam_slr"}
+PATCHES = {
+    "eks": "kbp_emulator.eks",
+    "ec2": "kbp_emulator.ec2_nat",
+    "iam": "kbp_emulator.iam_slr",
+    "sts": "kbp_emulator.sts_identity",
+}
 _patched: set[str] = set()
 
 

@@ -75,6 +75,11 @@ def iam(endpoint):
 
 
 @pytest.fixture
+def sts(endpoint):
+    return _client(endpoint, "sts")
+
+
+@pytest.fixture
 def network(ec2):
     """A VPC with one subnet in each of two zones, as EKS requires."""
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]

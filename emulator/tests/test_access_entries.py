@@ -103,3 +103,11 @@ def test_access_entry_errors(eks, cluster, role, make_cluster):
         "InvalidRequestException",
         "The cluster's authentication mode must be set to one of [API, API_AND_CONFIG_MAP] to perform this operation.",
     )
+
+
+def test_the_caller_can_grant_itself_access(eks, make_cluster, sts):
+    """The caller of GetCallerIdentity always exists in AWS, even where moto has no IAM user behind it."""
+    lean = make_cluster("self-admin", accessConfig={"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": False})
+    caller = sts.get_caller_identity()["Arn"]
+    eks.create_access_entry(clusterName=lean, principalArn=caller)
+    assert eks.list_access_entries(clusterName=lean)["accessEntries"] == [caller]
