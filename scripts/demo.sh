@@ -53,6 +53,7 @@ run kbp validate "$BP"
 run kbp plan "$BP"
 run kbp apply --auto-approve "$BP"
 run kbp state list
+run kbp output
 run kbp plan --detailed-exitcode "$BP"   # 0: what was applied is what the blueprint says
 run kbp destroy --auto-approve "$BP"
 echo

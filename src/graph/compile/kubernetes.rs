@@ -78,6 +78,12 @@ pub fn compile(b: &mut Builder) {
 
 fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {
     let discovery = json!([{ "tags": { "karpenter.sh/discovery": b.cluster_name() } }]);
+    // Karpenter's nodes join the EKS cluster security group too: the controller node group's nodes (and
+    // CoreDNS on them) are only in that group, which admits only its own members.
+    let security_groups = json!([
+        { "tags": { "karpenter.sh/discovery": b.cluster_name() } },
+        { "id": reference(&b.cluster(), "cluster_security_group_id") },
+    ]);
     let v = &c.root_volume;
     let mut ebs = json!({
         "volumeSize": v.size,
@@ -101,7 +107,7 @@ fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {
             "amiSelectorTerms": [{ "alias": c.ami_alias }],
             "role": b.bp.karpenter.node_role_name,
             "subnetSelectorTerms": discovery,
-            "securityGroupSelectorTerms": discovery,
+            "securityGroupSelectorTerms": security_groups,
             // IMDSv2 only, and a hop limit of 1 so pods cannot reach the node's credentials.
             "metadataOptions": {
                 "httpEndpoint": "enabled",

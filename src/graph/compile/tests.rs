@@ -213,3 +213,12 @@ fn compiling_is_deterministic() {
     let b = compile(&sample()).unwrap();
     assert_eq!(crate::graph::to_json(&a), crate::graph::to_json(&b));
 }
+
+#[test]
+fn karpenter_nodes_join_the_cluster_security_group() {
+    let g = compile(&sample()).unwrap();
+    let class = g.get(&addr("ec2_node_class.main[\"default\"]")).unwrap();
+    let terms = &class.attrs["manifest"]["spec"]["securityGroupSelectorTerms"];
+    assert_eq!(terms[0]["tags"]["karpenter.sh/discovery"], "demo");
+    assert!(class.dependencies().contains(&addr("eks_cluster.main")), "{terms}");
+}
