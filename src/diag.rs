@@ -81,11 +81,7 @@ impl fmt::Display for Diagnostic {
             Severity::Warning => "warning",
         };
         match &self.position {
-            Some(p) => write!(
-                f,
-                "{}:{}:{}: {severity}: {}",
-                self.file, p.line, p.column, self.message
-            ),
+            Some(p) => write!(f, "{}:{}:{}: {severity}: {}", self.file, p.line, p.column, self.message),
             None => write!(f, "{}: {severity}: {}", self.file, self.message),
         }
     }
@@ -133,12 +129,7 @@ impl Builder<'_> {
 
     pub fn related(self, source: SourceId, span: Range<usize>, message: impl Into<String>) -> Self {
         let (file, position) = self.diags.locate(source, span);
-        let related = Related {
-            message: message.into(),
-            file,
-            position,
-            source,
-        };
+        let related = Related { message: message.into(), file, position, source };
         self.diags.items[self.item].related.push(related);
         self
     }
@@ -162,17 +153,11 @@ impl Diagnostics {
             related: Vec::new(),
             source: None,
         };
-        Diagnostics {
-            items: vec![item],
-            sources: Vec::new(),
-        }
+        Diagnostics { items: vec![item], sources: Vec::new() }
     }
 
     pub fn add_source(&mut self, name: impl Into<String>, text: impl Into<String>) -> SourceId {
-        self.sources.push(Source {
-            name: name.into(),
-            text: text.into(),
-        });
+        self.sources.push(Source { name: name.into(), text: text.into() });
         self.sources.len() - 1
     }
 
@@ -180,31 +165,15 @@ impl Diagnostics {
         &self.sources[id]
     }
 
-    pub fn error(
-        &mut self,
-        source: SourceId,
-        span: Range<usize>,
-        message: impl Into<String>,
-    ) -> Builder<'_> {
+    pub fn error(&mut self, source: SourceId, span: Range<usize>, message: impl Into<String>) -> Builder<'_> {
         self.push(Severity::Error, source, span, message.into())
     }
 
-    pub fn warning(
-        &mut self,
-        source: SourceId,
-        span: Range<usize>,
-        message: impl Into<String>,
-    ) -> Builder<'_> {
+    pub fn warning(&mut self, source: SourceId, span: Range<usize>, message: impl Into<String>) -> Builder<'_> {
         self.push(Severity::Warning, source, span, message.into())
     }
 
-    fn push(
-        &mut self,
-        severity: Severity,
-        source: SourceId,
-        span: Range<usize>,
-        message: String,
-    ) -> Builder<'_> {
+    fn push(&mut self, severity: Severity, source: SourceId, span: Range<usize>, message: String) -> Builder<'_> {
         let (file, position) = self.locate(source, span);
         let item = Diagnostic {
             severity,
@@ -225,14 +194,7 @@ impl Diagnostics {
     /// Clamps `span` into the source (on character boundaries) and computes its line and column.
     fn locate(&self, source: SourceId, span: Range<usize>) -> (String, Position) {
         let Some(src) = self.sources.get(source) else {
-            return (
-                format!("<source {source}>"),
-                Position {
-                    span,
-                    line: 1,
-                    column: 1,
-                },
-            );
+            return (format!("<source {source}>"), Position { span, line: 1, column: 1 });
         };
         let text = src.text.as_str();
         let floor = |mut i: usize| {
@@ -248,14 +210,7 @@ impl Diagnostics {
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = text[line_start..start].chars().count() + 1;
-        (
-            src.name.clone(),
-            Position {
-                span: start..end,
-                line,
-                column,
-            },
-        )
+        (src.name.clone(), Position { span: start..end, line, column })
     }
 
     pub fn has_errors(&self) -> bool {
@@ -268,13 +223,7 @@ impl Diagnostics {
 
     /// Orders items by source and position, so a reader meets them top to bottom.
     pub fn sort(&mut self) {
-        self.items.sort_by_key(|d| {
-            (
-                d.source,
-                d.position.as_ref().map(|p| p.span.start),
-                d.severity,
-            )
-        });
+        self.items.sort_by_key(|d| (d.source, d.position.as_ref().map(|p| p.span.start), d.severity));
     }
 
     /// Renders every item for a terminal: `file:line:col`, the source excerpt, what was expected and the hint.
@@ -288,19 +237,9 @@ impl Diagnostics {
         for d in &self.items {
             let report = self.report(d);
             let written = if color {
-                term::emit(
-                    &mut termcolor::Ansi::new(&mut out),
-                    &config,
-                    &files,
-                    &report,
-                )
+                term::emit(&mut termcolor::Ansi::new(&mut out), &config, &files, &report)
             } else {
-                term::emit(
-                    &mut termcolor::NoColor::new(&mut out),
-                    &config,
-                    &files,
-                    &report,
-                )
+                term::emit(&mut termcolor::NoColor::new(&mut out), &config, &files, &report)
             };
             // codespan only fails on spans outside their file, which `locate` rules out; keep the item anyway.
             if written.is_err() {
@@ -324,9 +263,7 @@ impl Diagnostics {
             });
         }
         for r in &d.related {
-            report = report.with_label(
-                Label::secondary(r.source, r.position.span.clone()).with_message(&r.message),
-            );
+            report = report.with_label(Label::secondary(r.source, r.position.span.clone()).with_message(&r.message));
         }
         let mut notes = Vec::new();
         if let Some(path) = &d.path {
@@ -365,18 +302,14 @@ mod tests {
             .path("cluster.name")
             .expected("a string")
             .hint("quote it: \"7\"");
-        d.warning(file, 29..32, "odd")
-            .related(file, 0..9, "table starts here");
+        d.warning(file, 29..32, "odd").related(file, 0..9, "table starts here");
         d
     }
 
     #[test]
     fn one_line_form_has_file_line_col() {
         let d = sample();
-        assert_eq!(
-            d.items[0].to_string(),
-            "bp.toml:2:8: error: expected a string, found an integer"
-        );
+        assert_eq!(d.items[0].to_string(), "bp.toml:2:8: error: expected a string, found an integer");
         // Columns count characters, not bytes: `ó` is two bytes.
         assert_eq!(d.items[1].to_string(), "bp.toml:3:10: warning: odd");
         assert_eq!(d.items[1].related[0].position.line, 1);
@@ -398,10 +331,7 @@ mod tests {
         let mut d = Diagnostics::new();
         let s = d.add_source("x", "ab");
         d.error(s, 5..9, "past the end");
-        assert_eq!(
-            d.items[0].position.as_ref().map(|p| p.span.clone()),
-            Some(2..2)
-        );
+        assert_eq!(d.items[0].position.as_ref().map(|p| p.span.clone()), Some(2..2));
         assert!(d.render(false).contains("past the end"));
     }
 

@@ -38,7 +38,8 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let ws = Workspace::with_blueprint("karpenter-mng");
     let stack = "ex-karpenter-mng";
 
-    let plan: Value = serde_json::from_slice(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()).stdout).unwrap();
+    let plan: Value =
+        serde_json::from_slice(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()).stdout).unwrap();
     for d in plan["deferred"].as_array().unwrap() {
         assert!(d["kind"].as_str().unwrap().starts_with("k8s_"), "only in-cluster objects wait for later: {d}");
     }
@@ -69,7 +70,10 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let ng = ng.nodegroup().unwrap();
     assert_eq!(ng.labels().unwrap().get("karpenter.sh/controller").map(String::as_str), Some("true"));
     let taint = &ng.taints()[0];
-    assert_eq!((taint.key(), taint.value(), taint.effect().map(|e| e.as_str())), (Some("karpenter.sh/controller"), Some("true"), Some("NO_SCHEDULE")));
+    assert_eq!(
+        (taint.key(), taint.value(), taint.effect().map(|e| e.as_str())),
+        (Some("karpenter.sh/controller"), Some("true"), Some("NO_SCHEDULE"))
+    );
     let addons = eks.list_addons().cluster_name(stack).send().await.unwrap();
     let mut names: Vec<&str> = addons.addons().iter().map(String::as_str).collect();
     names.sort();
@@ -78,7 +82,11 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let cfg: Value = serde_json::from_str(coredns.addon().unwrap().configuration_values().unwrap()).unwrap();
     assert!(cfg["tolerations"].as_array().unwrap().iter().any(|t| t["key"] == "karpenter.sh/controller"), "{cfg}");
     let entries = eks.list_access_entries().cluster_name(stack).send().await.unwrap();
-    assert!(entries.access_entries().iter().any(|a| a.ends_with(&format!(":role/{stack}"))), "node role entry: {:?}", entries.access_entries());
+    assert!(
+        entries.access_entries().iter().any(|a| a.ends_with(&format!(":role/{stack}"))),
+        "node role entry: {:?}",
+        entries.access_entries()
+    );
     assert!(entries.access_entries().len() >= 2, "the applying identity has an entry too");
     let assoc = eks.list_pod_identity_associations().cluster_name(stack).send().await.unwrap();
     let a = &assoc.associations()[0];
@@ -91,7 +99,13 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
 
     let sqs = em.sqs().await;
     let url = sqs.get_queue_url().queue_name(stack).send().await.unwrap().queue_url().unwrap().to_string();
-    let attrs = sqs.get_queue_attributes().queue_url(&url).attribute_names(aws_sdk_sqs::types::QueueAttributeName::All).send().await.unwrap();
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+        .send()
+        .await
+        .unwrap();
     let attrs = attrs.attributes().unwrap();
     let get = |n: &str| attrs.get(&aws_sdk_sqs::types::QueueAttributeName::from(n)).cloned().unwrap_or_default();
     assert_eq!(get("MessageRetentionPeriod"), "300");
@@ -118,7 +132,8 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     assert!(sqs.list_queues().send().await.unwrap().queue_urls().is_empty());
     assert!(events.list_rules().name_prefix(stack).send().await.unwrap().rules().is_empty());
     let roles = em.iam().await.list_roles().send().await.unwrap();
-    let left: Vec<&str> = roles.roles().iter().map(|r| r.role_name()).filter(|n| !n.starts_with("AWSServiceRole")).collect();
+    let left: Vec<&str> =
+        roles.roles().iter().map(|r| r.role_name()).filter(|n| !n.starts_with("AWSServiceRole")).collect();
     assert!(left.is_empty(), "only the account-wide Spot role stays: {left:?}");
     assert!(roles.roles().iter().any(|r| r.role_name().starts_with("AWSServiceRoleForEC2Spot")), "Spot role kept");
 }
@@ -141,7 +156,10 @@ async fn spot_fallback_with_irsa_trusts_the_cluster_oidc_provider() {
     let role = iam.get_role().role_name("KarpenterController-spot-fallback").send().await.unwrap();
     let doc = role.role().unwrap().assume_role_policy_document().unwrap();
     let doc = urlencoding::decode(doc).map(|d| d.into_owned()).unwrap_or_else(|_| doc.to_string());
-    assert!(doc.contains("AssumeRoleWithWebIdentity") && doc.contains("system:serviceaccount:karpenter:karpenter"), "{doc}");
+    assert!(
+        doc.contains("AssumeRoleWithWebIdentity") && doc.contains("system:serviceaccount:karpenter:karpenter"),
+        "{doc}"
+    );
     let eks = em.eks().await;
     let assoc = eks.list_pod_identity_associations().cluster_name("spot-fallback").send().await.unwrap();
     assert!(assoc.associations().is_empty(), "IRSA needs no Pod Identity association");

@@ -27,11 +27,7 @@ async fn emulator_answers_ec2_describe_vpcs() {
         .await
         .unwrap_or_else(|e| panic!("DescribeVpcs: {e:?}\nlog:\n{}", em.log()));
     // moto creates a default VPC per region, as AWS does for new accounts.
-    assert!(
-        vpcs.vpcs().iter().any(|v| v.is_default() == Some(true)),
-        "expected a default VPC in {:?}",
-        vpcs.vpcs()
-    );
+    assert!(vpcs.vpcs().iter().any(|v| v.is_default() == Some(true)), "expected a default VPC in {:?}", vpcs.vpcs());
 }
 
 #[tokio::test]
@@ -40,12 +36,8 @@ async fn emulator_has_aws_managed_iam_policies() {
     let iam = em.iam().await;
     for name in MANAGED_POLICIES {
         let arn = format!("arn:aws:iam::aws:policy/{name}");
-        let policy = iam
-            .get_policy()
-            .policy_arn(&arn)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("GetPolicy {arn}: {e:?}"));
+        let policy =
+            iam.get_policy().policy_arn(&arn).send().await.unwrap_or_else(|e| panic!("GetPolicy {arn}: {e:?}"));
         let policy = policy.policy().expect("GetPolicy returns a policy");
         assert_eq!(policy.policy_name(), Some(*name));
         assert_eq!(policy.arn(), Some(arn.as_str()));
@@ -55,13 +47,7 @@ async fn emulator_has_aws_managed_iam_policies() {
 #[tokio::test]
 async fn emulator_answers_sts_get_caller_identity() {
     let em = Emulator::start();
-    let me = em
-        .sts()
-        .await
-        .get_caller_identity()
-        .send()
-        .await
-        .expect("GetCallerIdentity");
+    let me = em.sts().await.get_caller_identity().send().await.expect("GetCallerIdentity");
     assert_eq!(me.account(), Some(ACCOUNT_ID));
 }
 
@@ -71,25 +57,11 @@ async fn two_emulators_are_isolated() {
     let b = Emulator::start();
     assert_ne!(a.port, b.port);
 
-    let created = a
-        .ec2()
-        .await
-        .create_vpc()
-        .cidr_block("10.42.0.0/16")
-        .send()
-        .await
-        .expect("CreateVpc in emulator a");
-    let vpc_id = created
-        .vpc()
-        .and_then(|v| v.vpc_id())
-        .expect("CreateVpc returns the VPC id")
-        .to_string();
+    let created = a.ec2().await.create_vpc().cidr_block("10.42.0.0/16").send().await.expect("CreateVpc in emulator a");
+    let vpc_id = created.vpc().and_then(|v| v.vpc_id()).expect("CreateVpc returns the VPC id").to_string();
 
     let ids = |out: aws_sdk_ec2::operation::describe_vpcs::DescribeVpcsOutput| -> Vec<String> {
-        out.vpcs()
-            .iter()
-            .filter_map(|v| v.vpc_id().map(str::to_string))
-            .collect()
+        out.vpcs().iter().filter_map(|v| v.vpc_id().map(str::to_string)).collect()
     };
     let in_a = ids(a.ec2().await.describe_vpcs().send().await.expect("DescribeVpcs a"));
     let in_b = ids(b.ec2().await.describe_vpcs().send().await.expect("DescribeVpcs b"));
@@ -103,8 +75,5 @@ fn dropping_the_emulator_stops_it() {
     let addr = format!("127.0.0.1:{}", em.port);
     std::net::TcpStream::connect(&addr).expect("emulator listens while alive");
     drop(em);
-    assert!(
-        std::net::TcpStream::connect(&addr).is_err(),
-        "emulator still listening on {addr} after drop"
-    );
+    assert!(std::net::TcpStream::connect(&addr).is_err(), "emulator still listening on {addr} after drop");
 }

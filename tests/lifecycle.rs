@@ -18,7 +18,8 @@ fn plan_json(em: &Emulator, ws: &Workspace, extra: &[&str]) -> Value {
     let mut args = vec!["plan", ws.blueprint_arg(), "--json"];
     args.extend_from_slice(extra);
     let out = kbp_ok(em, &args, ws.path());
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("plan --json is JSON: {e}\n{}", describe_output(&out)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("plan --json is JSON: {e}\n{}", describe_output(&out)))
 }
 
 /// (address, action) of every change in a JSON plan, sorted.
@@ -39,12 +40,7 @@ fn count_prefix(changes: &[(String, String)], prefix: &str) -> usize {
 
 async fn stack_role_names(em: &Emulator) -> Vec<String> {
     let roles = em.iam().await.list_roles().send().await.unwrap();
-    roles
-        .roles()
-        .iter()
-        .map(|r| r.role_name().to_string())
-        .filter(|n| n.contains(STACK))
-        .collect()
+    roles.roles().iter().map(|r| r.role_name().to_string()).filter(|n| n.contains(STACK)).collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -104,7 +100,12 @@ async fn plan_apply_change_and_destroy_the_network_and_iam_layers() {
         .iter()
         .filter_map(|p| p.policy_name().map(str::to_string))
         .collect();
-    for p in ["AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"] {
+    for p in [
+        "AmazonEKSWorkerNodePolicy",
+        "AmazonEKS_CNI_Policy",
+        "AmazonEC2ContainerRegistryPullOnly",
+        "AmazonSSMManagedInstanceCore",
+    ] {
         assert!(attached.iter().any(|a| a == p), "{p} attached to the node role: {attached:?}");
     }
     assert!(stack_role_names(&em).await.len() >= 3);

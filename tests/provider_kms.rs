@@ -46,7 +46,8 @@ async fn secrets_key_lifecycle() {
     let mut changed = want.clone();
     changed.insert("enable_key_rotation".into(), json!(false));
     changed.insert("tags".into(), json!({"team": "infra"}));
-    let d2 = Desired { address: &address, attrs: &changed, kbp_tags: kbp_tags("test-stack", &address), client_token: "t" };
+    let d2 =
+        Desired { address: &address, attrs: &changed, kbp_tags: kbp_tags("test-stack", &address), client_token: "t" };
     p.update(&cx, &id, &want, &d2).await.unwrap();
     assert_eq!(p.read(&cx, &id, &changed).await.unwrap().unwrap().attrs, changed);
 

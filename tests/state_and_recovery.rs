@@ -45,14 +45,28 @@ async fn a_saved_plan_applies_exactly_and_refuses_a_state_that_moved_on() {
     kbp_ok(&em, &args("plan", &ws, name, &["--out", "second.plan"]), ws.path());
     let out = kbp_ok(&em, &["apply", "first.plan"], ws.path());
     assert!(stdout(&out).contains("Apply complete!"), "{}", describe_output(&out));
-    let vpcs = em.ec2().await.describe_vpcs().filters(Filter::builder().name("tag:kbp:stack").values("saved").build()).send().await.unwrap();
+    let vpcs = em
+        .ec2()
+        .await
+        .describe_vpcs()
+        .filters(Filter::builder().name("tag:kbp:stack").values("saved").build())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(vpcs.vpcs().len(), 1);
 
     let stale = kbp(&em, &["apply", "second.plan"], ws.path());
     assert_exit_code(&stale, 1, "applying a plan made before the state changed");
     assert!(stderr(&stale).contains("state changed since the plan was saved"), "{}", describe_output(&stale));
     // Nothing was created twice.
-    let vpcs = em.ec2().await.describe_vpcs().filters(Filter::builder().name("tag:kbp:stack").values("saved").build()).send().await.unwrap();
+    let vpcs = em
+        .ec2()
+        .await
+        .describe_vpcs()
+        .filters(Filter::builder().name("tag:kbp:stack").values("saved").build())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(vpcs.vpcs().len(), 1);
     kbp_ok(&em, &args("destroy", &ws, name, &["--auto-approve"]), ws.path());
 }
@@ -63,7 +77,8 @@ async fn a_resource_deleted_outside_kbp_is_planned_and_created_again() {
     let ws = Workspace::with_blueprint("minimal");
     let name = "cluster.name=drift";
     kbp_ok(&em, &args("apply", &ws, name, &["--auto-approve"]), ws.path());
-    let state: Value = serde_json::from_slice(&std::fs::read(ws.path().join(".kbp/drift.state.json")).unwrap()).unwrap();
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(ws.path().join(".kbp/drift.state.json")).unwrap()).unwrap();
     let rt = state["resources"].as_array().unwrap().iter().find(|r| r["address"] == "route_table.public").unwrap();
     let rt_id = rt["id"].as_str().unwrap().to_string();
     let ec2 = em.ec2().await;
@@ -100,10 +115,17 @@ async fn a_failure_stops_only_its_branch_and_a_rerun_finishes() {
     assert_exit_code(&out, 1, "apply with a conflicting role");
     let err = stderr(&out);
     assert!(err.contains("iam_role.karpenter_node") && err.contains("FAILED"), "{err}");
-    assert!(err.contains("iam_role_policy_attachment.karpenter_node") && err.contains("because iam_role.karpenter_node failed"), "{err}");
+    assert!(
+        err.contains("iam_role_policy_attachment.karpenter_node")
+            && err.contains("because iam_role.karpenter_node failed"),
+        "{err}"
+    );
     // Everything else was made and recorded.
-    let state: Value = serde_json::from_slice(&std::fs::read(ws.path().join(".kbp/branchy.state.json")).unwrap()).unwrap();
-    let ready = |a: &str| state["resources"].as_array().unwrap().iter().any(|r| r["address"] == a && r["status"]["phase"] == "ready");
+    let state: Value =
+        serde_json::from_slice(&std::fs::read(ws.path().join(".kbp/branchy.state.json")).unwrap()).unwrap();
+    let ready = |a: &str| {
+        state["resources"].as_array().unwrap().iter().any(|r| r["address"] == a && r["status"]["phase"] == "ready")
+    };
     assert!(ready("vpc.main") && ready("iam_role.karpenter_controller") && ready("nat_gateway.main[\"us-west-2a\"]"));
     assert!(!ready("iam_role.karpenter_node"));
 

@@ -70,7 +70,15 @@ fn a_broken_blueprint_reports_every_error_with_its_place_and_exits_1() {
 
 #[test]
 fn set_overrides_are_validated_and_shown_in_the_effective_blueprint() {
-    let out = kbp(&["validate", "blueprints/minimal.toml", "--print", "--set", "cluster.name=sbx-42", "--set", "vpc.nat_gateway=per-az"]);
+    let out = kbp(&[
+        "validate",
+        "blueprints/minimal.toml",
+        "--print",
+        "--set",
+        "cluster.name=sbx-42",
+        "--set",
+        "vpc.nat_gateway=per-az",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let t = String::from_utf8_lossy(&out.stdout);
     assert!(t.contains("sbx-42") && t.contains("per-az"), "{t}");
@@ -91,7 +99,13 @@ fn unreadable_or_garbage_input_is_an_error_not_a_panic() {
         vec!["validate".to_string(), garbage.display().to_string()],
         vec!["validate".to_string(), dir.path().join("missing.toml").display().to_string()],
         vec!["plan".to_string(), dir.path().join("missing.toml").display().to_string()],
-        vec!["state".to_string(), "show".to_string(), "not an address".to_string(), "--state".to_string(), "x.json".to_string()],
+        vec![
+            "state".to_string(),
+            "show".to_string(),
+            "not an address".to_string(),
+            "--state".to_string(),
+            "x.json".to_string(),
+        ],
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = kbp(&args);

@@ -36,18 +36,12 @@ fn section(
     if let Some(doc) = doc {
         let _ = write!(out, "{doc}\n\n");
     }
-    out.push_str(
-        "| Field | Type | Default | Constraints | Description |\n| --- | --- | --- | --- | --- |\n",
-    );
+    out.push_str("| Field | Type | Default | Constraints | Description |\n| --- | --- | --- | --- | --- |\n");
     let mut nested: Vec<(String, &str, &'static [Field])> = Vec::new();
     let mut long_defaults = Vec::new();
     for f in fields {
         let (kind, table) = kind(&f.ty);
-        let path = if title == "Top level" {
-            f.name.to_string()
-        } else {
-            format!("{}.{}", strip(title), f.name)
-        };
+        let path = if title == "Top level" { f.name.to_string() } else { format!("{}.{}", strip(title), f.name) };
         let mut doc = f.doc.to_string();
         if let Some((shape, inner)) = table {
             let sub = match shape {
@@ -80,17 +74,10 @@ fn section(
             Presence::Default(text) => format!("`{text}`"),
         };
         let constraints = constraints(&f.ty);
-        let _ = writeln!(
-            out,
-            "| `{}` | {kind} | {default} | {constraints} | {doc} |",
-            f.name
-        );
+        let _ = writeln!(out, "| `{}` | {kind} | {default} | {constraints} | {doc} |", f.name);
     }
     for (name, text) in long_defaults {
-        let _ = write!(
-            out,
-            "\nDefault of `{name}`:\n\n```toml\n{name} = {text}\n```\n"
-        );
+        let _ = write!(out, "\nDefault of `{name}`:\n\n```toml\n{name} = {text}\n```\n");
     }
     for (sub, doc, inner) in nested {
         if !done.iter().any(|(_, other)| same(other, inner)) {
@@ -113,15 +100,10 @@ fn kind(ty: &'static Ty) -> (String, Option<(Shape, &'static [Field])>) {
         Ty::Int { .. } => ("integer".into(), None),
         Ty::Str(_) | Ty::Enum(_) => ("string".into(), None),
         Ty::IntOrStr(_) => ("integer or string".into(), None),
-        Ty::List {
-            item: Ty::Table(f), ..
-        } => ("array of tables".into(), Some((Shape::Array, f))),
+        Ty::List { item: Ty::Table(f), .. } => ("array of tables".into(), Some((Shape::Array, f))),
         Ty::List { item, .. } => (format!("array of {}", plural(&kind(item).0)), None),
         Ty::Table(f) => ("table".into(), Some((Shape::Table, f))),
-        Ty::Map {
-            value: Ty::Table(f),
-            ..
-        } => ("table of tables".into(), Some((Shape::Entry, f))),
+        Ty::Map { value: Ty::Table(f), .. } => ("table of tables".into(), Some((Shape::Entry, f))),
         Ty::Map { value, .. } => (format!("table of {}", plural(&kind(value).0)), None),
         Ty::CountOr { list, .. } => (format!("integer or {}", kind(list).0), None),
     }
@@ -129,35 +111,22 @@ fn kind(ty: &'static Ty) -> (String, Option<(Shape, &'static [Field])>) {
 
 /// "integer or string" → "integers or strings"
 fn plural(kind: &str) -> String {
-    kind.split(" or ")
-        .map(|k| format!("{k}s"))
-        .collect::<Vec<_>>()
-        .join(" or ")
+    kind.split(" or ").map(|k| format!("{k}s")).collect::<Vec<_>>().join(" or ")
 }
 
 fn constraints(ty: &Ty) -> String {
     let parts: Vec<String> = match ty {
         Ty::Bool | Ty::Str(None) | Ty::Table(_) => Vec::new(),
         Ty::Int { .. } | Ty::Str(Some(_)) | Ty::IntOrStr(_) | Ty::Enum(_) => vec![ty.expected()],
-        Ty::List {
-            item,
-            max,
-            unique,
-            non_empty,
-        } => {
+        Ty::List { item, max, unique, non_empty } => {
             let mut p = match item {
                 Ty::Table(_) => Vec::new(),
-                _ => vec![format!("each {}", constraints(item))]
-                    .into_iter()
-                    .filter(|c| c != "each —")
-                    .collect(),
+                _ => vec![format!("each {}", constraints(item))].into_iter().filter(|c| c != "each —").collect(),
             };
             p.extend(list_limits(*max, *unique, *non_empty));
             p
         }
-        Ty::Map {
-            key, value, max, ..
-        } => {
+        Ty::Map { key, value, max, .. } => {
             let mut p = vec![format!("keys: {}", key.expected)];
             let v = constraints(value);
             if v != "—" && !matches!(value, Ty::Table(_)) {
@@ -168,10 +137,9 @@ fn constraints(ty: &Ty) -> String {
             }
             p
         }
-        Ty::CountOr { min, max, list } => vec![format!(
-            "a count from {min} to {max}, or a list: {}",
-            constraints(list)
-        )],
+        Ty::CountOr { min, max, list } => {
+            vec![format!("a count from {min} to {max}, or a list: {}", constraints(list))]
+        }
     };
     if parts.is_empty() {
         "—".into()
@@ -183,10 +151,7 @@ fn constraints(ty: &Ty) -> String {
 /// Whether two field lists are the same table (compared by content: the schema's constants are not
 /// guaranteed to share an address).
 fn same(a: &[Field], b: &[Field]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.name == y.name && x.doc == y.doc)
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.name == y.name && x.doc == y.doc)
 }
 
 /// `` `[[node_pools.<name>.requirements]]` `` → `node_pools.<name>.requirements`

@@ -70,10 +70,7 @@ pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diag
     }
     diags.sort();
     match blueprint {
-        Some(blueprint) if !diags.has_errors() => Ok(Loaded {
-            blueprint,
-            warnings: diags,
-        }),
+        Some(blueprint) if !diags.has_errors() => Ok(Loaded { blueprint, warnings: diags }),
         _ => Err(diags),
     }
 }
@@ -87,10 +84,7 @@ pub fn to_toml(bp: &Blueprint) -> String {
         Err(e) => return format!("# kbp cannot render this blueprint as TOML: {e}\n"),
     };
     // The model drops disabled add-ons; without saying so here, loading the output would bring them back.
-    for name in schema::DEFAULT_ADDONS
-        .iter()
-        .filter(|n| !bp.addons.contains_key(**n))
-    {
+    for name in schema::DEFAULT_ADDONS.iter().filter(|n| !bp.addons.contains_key(**n)) {
         out.push_str(&format!("\n[addons.{name}]\nenabled = false\n"));
     }
     out

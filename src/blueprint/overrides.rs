@@ -23,11 +23,7 @@ pub(crate) fn apply(root: &mut Node, arg: &str, diags: &mut Diagnostics) {
     };
     let Some(keys) = path(&arg[..eq]) else {
         diags
-            .error(
-                source,
-                0..eq,
-                format!("`{}` is not a field path", &arg[..eq]),
-            )
+            .error(source, 0..eq, format!("`{}` is not a field path", &arg[..eq]))
             .expected("a dotted key such as `node_pools.default.weight`")
             .hint("quote keys that contain dots: node_pools.gpu.limits.\"nvidia.com/gpu\"=8");
         return;
@@ -36,16 +32,10 @@ pub(crate) fn apply(root: &mut Node, arg: &str, diags: &mut Diagnostics) {
     let text = &arg[eq + 1..];
     let value = match DeValue::parse(text) {
         Ok(v) => Node::from_toml(&v, origin, eq + 1),
-        Err(_) => Node {
-            origin,
-            span: eq + 1..arg.len(),
-            value: Value::Str(text.to_string()),
-        },
+        Err(_) => Node { origin, span: eq + 1..arg.len(), value: Value::Str(text.to_string()) },
     };
     if let Err((at, message)) = graft(root, &keys, value, origin) {
-        diags
-            .error(source, at, message)
-            .hint("override a field inside a table, such as `cluster.name`");
+        diags.error(source, at, message).hint("override a field inside a table, such as `cluster.name`");
     }
 }
 
@@ -94,21 +84,11 @@ fn graft(
         let kind = cur.value.kind();
         let Value::Table(entries) = &mut cur.value else {
             let written: Vec<&str> = keys[..depth].iter().map(|(k, _)| k.as_str()).collect();
-            return Err((
-                span.clone(),
-                format!(
-                    "`{}` is {kind}, so it has no field `{key}`",
-                    written.join(".")
-                ),
-            ));
+            return Err((span.clone(), format!("`{}` is {kind}, so it has no field `{key}`", written.join("."))));
         };
         if depth + 1 == keys.len() {
             entries.retain(|e| e.key != *key);
-            entries.push(Entry {
-                key: key.clone(),
-                key_span: span.clone(),
-                node: value,
-            });
+            entries.push(Entry { key: key.clone(), key_span: span.clone(), node: value });
             return Ok(());
         }
         let pos = match entries.iter().position(|e| e.key == *key) {
@@ -119,11 +99,7 @@ fn graft(
                     .and_then(default_node)
                     .filter(|n| matches!(n.value, Value::Table(_)))
                     .unwrap_or_else(|| Node::table(origin, span.clone()));
-                entries.push(Entry {
-                    key: key.clone(),
-                    key_span: span.clone(),
-                    node,
-                });
+                entries.push(Entry { key: key.clone(), key_span: span.clone(), node });
                 entries.len() - 1
             }
         };

@@ -71,11 +71,7 @@ impl Value {
 
 impl Node {
     pub(crate) fn table(origin: Origin, span: Range<usize>) -> Node {
-        Node {
-            origin,
-            span,
-            value: Value::Table(Vec::new()),
-        }
+        Node { origin, span, value: Value::Table(Vec::new()) }
     }
 
     /// Converts a parsed TOML value; `offset` shifts spans when the parsed text is a slice of the source.
@@ -83,31 +79,21 @@ impl Node {
         let span = shift(v.span(), offset);
         let value = match v.get_ref() {
             DeValue::String(s) => Value::Str(s.to_string()),
-            DeValue::Integer(i) => Value::Int(
-                i64::from_str_radix(i.as_str(), i.radix()).unwrap_or_else(|_| {
-                    // Out of i64 range: saturate, so range checks report it instead of a confusing type error.
-                    if i.as_str().starts_with('-') {
-                        i64::MIN
-                    } else {
-                        i64::MAX
-                    }
-                }),
-            ),
+            DeValue::Integer(i) => Value::Int(i64::from_str_radix(i.as_str(), i.radix()).unwrap_or_else(|_| {
+                // Out of i64 range: saturate, so range checks report it instead of a confusing type error.
+                if i.as_str().starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }
+            })),
             DeValue::Float(_) => Value::Float,
             DeValue::Boolean(b) => Value::Bool(*b),
             DeValue::Datetime(_) => Value::Datetime,
-            DeValue::Array(a) => Value::Array(
-                a.iter()
-                    .map(|x| Node::from_toml(x, origin, offset))
-                    .collect(),
-            ),
+            DeValue::Array(a) => Value::Array(a.iter().map(|x| Node::from_toml(x, origin, offset)).collect()),
             DeValue::Table(t) => Value::Table(entries(t, origin, offset)),
         };
-        Node {
-            origin,
-            span,
-            value,
-        }
+        Node { origin, span, value }
     }
 }
 
@@ -149,24 +135,13 @@ pub(crate) fn parse(source: SourceId, text: &str, diags: &mut Diagnostics) -> No
         }
     }
     let origin = Origin::File(source);
-    Node {
-        origin,
-        span: 0..0,
-        value: Value::Table(entries(table.get_ref(), origin, 0)),
-    }
+    Node { origin, span: 0..0, value: Value::Table(entries(table.get_ref(), origin, 0)) }
 }
 
 /// `parent.key`, quoting the key when it is not a bare TOML key (`limits."nvidia.com/gpu"`).
 pub(crate) fn child(parent: &str, key: &str) -> String {
-    let bare = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    let key = if bare {
-        key.to_string()
-    } else {
-        format!("{key:?}")
-    };
+    let bare = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let key = if bare { key.to_string() } else { format!("{key:?}") };
     if parent.is_empty() {
         key
     } else {
@@ -217,13 +192,7 @@ pub(crate) struct Index {
 impl Index {
     pub(crate) fn record(&mut self, path: &str, node: &Node) {
         if let Some(source) = node.origin.source() {
-            self.places.insert(
-                path.to_string(),
-                Place {
-                    source,
-                    span: node.span.clone(),
-                },
-            );
+            self.places.insert(path.to_string(), Place { source, span: node.span.clone() });
         }
     }
 
@@ -281,12 +250,8 @@ mod tests {
         let text = "[cluster]\nregion = \"r\"\nname = \"n\"\n";
         let s = d.add_source("t", text);
         let root = parse(s, text, &mut d);
-        let Value::Table(top) = &root.value else {
-            panic!("root is a table")
-        };
-        let Value::Table(cluster) = &top[0].node.value else {
-            panic!("cluster is a table")
-        };
+        let Value::Table(top) = &root.value else { panic!("root is a table") };
+        let Value::Table(cluster) = &top[0].node.value else { panic!("cluster is a table") };
         let keys: Vec<_> = cluster.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(keys, ["region", "name"]);
         assert_eq!(&text[cluster[1].node.span.clone()], "\"n\"");

@@ -14,13 +14,8 @@ use super::tree::{child, item, Entry, Index, Node, Origin, Value};
 use crate::diag::{Diagnostics, SourceId};
 
 pub(crate) fn walk(root: &Node, diags: &mut Diagnostics, index: &mut Index) -> Json {
-    let mut w = Walker {
-        diags,
-        index,
-        muted: false,
-    };
-    w.value(root, &Ty::Table(BLUEPRINT), "")
-        .unwrap_or_else(|| Json::Object(Map::new()))
+    let mut w = Walker { diags, index, muted: false };
+    w.value(root, &Ty::Table(BLUEPRINT), "").unwrap_or_else(|| Json::Object(Map::new()))
 }
 
 struct Walker<'a> {
@@ -40,12 +35,7 @@ struct Report {
 
 impl Report {
     fn new(message: impl Into<String>) -> Report {
-        Report {
-            message: message.into(),
-            expected: None,
-            hint: None,
-            warning: false,
-        }
+        Report { message: message.into(), expected: None, hint: None, warning: false }
     }
 
     fn expected(mut self, e: impl Into<String>) -> Report {
@@ -59,12 +49,7 @@ impl Report {
     }
 
     fn from_problem(p: Problem, expected: &str) -> Report {
-        Report {
-            message: p.message,
-            expected: Some(expected.to_string()),
-            hint: p.hint,
-            warning: p.warning,
-        }
+        Report { message: p.message, expected: Some(expected.to_string()), hint: p.hint, warning: p.warning }
     }
 }
 
@@ -73,10 +58,7 @@ impl Walker<'_> {
     fn place(&self, node: &Node, span: Range<usize>, path: &str) -> (SourceId, Range<usize>) {
         match node.origin.source() {
             Some(s) => (s, span),
-            None => self
-                .index
-                .locate(path)
-                .map_or((0, 0..0), |p| (p.source, p.span.clone())),
+            None => self.index.locate(path).map_or((0, 0..0), |p| (p.source, p.span.clone())),
         }
     }
 
@@ -84,11 +66,8 @@ impl Walker<'_> {
         if self.muted {
             return;
         }
-        let b = if r.warning {
-            self.diags.warning(at.0, at.1, r.message)
-        } else {
-            self.diags.error(at.0, at.1, r.message)
-        };
+        let b =
+            if r.warning { self.diags.warning(at.0, at.1, r.message) } else { self.diags.error(at.0, at.1, r.message) };
         let b = b.path(path).hint_opt(r.hint);
         if let Some(e) = r.expected {
             b.expected(e);
@@ -123,19 +102,12 @@ impl Walker<'_> {
     fn value(&mut self, node: &Node, ty: &Ty, path: &str) -> Option<Json> {
         self.index.record(path, node);
         let wants_string = matches!(ty, Ty::Str(_) | Ty::Enum(_) | Ty::IntOrStr(_));
-        let scalar = matches!(
-            node.value,
-            Value::Int(_) | Value::Float | Value::Bool(_) | Value::Datetime
-        );
+        let scalar = matches!(node.value, Value::Int(_) | Value::Float | Value::Bool(_) | Value::Datetime);
         // A `--set` value is parsed as TOML when it parses, so `--set cluster.version=1.33` yields a float; where
         // a string is wanted the user meant the text.
         let coerced;
         let value = match (&node.value, node.origin) {
-            (v, Origin::Set(_))
-                if wants_string
-                    && scalar
-                    && !matches!((ty, v), (Ty::IntOrStr(_), Value::Int(_))) =>
-            {
+            (v, Origin::Set(_)) if wants_string && scalar && !matches!((ty, v), (Ty::IntOrStr(_), Value::Int(_))) => {
                 coerced = Value::Str(self.raw(node).unwrap_or_default());
                 &coerced
             }
@@ -143,8 +115,7 @@ impl Walker<'_> {
         };
         match (ty, value) {
             (Ty::Bool, Value::Bool(b)) => Some(Json::Bool(*b)),
-            (Ty::Int { min, max }, Value::Int(i))
-            | (Ty::CountOr { min, max, .. }, Value::Int(i)) => {
+            (Ty::Int { min, max }, Value::Int(i)) | (Ty::CountOr { min, max, .. }, Value::Int(i)) => {
                 if (*min..=*max).contains(i) {
                     return Some(Json::from(*i));
                 }
@@ -152,51 +123,33 @@ impl Walker<'_> {
                 self.refuse(node, path, r);
                 None
             }
-            (Ty::Str(rule), Value::Str(s)) => self
-                .check(node, path, *rule, s)
-                .then(|| Json::String(s.clone())),
-            (Ty::IntOrStr(rule), Value::Str(s)) => self
-                .check(node, path, Some(*rule), s)
-                .then(|| Json::String(s.clone())),
+            (Ty::Str(rule), Value::Str(s)) => self.check(node, path, *rule, s).then(|| Json::String(s.clone())),
+            (Ty::IntOrStr(rule), Value::Str(s)) => {
+                self.check(node, path, Some(*rule), s).then(|| Json::String(s.clone()))
+            }
             (Ty::IntOrStr(rule), Value::Int(i)) => {
                 let s = i.to_string();
-                self.check(node, path, Some(*rule), &s)
-                    .then_some(Json::String(s))
+                self.check(node, path, Some(*rule), &s).then_some(Json::String(s))
             }
             (Ty::Enum(values), Value::Str(s)) => {
                 if values.contains(&s.as_str()) {
                     return Some(Json::String(s.clone()));
                 }
-                let hint =
-                    closest(s, values.iter().copied()).map(|c| format!("did you mean `{c}`?"));
+                let hint = closest(s, values.iter().copied()).map(|c| format!("did you mean `{c}`?"));
                 let r = Report::new(format!("`{s}` is not one of {}", code_list(values)))
                     .expected(ty.expected())
                     .hint(hint);
                 self.refuse(node, path, r);
                 None
             }
-            (
-                Ty::List {
-                    item: item_ty,
-                    max,
-                    unique,
-                    non_empty,
-                },
-                Value::Array(items),
-            ) => self.list(node, items, (item_ty, *max, *unique, *non_empty), path),
-            (Ty::CountOr { list, .. }, Value::Array(_)) => self.value(node, list, path),
-            (Ty::Table(fields), Value::Table(entries)) => {
-                Some(self.table(node, entries, fields, path))
+            (Ty::List { item: item_ty, max, unique, non_empty }, Value::Array(items)) => {
+                self.list(node, items, (item_ty, *max, *unique, *non_empty), path)
             }
-            (
-                Ty::Map {
-                    key,
-                    value,
-                    max,
-                    implied,
-                },
-                Value::Table(entries),
-            ) => Some(self.map(node, entries, (*key, value, *max, implied), path)),
+            (Ty::CountOr { list, .. }, Value::Array(_)) => self.value(node, list, path),
+            (Ty::Table(fields), Value::Table(entries)) => Some(self.table(node, entries, fields, path)),
+            (Ty::Map { key, value, max, implied }, Value::Table(entries)) => {
+                Some(self.map(node, entries, (*key, value, *max, implied), path))
+            }
             (_, found) => {
                 let hint = match found {
                     Value::Int(_) | Value::Float | Value::Bool(_) if wants_string => {
@@ -235,24 +188,15 @@ impl Walker<'_> {
             }
         }
         if items.len() > max {
-            self.refuse(
-                node,
-                path,
-                Report::new(format!(
-                    "at most {max} items are allowed, found {}",
-                    items.len()
-                )),
-            );
+            self.refuse(node, path, Report::new(format!("at most {max} items are allowed, found {}", items.len())));
             complete = false;
         }
         if non_empty && items.is_empty() {
             self.refuse(
                 node,
                 path,
-                Report::new("the array must not be empty").expected(format!(
-                    "at least one {}",
-                    ty.kind().trim_start_matches("a ").trim_start_matches("an ")
-                )),
+                Report::new("the array must not be empty")
+                    .expected(format!("at least one {}", ty.kind().trim_start_matches("a ").trim_start_matches("an "))),
             );
             complete = false;
         }
@@ -275,11 +219,7 @@ impl Walker<'_> {
                 Some(c) => format!("did you mean `{c}`?"),
                 None => format!("known fields here: {}", code_list(&names)),
             };
-            let within = if path.is_empty() {
-                "at the top level".to_string()
-            } else {
-                format!("in `{path}`")
-            };
+            let within = if path.is_empty() { "at the top level".to_string() } else { format!("in `{path}`") };
             let r = Report::new(format!("unknown field `{}` {within}", e.key)).hint(Some(hint));
             let at = self.place(&e.node, e.key_span.clone(), &p);
             self.report(at, &p, r);
@@ -295,15 +235,12 @@ impl Walker<'_> {
                 self.index.reject(&p);
             } else if let Presence::Required = f.presence {
                 let required: Vec<&str> = match &f.ty {
-                    Ty::Table(inner) => inner
-                        .iter()
-                        .filter(|f| matches!(f.presence, Presence::Required))
-                        .map(|f| f.name)
-                        .collect(),
+                    Ty::Table(inner) => {
+                        inner.iter().filter(|f| matches!(f.presence, Presence::Required)).map(|f| f.name).collect()
+                    }
                     _ => Vec::new(),
                 };
-                let mut r = Report::new(format!("missing required field `{}`", f.name))
-                    .expected(f.ty.expected());
+                let mut r = Report::new(format!("missing required field `{}`", f.name)).expected(f.ty.expected());
                 if !required.is_empty() {
                     r = r.hint(Some(format!("add `[{p}]` with {}", code_list(&required))));
                 }
@@ -346,8 +283,7 @@ impl Walker<'_> {
             Ty::List { .. } => Json::Array(Vec::new()),
             Ty::Table(_) | Ty::Map { .. } => {
                 let empty = Node::table(Origin::Default, 0..0);
-                self.value(&empty, ty, path)
-                    .unwrap_or_else(|| Json::Object(Map::new()))
+                self.value(&empty, ty, path).unwrap_or_else(|| Json::Object(Map::new()))
             }
         }
     }
@@ -386,14 +322,7 @@ impl Walker<'_> {
             }
         }
         if entries.len() > max {
-            self.refuse(
-                node,
-                path,
-                Report::new(format!(
-                    "at most {max} entries are allowed, found {}",
-                    entries.len()
-                )),
-            );
+            self.refuse(node, path, Report::new(format!("at most {max} entries are allowed, found {}", entries.len())));
             self.index.reject(path);
         }
         Json::Object(out)

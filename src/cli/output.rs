@@ -48,9 +48,10 @@ fn collect(state: &State) -> Value {
         let value = address.parse::<Address>().ok().and_then(|a| state.output(&a, output));
         out.insert(name.to_string(), value.unwrap_or(Value::Null));
     }
-    let kubeconfig = out.get("cluster_name").and_then(Value::as_str).map(|name| {
-        format!("aws eks update-kubeconfig --region {} --name {name}", state.region)
-    });
+    let kubeconfig = out
+        .get("cluster_name")
+        .and_then(Value::as_str)
+        .map(|name| format!("aws eks update-kubeconfig --region {} --name {name}", state.region));
     out.insert("kubeconfig_command".to_string(), json!(kubeconfig));
     Value::Object(out)
 }

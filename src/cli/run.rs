@@ -34,7 +34,8 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "apply")?;
     let cx = common::aws(&bp.cluster.name, &bp.cluster.region).await;
     let registry = Registry::aws();
-    let refreshed = common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
+    let refreshed =
+        common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
     let p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
     let state = Arc::new(StateHandle::new(Box::new(locked.backend), refreshed.state));
     execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await
@@ -138,7 +139,13 @@ async fn execute(
         );
     } else if outcome.ok() {
         let title = if verb == "destroy" { "Destroy complete!" } else { "Apply complete!" };
-        println!("\n{title} Resources: {} added, {} changed, {} destroyed. State: {}", s.add, s.change, s.destroy, state.describe());
+        println!(
+            "\n{title} Resources: {} added, {} changed, {} destroyed. State: {}",
+            s.add,
+            s.change,
+            s.destroy,
+            state.describe()
+        );
     } else {
         eprintln!(
             "\n{verb} incomplete: {} operations done, {} failed, {} skipped because of a failure, {} not started. What succeeded is in state {}; fix the error and run `kbp {verb}` again.",

@@ -26,7 +26,12 @@ fn locate(q: &StateQuery) -> anyhow::Result<PathBuf> {
         return Ok(common::state_path(None, &bp.cluster.name));
     }
     let found: Vec<PathBuf> = std::fs::read_dir(".kbp")
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".state.json")).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.to_string_lossy().ends_with(".state.json"))
+                .collect()
+        })
         .unwrap_or_default();
     match found.as_slice() {
         [one] => Ok(one.clone()),
@@ -85,7 +90,13 @@ fn show(address: &str, q: &StateQuery) -> anyhow::Result<u8> {
     } else {
         println!("# {}  ({})", r.address, r.kind);
         println!("id           = {}", r.id.as_deref().unwrap_or("-"));
-        println!("status       = {}", match &r.status { Status::Ready => "ready", Status::Creating { .. } => "create interrupted" });
+        println!(
+            "status       = {}",
+            match &r.status {
+                Status::Ready => "ready",
+                Status::Creating { .. } => "create interrupted",
+            }
+        );
         println!("dependencies = [{}]", r.dependencies.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "));
         println!("attributes   = {}", serde_json::to_string_pretty(&r.attributes)?);
         println!("outputs      = {}", serde_json::to_string_pretty(&r.outputs)?);

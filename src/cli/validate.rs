@@ -24,7 +24,12 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
             if a.print {
                 print!("{}", blueprint::to_toml(&bp));
             } else {
-                println!("{}: valid ({} node pools, {} node classes)", a.bp.blueprint.display(), bp.node_pools.len(), bp.node_classes.len());
+                println!(
+                    "{}: valid ({} node pools, {} node classes)",
+                    a.bp.blueprint.display(),
+                    bp.node_pools.len(),
+                    bp.node_classes.len()
+                );
             }
             0
         }

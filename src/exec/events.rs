@@ -39,7 +39,10 @@ impl Op {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    Started { address: Address, op: Op },
+    Started {
+        address: Address,
+        op: Op,
+    },
     Finished {
         address: Address,
         op: Op,
@@ -65,7 +68,11 @@ pub enum Event {
         waited: Duration,
     },
     /// Not attempted because something it needs failed.
-    Skipped { address: Address, op: Op, because: Address },
+    Skipped {
+        address: Address,
+        op: Op,
+        because: Address,
+    },
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

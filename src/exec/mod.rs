@@ -234,9 +234,13 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                 .get(&step.address)
                 .ok_or_else(|| StepError::Engine(format!("{} is not in the plan's resources", step.address)))?;
             let snapshot = sh.state.snapshot();
-            let (resolved, missing) = value::resolve(&Value::Object(desired.attrs.clone()), &|a, o| snapshot.output(a, o));
+            let (resolved, missing) =
+                value::resolve(&Value::Object(desired.attrs.clone()), &|a, o| snapshot.output(a, o));
             if let Some((a, o)) = missing.first() {
-                return Err(StepError::Engine(format!("{} needs `{o}` of {a}, which state does not have", step.address)));
+                return Err(StepError::Engine(format!(
+                    "{} needs `{o}` of {a}, which state does not have",
+                    step.address
+                )));
             }
             let attrs = resolved.as_object().cloned().unwrap_or_default();
             let kbp_tags = tags::kbp_tags(&cx.stack, &step.address);
@@ -265,7 +269,8 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                 let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: &token };
                 provider.create(cx, &d).await?
             } else {
-                let existing = existing.ok_or_else(|| StepError::Engine(format!("{} is not in state", step.address)))?;
+                let existing =
+                    existing.ok_or_else(|| StepError::Engine(format!("{} is not in state", step.address)))?;
                 let id = existing.id.clone().unwrap_or_default();
                 let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: "" };
                 let mut applied = provider.update(cx, &id, &existing.attributes, &d).await?;

@@ -165,7 +165,14 @@ async fn second_apply_changes_nothing_and_replace_deletes_before_creating() {
 
     let mut moved = thing("a", &[]);
     moved.attrs.insert("zone".into(), json!("b"));
-    let g = ResourceGraph::from_resources(vec![moved, thing("b", &["a"]), thing("c", &["a"]), thing("d", &["b", "c"]), thing("e", &[])]).unwrap();
+    let g = ResourceGraph::from_resources(vec![
+        moved,
+        thing("b", &["a"]),
+        thing("c", &["a"]),
+        thing("d", &["b", "c"]),
+        thing("e", &[]),
+    ])
+    .unwrap();
     let plan = diff(&g, &state, &h.registry, &[]);
     assert_eq!(plan.change(&Address::new("thing", "a")).unwrap().action, Action::Replace);
     // b and c reference a's id, which will be new: they are updated (needs is not force-new), after a.

@@ -35,7 +35,9 @@ impl fmt::Display for Address {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("`{0}` is not a resource address; expected TYPE.NAME or TYPE.NAME[\"KEY\"], such as subnet.private[\"us-west-2a\"]")]
+#[error(
+    "`{0}` is not a resource address; expected TYPE.NAME or TYPE.NAME[\"KEY\"], such as subnet.private[\"us-west-2a\"]"
+)]
 pub struct BadAddress(String);
 
 impl FromStr for Address {
@@ -46,10 +48,7 @@ impl FromStr for Address {
         let (head, key) = match s.find('[') {
             Some(open) => {
                 let rest = &s[open..];
-                let inner = rest
-                    .strip_prefix("[\"")
-                    .and_then(|r| r.strip_suffix("\"]"))
-                    .ok_or_else(bad)?;
+                let inner = rest.strip_prefix("[\"").and_then(|r| r.strip_suffix("\"]")).ok_or_else(bad)?;
                 if inner.contains('"') {
                     return Err(bad());
                 }

@@ -98,7 +98,8 @@ impl ResourceGraph {
         for (a, b) in edges {
             g.graph.update_edge(a, b, ());
         }
-        petgraph::algo::toposort(&g.graph, None).map_err(|c| GraphError::Cycle(g.graph[c.node_id()].address.clone()))?;
+        petgraph::algo::toposort(&g.graph, None)
+            .map_err(|c| GraphError::Cycle(g.graph[c.node_id()].address.clone()))?;
         Ok(g)
     }
 

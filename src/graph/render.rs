@@ -8,7 +8,12 @@ pub fn to_dot(g: &ResourceGraph) -> String {
     let mut out = String::from("digraph kbp {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n");
     let pg = g.petgraph();
     for r in g.in_order() {
-        out.push_str(&format!("  {} [label=\"{}\\n({})\"];\n", quote(&r.address.to_string()), escape(&r.address.to_string()), r.kind));
+        out.push_str(&format!(
+            "  {} [label=\"{}\\n({})\"];\n",
+            quote(&r.address.to_string()),
+            escape(&r.address.to_string()),
+            r.kind
+        ));
     }
     let mut edges: Vec<(String, String)> = pg
         .edge_indices()

@@ -76,8 +76,7 @@ pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[A
             unchanged += 1;
             continue;
         }
-        let replace_by: Vec<&str> =
-            attrs.iter().filter(|a| a.forces_replacement).map(|a| a.path.as_str()).collect();
+        let replace_by: Vec<&str> = attrs.iter().filter(|a| a.forces_replacement).map(|a| a.path.as_str()).collect();
         let (action, reason) = if replace_by.is_empty() {
             let paths: BTreeSet<&str> = attrs.iter().map(|a| top(&a.path)).collect();
             (Action::Update, format!("{} changed", paths.into_iter().collect::<Vec<_>>().join(", ")))
@@ -133,11 +132,7 @@ pub fn diff_destroy(graph: &ResourceGraph, state: &State, registry: &Registry) -
                 address: s.address.clone(),
                 kind: s.kind.clone(),
                 action: if retain { Action::Forget } else { Action::Delete },
-                reason: if retain {
-                    "account-wide; kbp never deletes it".to_string()
-                } else {
-                    "destroy".to_string()
-                },
+                reason: if retain { "account-wide; kbp never deletes it".to_string() } else { "destroy".to_string() },
                 id: s.id.clone(),
                 attributes: Vec::new(),
             }

@@ -132,7 +132,8 @@ async fn look_for_interrupted_create(
 ) -> Result<Outcome, ProviderError> {
     let Status::Creating { client_token } = &r.status else { return Ok(Outcome::StillPending) };
     let attrs = desired.unwrap_or_else(|| r.attributes.clone());
-    let d = Desired { address: &r.address, attrs: &attrs, kbp_tags: tags::kbp_tags(&cx.stack, &r.address), client_token };
+    let d =
+        Desired { address: &r.address, attrs: &attrs, kbp_tags: tags::kbp_tags(&cx.stack, &r.address), client_token };
     let Some(id) = provider.find(cx, &d).await? else { return Ok(Outcome::StillPending) };
     Ok(match provider.read(cx, &id, &attrs).await? {
         Some(o) => Outcome::Adopted(id, o),
@@ -173,9 +174,14 @@ mod tests {
             "test_thing"
         }
         async fn read(&self, _: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-            Ok((id != "id-gone").then(|| Observed { attrs: prior.clone(), outputs: json!({"id": id}).as_object().unwrap().clone() }))
+            Ok((id != "id-gone")
+                .then(|| Observed { attrs: prior.clone(), outputs: json!({"id": id}).as_object().unwrap().clone() }))
         }
-        async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>, ProviderError> {
+        async fn read_many(
+            &self,
+            cx: &Context,
+            items: &[(String, Attrs)],
+        ) -> Result<Vec<Option<Observed>>, ProviderError> {
             self.batches.fetch_add(1, Ordering::SeqCst);
             let mut out = Vec::new();
             for (id, prior) in items {

@@ -35,7 +35,8 @@ impl Style {
 pub fn human(plan: &Plan, style: &Style) -> String {
     let mut out = String::new();
     if plan.changes.is_empty() {
-        let _ = writeln!(out, "No changes. The stack {} matches the blueprint ({} resources).", plan.stack, plan.unchanged);
+        let _ =
+            writeln!(out, "No changes. The stack {} matches the blueprint ({} resources).", plan.stack, plan.unchanged);
     } else {
         let _ = writeln!(out, "kbp will perform the following actions on stack {} ({}):\n", plan.stack, plan.region);
         for c in &plan.changes {
@@ -63,12 +64,23 @@ pub fn human(plan: &Plan, style: &Style) -> String {
             plan.deferred.len()
         );
         for d in &plan.deferred {
-            let _ = writeln!(out, "  {} {} ({})  {}", style.paint("2", "…"), d.address, d.kind, style.paint("2", &format!("# {}", d.reason)));
+            let _ = writeln!(
+                out,
+                "  {} {} ({})  {}",
+                style.paint("2", "…"),
+                d.address,
+                d.kind,
+                style.paint("2", &format!("# {}", d.reason))
+            );
         }
         let _ = writeln!(out);
     }
     let s = &plan.summary;
-    let _ = writeln!(out, "{}", style.paint("1", &format!("Plan: {} to add, {} to change, {} to destroy.", s.add, s.change, s.destroy)));
+    let _ = writeln!(
+        out,
+        "{}",
+        style.paint("1", &format!("Plan: {} to add, {} to change, {} to destroy.", s.add, s.change, s.destroy))
+    );
     out
 }
 

@@ -38,4 +38,3 @@ pub fn absent_if_gone<T>(r: Result<T, ProviderError>) -> Result<Option<T>, Provi
 pub fn ok_if_gone(r: Result<(), ProviderError>) -> Result<(), ProviderError> {
     absent_if_gone(r).map(drop)
 }
-

@@ -82,11 +82,7 @@ pub trait Provider: Send + Sync {
     /// in the same order. Refresh calls this once per kind; a kind whose API describes many IDs in one call
     /// (DescribeSubnets, DescribeVpcs, …) overrides it so a no-op plan costs one call per kind. The default
     /// reads them one by one, concurrently.
-    async fn read_many(
-        &self,
-        cx: &Context,
-        items: &[(String, Attrs)],
-    ) -> Result<Vec<Option<Observed>>, ProviderError> {
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>, ProviderError> {
         futures::future::try_join_all(items.iter().map(|(id, prior)| self.read(cx, id, prior))).await
     }
 
@@ -164,7 +160,9 @@ mod tests {
     #[test]
     fn every_aws_provider_registers_once() {
         let r = Registry::aws();
-        for kind in ["aws_vpc", "aws_subnet", "aws_nat_gateway", "aws_iam_role", "aws_iam_policy", "aws_caller_identity"] {
+        for kind in
+            ["aws_vpc", "aws_subnet", "aws_nat_gateway", "aws_iam_role", "aws_iam_policy", "aws_caller_identity"]
+        {
             assert!(r.has(kind), "{kind}");
         }
     }

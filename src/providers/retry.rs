@@ -116,7 +116,8 @@ mod tests {
 
     #[test]
     fn delay_is_capped() {
-        let p = RetryPolicy { max_attempts: 30, base_delay: Duration::from_millis(100), max_delay: Duration::from_secs(1) };
+        let p =
+            RetryPolicy { max_attempts: 30, base_delay: Duration::from_millis(100), max_delay: Duration::from_secs(1) };
         for a in 1..30 {
             assert!(p.delay(a) <= Duration::from_secs(1));
         }

@@ -30,8 +30,5 @@ pub fn tag_map(v: Option<&Value>) -> BTreeMap<String, String> {
 
 /// Tags as read back from AWS, without the kbp tags (which are not part of the desired `tags` attribute).
 pub fn user_tags(all: impl IntoIterator<Item = (String, String)>) -> serde_json::Map<String, Value> {
-    all.into_iter()
-        .filter(|(k, _)| k != STACK && k != ADDRESS)
-        .map(|(k, v)| (k, Value::String(v)))
-        .collect()
+    all.into_iter().filter(|(k, _)| k != STACK && k != ADDRESS).map(|(k, v)| (k, Value::String(v))).collect()
 }

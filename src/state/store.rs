@@ -37,7 +37,11 @@ pub struct LockInfo {
 
 impl std::fmt::Display for LockInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "`kbp {}` (pid {} on {}, user {}, since {})", self.operation, self.pid, self.host, self.user, self.since)
+        write!(
+            f,
+            "`kbp {}` (pid {} on {}, user {}, since {})",
+            self.operation, self.pid, self.host, self.user, self.since
+        )
     }
 }
 
@@ -93,7 +97,9 @@ impl Backend for LocalBackend {
             let written_by = probe.get("kbp_version").and_then(|v| v.as_str()).unwrap_or("unknown").to_string();
             return Err(StateError::Version { path: self.path.clone(), found, written_by });
         }
-        serde_json::from_value(probe).map(Some).map_err(|source| StateError::Corrupt { path: self.path.clone(), source })
+        serde_json::from_value(probe)
+            .map(Some)
+            .map_err(|source| StateError::Corrupt { path: self.path.clone(), source })
     }
 
     /// Temp file in the same directory, fsync, rename over the old one, fsync the directory: a reader (or a crash)
@@ -106,7 +112,10 @@ impl Backend for LocalBackend {
         let tmp = PathBuf::from(tmp);
         let text = serde_json::to_vec_pretty(state).expect("invariant: state serializes to JSON");
         let mut f = open_private(&tmp, true).map_err(|e| self.io("write", e))?;
-        f.write_all(&text).and_then(|_| f.write_all(b"\n")).and_then(|_| f.sync_all()).map_err(|e| self.io("write", e))?;
+        f.write_all(&text)
+            .and_then(|_| f.write_all(b"\n"))
+            .and_then(|_| f.sync_all())
+            .map_err(|e| self.io("write", e))?;
         drop(f);
         fs::rename(&tmp, &self.path).map_err(|e| self.io("replace", e))?;
         if let Ok(d) = File::open(dir) {

@@ -42,9 +42,8 @@ impl Ui {
 /// The current time as RFC 3339 UTC with exactly three fractional digits, so timestamps sort as text.
 pub fn timestamp_now() -> String {
     let now = OffsetDateTime::now_utc();
-    let format = time::macros::format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-    );
+    let format =
+        time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
     now.format(&format).unwrap_or_else(|_| now.unix_timestamp().to_string())
 }
 

@@ -38,7 +38,8 @@ impl Progress {
                 if let Some(m) = &self.multi {
                     let bar = m.add(ProgressBar::new_spinner());
                     bar.set_style(
-                        ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                        ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                     );
                     bar.set_message(format!("{address}: {}…", op.doing()));
                     bar.enable_steady_tick(Duration::from_millis(120));
@@ -63,7 +64,8 @@ impl Progress {
                     return;
                 }
                 let last = self.last_wait_line.get(address).copied();
-                if last.is_some_and(|l| *waited < l + WAIT_LINE_EVERY) || (last.is_none() && *waited < WAIT_LINE_EVERY) {
+                if last.is_some_and(|l| *waited < l + WAIT_LINE_EVERY) || (last.is_none() && *waited < WAIT_LINE_EVERY)
+                {
                     return;
                 }
                 self.last_wait_line.insert(address.clone(), *waited);

@@ -16,14 +16,10 @@ pub(crate) fn nodegroup_name(s: &str) -> Result<(), Problem> {
 
 fn eks_name(s: &str, max: usize, what: &str) -> Result<(), Problem> {
     let shape = s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if s.len() > max || !shape {
-        return Err(
-            Problem::new(format!("`{s}` is not a valid EKS {what} name")).hint(format!(
-                "use 1 to {max} letters, digits, `-` and `_`, starting with a letter or digit"
-            )),
-        );
+        return Err(Problem::new(format!("`{s}` is not a valid EKS {what} name"))
+            .hint(format!("use 1 to {max} letters, digits, `-` and `_`, starting with a letter or digit")));
     }
     Ok(())
 }
@@ -38,8 +34,7 @@ pub(crate) fn region(s: &str) -> Result<(), Problem> {
         && parts[1..parts.len() - 1].iter().all(lower)
         && parts.last().is_some_and(|n| is_digits(n));
     if !ok {
-        return Err(Problem::new(format!("`{s}` is not an AWS region name"))
-            .hint("write a region like `us-west-2`"));
+        return Err(Problem::new(format!("`{s}` is not an AWS region name")).hint("write a region like `us-west-2`"));
     }
     Ok(())
 }
@@ -61,9 +56,7 @@ pub(crate) fn tag_key(s: &str) -> Result<(), Problem> {
             .hint("use 1 to 128 letters, digits, spaces and `_.:/=+-@`"));
     }
     if s.to_ascii_lowercase().starts_with("aws:") {
-        return Err(Problem::new(format!(
-            "tag key `{s}` uses the `aws:` prefix, which AWS reserves"
-        )));
+        return Err(Problem::new(format!("tag key `{s}` uses the `aws:` prefix, which AWS reserves")));
     }
     Ok(())
 }
@@ -72,9 +65,7 @@ pub(crate) fn tag_key(s: &str) -> Result<(), Problem> {
 pub(crate) fn stack_tag_key(s: &str) -> Result<(), Problem> {
     tag_key(s)?;
     if s == "kbp:stack" || s == "kbp:address" {
-        return Err(Problem::new(format!(
-            "tag `{s}` is reserved: kbp sets it to track what it owns"
-        )));
+        return Err(Problem::new(format!("tag `{s}` is reserved: kbp sets it to track what it owns")));
     }
     Ok(())
 }
@@ -99,8 +90,7 @@ fn cidr(s: &str) -> Result<Ipv4Net, Problem> {
             .hint("write an address and a prefix length, like `10.0.0.0/16`")
     })?;
     if net.trunc() != net {
-        return Err(Problem::new(format!("`{s}` has host bits set"))
-            .hint(format!("did you mean `{}`?", net.trunc())));
+        return Err(Problem::new(format!("`{s}` has host bits set")).hint(format!("did you mean `{}`?", net.trunc())));
     }
     Ok(net)
 }
@@ -113,10 +103,8 @@ pub(crate) fn ipv4_cidr(s: &str) -> Result<(), Problem> {
 pub(crate) fn vpc_cidr(s: &str) -> Result<(), Problem> {
     let net = cidr(s)?;
     if !(16..=24).contains(&net.prefix_len()) {
-        return Err(
-            Problem::new(format!("VPC CIDR `{s}` has a /{} prefix", net.prefix_len()))
-                .hint("use a prefix from /16 (65,536 addresses) to /24"),
-        );
+        return Err(Problem::new(format!("VPC CIDR `{s}` has a /{} prefix", net.prefix_len()))
+            .hint("use a prefix from /16 (65,536 addresses) to /24"));
     }
     Ok(())
 }
@@ -125,24 +113,18 @@ pub(crate) fn vpc_cidr(s: &str) -> Result<(), Problem> {
 pub(crate) fn subnet_cidr(s: &str) -> Result<(), Problem> {
     let net = cidr(s)?;
     if !(16..=28).contains(&net.prefix_len()) {
-        return Err(Problem::new(format!(
-            "subnet CIDR `{s}` has a /{} prefix",
-            net.prefix_len()
-        ))
-        .hint("use a prefix from /16 to /28"));
+        return Err(Problem::new(format!("subnet CIDR `{s}` has a /{} prefix", net.prefix_len()))
+            .hint("use a prefix from /16 to /28"));
     }
     Ok(())
 }
 
 /// An availability zone name, checked against the region later: lowercase letters, digits and `-`.
 pub(crate) fn az_name(s: &str) -> Result<(), Problem> {
-    let ok = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let ok = !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !ok {
         return Err(
-            Problem::new(format!("`{s}` is not an availability zone name"))
-                .hint("write a zone like `us-west-2a`"),
+            Problem::new(format!("`{s}` is not an availability zone name")).hint("write a zone like `us-west-2a`")
         );
     }
     Ok(())
@@ -150,17 +132,12 @@ pub(crate) fn az_name(s: &str) -> Result<(), Problem> {
 
 /// An EC2 instance type, `family.size` such as `m5.large` or `u-6tb1.metal`.
 pub(crate) fn instance_type(s: &str) -> Result<(), Problem> {
-    let word = |p: &str| {
-        !p.is_empty()
-            && p.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
-    let ok = s
-        .split_once('.')
-        .is_some_and(|(family, size)| word(family) && word(size));
+    let word = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let ok = s.split_once('.').is_some_and(|(family, size)| word(family) && word(size));
     if !ok {
-        return Err(Problem::new(format!("`{s}` is not an EC2 instance type"))
-            .hint("write `family.size`, like `m5.large`"));
+        return Err(
+            Problem::new(format!("`{s}` is not an EC2 instance type")).hint("write `family.size`, like `m5.large`")
+        );
     }
     Ok(())
 }
@@ -173,9 +150,7 @@ pub(crate) fn is_graviton(instance_type: &str) -> bool {
         return true;
     }
     match family.find(|c: char| c.is_ascii_digit()) {
-        Some(i) => family[i..]
-            .trim_start_matches(|c: char| c.is_ascii_digit())
-            .contains('g'),
+        Some(i) => family[i..].trim_start_matches(|c: char| c.is_ascii_digit()).contains('g'),
         None => false,
     }
 }
@@ -184,26 +159,17 @@ pub(crate) fn is_graviton(instance_type: &str) -> bool {
 pub(crate) fn addon_name(s: &str) -> Result<(), Problem> {
     let ok = s.starts_with(|c: char| c.is_ascii_lowercase())
         && s.len() <= 100
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !ok {
-        return Err(
-            Problem::new(format!("`{s}` does not look like an EKS add-on name"))
-                .hint("add-on names are lowercase, like `vpc-cni` or `aws-ebs-csi-driver`"),
-        );
+        return Err(Problem::new(format!("`{s}` does not look like an EKS add-on name"))
+            .hint("add-on names are lowercase, like `vpc-cni` or `aws-ebs-csi-driver`"));
     }
     Ok(())
 }
 
 /// `a.b.c` with numeric parts.
 pub(crate) fn semver(s: &str) -> Option<(u64, u64, u64)> {
-    let mut parts = s.split('.').map(|p| {
-        if is_digits(p) {
-            p.parse::<u64>().ok()
-        } else {
-            None
-        }
-    });
+    let mut parts = s.split('.').map(|p| if is_digits(p) { p.parse::<u64>().ok() } else { None });
     let v = (parts.next()??, parts.next()??, parts.next()??);
     parts.next().is_none().then_some(v)
 }
@@ -215,11 +181,8 @@ pub(crate) fn addon_version(s: &str) -> Result<(), Problem> {
         .and_then(|r| r.split_once("-eksbuild."))
         .is_some_and(|(v, n)| semver(v).is_some() && is_digits(n));
     if !ok {
-        return Err(
-            Problem::new(format!("`{s}` is not an EKS add-on version")).hint(
-                "write like `v1.19.2-eksbuild.1` (`aws eks describe-addon-versions` lists them)",
-            ),
-        );
+        return Err(Problem::new(format!("`{s}` is not an EKS add-on version"))
+            .hint("write like `v1.19.2-eksbuild.1` (`aws eks describe-addon-versions` lists them)"));
     }
     Ok(())
 }
@@ -228,12 +191,9 @@ pub(crate) fn addon_version(s: &str) -> Result<(), Problem> {
 pub(crate) fn json_object(s: &str) -> Result<(), Problem> {
     match serde_json::from_str::<serde_json::Value>(s) {
         Ok(serde_json::Value::Object(_)) => Ok(()),
-        Ok(_) => Err(Problem::new("configuration values must be a JSON object")
-            .hint("wrap the settings in `{ … }`")),
-        Err(e) => Err(
-            Problem::new(format!("configuration values are not valid JSON: {e}"))
-                .hint("use a TOML literal string ('…') so JSON quotes need no escaping"),
-        ),
+        Ok(_) => Err(Problem::new("configuration values must be a JSON object").hint("wrap the settings in `{ … }`")),
+        Err(e) => Err(Problem::new(format!("configuration values are not valid JSON: {e}"))
+            .hint("use a TOML literal string ('…') so JSON quotes need no escaping")),
     }
 }
 
@@ -244,19 +204,9 @@ mod tests {
     #[test]
     fn names_and_regions() {
         assert!(cluster_name("ex-karpenter-mng").is_ok());
-        assert!(
-            cluster_name("_x").is_err()
-                && cluster_name("a.b").is_err()
-                && cluster_name("").is_err()
-        );
+        assert!(cluster_name("_x").is_err() && cluster_name("a.b").is_err() && cluster_name("").is_err());
         assert!(nodegroup_name(&"n".repeat(64)).is_err());
-        for ok in [
-            "us-west-2",
-            "eu-central-1",
-            "ap-northeast-1",
-            "us-gov-west-1",
-            "eusc-de-east-1",
-        ] {
+        for ok in ["us-west-2", "eu-central-1", "ap-northeast-1", "us-gov-west-1", "eusc-de-east-1"] {
             assert!(region(ok).is_ok(), "{ok}");
         }
         for bad in ["us-west", "uswest2", "US-WEST-2", "us-west-2a"] {
@@ -268,25 +218,16 @@ mod tests {
 
     #[test]
     fn tags() {
-        assert!(
-            tag_key("team").is_ok() && tag_key("aws:foo").is_err() && tag_key("AWS:x").is_err()
-        );
+        assert!(tag_key("team").is_ok() && tag_key("aws:foo").is_err() && tag_key("AWS:x").is_err());
         assert!(stack_tag_key("kbp:stack").is_err());
-        assert!(
-            tag_value("").is_ok()
-                && tag_value(&"v".repeat(257)).is_err()
-                && tag_value("a*b").is_err()
-        );
+        assert!(tag_value("").is_ok() && tag_value(&"v".repeat(257)).is_err() && tag_value("a*b").is_err());
     }
 
     #[test]
     fn cidrs() {
         assert!(vpc_cidr("10.0.0.0/16").is_ok());
         assert!(vpc_cidr("10.0.0.0/8").is_err() && vpc_cidr("10.0.0.0/25").is_err());
-        assert_eq!(
-            vpc_cidr("10.0.0.1/16").unwrap_err().hint.as_deref(),
-            Some("did you mean `10.0.0.0/16`?")
-        );
+        assert_eq!(vpc_cidr("10.0.0.1/16").unwrap_err().hint.as_deref(), Some("did you mean `10.0.0.0/16`?"));
         assert!(subnet_cidr("10.0.0.0/28").is_ok() && subnet_cidr("10.0.0.0/29").is_err());
         assert!(ipv4_cidr("0.0.0.0/0").is_ok() && ipv4_cidr("nope").is_err());
     }
@@ -295,9 +236,7 @@ mod tests {
     fn instance_types_and_addons() {
         assert!(instance_type("m5.large").is_ok() && instance_type("m5large").is_err());
         assert!(is_graviton("m7g.large") && is_graviton("c6gn.xlarge") && is_graviton("a1.large"));
-        assert!(
-            !is_graviton("g5.xlarge") && !is_graviton("m5.large") && !is_graviton("g4ad.xlarge")
-        );
+        assert!(!is_graviton("g5.xlarge") && !is_graviton("m5.large") && !is_graviton("g4ad.xlarge"));
         assert!(addon_name("aws-ebs-csi-driver").is_ok() && addon_name("Foo").is_err());
         assert!(addon_version("v1.19.2-eksbuild.1").is_ok());
         assert!(addon_version("1.19.2").is_err() && addon_version("v1.19-eksbuild.1").is_err());

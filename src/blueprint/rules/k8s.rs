@@ -16,8 +16,9 @@ pub(crate) fn dns_label(s: &str) -> Result<(), Problem> {
 /// `karpenter.k8s.aws/ec2nodeclass`).
 pub(crate) fn object_name(s: &str) -> Result<(), Problem> {
     if s.len() > 63 || !is_dns_subdomain_shape(s) {
-        return Err(Problem::new(format!("`{s}` is not a valid Kubernetes object name"))
-            .hint("use at most 63 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit"));
+        return Err(Problem::new(format!("`{s}` is not a valid Kubernetes object name")).hint(
+            "use at most 63 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit",
+        ));
     }
     Ok(())
 }
@@ -31,10 +32,8 @@ pub(crate) fn qualified_name(s: &str) -> Result<(), Problem> {
     };
     if let Some(p) = prefix {
         if p.len() > 253 || !is_dns_subdomain_shape(p) {
-            return Err(
-                Problem::new(format!("the prefix `{p}` of `{s}` is not a DNS subdomain"))
-                    .hint("a prefix is lowercase, like `example.com/`"),
-            );
+            return Err(Problem::new(format!("the prefix `{p}` of `{s}` is not a DNS subdomain"))
+                .hint("a prefix is lowercase, like `example.com/`"));
         }
     }
     if name.len() > 63 || !is_label_name_shape(name) {
@@ -75,12 +74,11 @@ pub(crate) fn taint_key(s: &str) -> Result<(), Problem> {
 /// also be a label value, which is checked as a warning.
 pub(crate) fn taint_value(s: &str) -> Result<(), Problem> {
     if !matches_crd_key_pattern(s) {
-        return Err(Problem::new(format!("`{s}` is not a valid taint value"))
-            .hint("use letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit; omit `value` for none"));
+        return Err(Problem::new(format!("`{s}` is not a valid taint value")).hint(
+            "use letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit; omit `value` for none",
+        ));
     }
-    label_value(s).map_err(|p| {
-        Problem::new(format!("{}; the Node API will refuse the taint", p.message)).warning()
-    })
+    label_value(s).map_err(|p| Problem::new(format!("{}; the Node API will refuse the taint", p.message)).warning())
 }
 
 /// One or more `<digits><unit>` groups, units from `units`.
@@ -136,9 +134,7 @@ pub(crate) fn duration(s: &str) -> Result<(), Problem> {
 /// NodePool CRD `disruption.budgets[].duration`: `^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$` (minutes and
 /// hours only, as cron has no seconds; the optional `0s` is what Go's Duration.String() appends).
 pub(crate) fn budget_duration(s: &str) -> Result<(), Problem> {
-    let core = s
-        .strip_suffix("0s")
-        .filter(|c| !c.is_empty() && !c.ends_with(|c: char| c.is_ascii_digit()));
+    let core = s.strip_suffix("0s").filter(|c| !c.is_empty() && !c.ends_with(|c: char| c.is_ascii_digit()));
     let core = core.unwrap_or(s);
     let ok = match core.split_once('h') {
         Some((h, "")) => is_digits(h),
@@ -148,10 +144,7 @@ pub(crate) fn budget_duration(s: &str) -> Result<(), Problem> {
     if ok {
         return Ok(());
     }
-    Err(Problem::new(format!(
-        "`{s}` is not a budget duration (hours and minutes only)"
-    ))
-    .hint(duration_hint(s, false)))
+    Err(Problem::new(format!("`{s}` is not a budget duration (hours and minutes only)")).hint(duration_hint(s, false)))
 }
 
 /// The Kubernetes quantity pattern of NodePool CRD `limits`:
@@ -161,17 +154,14 @@ pub(crate) fn quantity(s: &str) -> Result<(), Problem> {
     fn number(s: &str) -> Option<usize> {
         let int = s.bytes().take_while(u8::is_ascii_digit).count();
         let rest = &s[int..];
-        let frac = rest
-            .strip_prefix('.')
-            .map_or(0, |f| 1 + f.bytes().take_while(u8::is_ascii_digit).count());
+        let frac = rest.strip_prefix('.').map_or(0, |f| 1 + f.bytes().take_while(u8::is_ascii_digit).count());
         (int > 0 || frac > 1).then_some(int + frac)
     }
     let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
     let ok = number(unsigned).is_some_and(|n| {
         let suffix = &unsigned[n..];
         match suffix {
-            "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "n" | "u" | "m" | "k" | "M" | "G"
-            | "T" | "P" | "E" => true,
+            "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "n" | "u" | "m" | "k" | "M" | "G" | "T" | "P" | "E" => true,
             _ => suffix
                 .strip_prefix(['e', 'E'])
                 .map(|e| e.strip_prefix(['+', '-']).unwrap_or(e))
@@ -194,10 +184,8 @@ pub(crate) fn budget_nodes(s: &str) -> Result<(), Problem> {
     if ok {
         return Ok(());
     }
-    Err(Problem::new(format!(
-        "`{s}` is not a node count or a percentage from 0% to 100%"
-    ))
-    .hint("write like `10%` or `3`"))
+    Err(Problem::new(format!("`{s}` is not a node count or a percentage from 0% to 100%"))
+        .hint("write like `10%` or `3`"))
 }
 
 /// NodePool CRD `disruption.budgets[].schedule`:
@@ -205,13 +193,8 @@ pub(crate) fn budget_nodes(s: &str) -> Result<(), Problem> {
 /// As written, the first branch is anchored only at the start and the second only at the end, so the API
 /// server accepts any text starting with a macro, or ending in five whitespace-separated fields.
 pub(crate) fn schedule(s: &str) -> Result<(), Problem> {
-    const MACROS: [&str; 7] = [
-        "annually", "yearly", "monthly", "weekly", "daily", "midnight", "hourly",
-    ];
-    if MACROS
-        .iter()
-        .any(|m| s.strip_prefix('@').is_some_and(|r| r.starts_with(m)))
-    {
+    const MACROS: [&str; 7] = ["annually", "yearly", "monthly", "weekly", "daily", "midnight", "hourly"];
+    if MACROS.iter().any(|m| s.strip_prefix('@').is_some_and(|r| r.starts_with(m))) {
         return Ok(());
     }
     // `.` does not match a newline, so only the last line counts; it needs four whitespace characters with
@@ -278,10 +261,7 @@ mod tests {
         for bad in ["", "1d", "h", "1.5h", "never", "10"] {
             assert!(duration_or_never(bad).is_err(), "{bad}");
         }
-        assert_eq!(
-            duration_or_never("1d").unwrap_err().hint.as_deref(),
-            Some("write `24h`")
-        );
+        assert_eq!(duration_or_never("1d").unwrap_err().hint.as_deref(), Some("write `24h`"));
         assert!(duration("48h").is_ok());
         assert!(duration("Never").is_err());
     }
@@ -298,9 +278,7 @@ mod tests {
 
     #[test]
     fn quantities() {
-        for ok in [
-            "1000", "1000Gi", "500m", "1.5", ".5", "+1e3", "1E-2", "-1", "2.Ki",
-        ] {
+        for ok in ["1000", "1000Gi", "500m", "1.5", ".5", "+1e3", "1E-2", "-1", "2.Ki"] {
             assert!(quantity(ok).is_ok(), "{ok}");
         }
         for bad in ["", "Gi", "1GB", "1.2.3", "e3", "1e", "ten"] {

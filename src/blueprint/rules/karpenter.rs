@@ -65,10 +65,8 @@ pub(crate) fn restricted_label(key: &str) -> Result<(), Problem> {
 /// NodePool CRD `template.spec.requirements[].key`: maxLength 316, the key pattern, and the label restrictions.
 pub(crate) fn requirement_key(s: &str) -> Result<(), Problem> {
     if s.len() > 316 || !matches_crd_key_pattern(s) {
-        return Err(
-            Problem::new(format!("`{s}` is not a valid requirement key"))
-                .hint("a requirement key is a label key like `karpenter.k8s.aws/instance-family`"),
-        );
+        return Err(Problem::new(format!("`{s}` is not a valid requirement key"))
+            .hint("a requirement key is a label key like `karpenter.k8s.aws/instance-family`"));
     }
     restricted_label(s)
 }
@@ -84,10 +82,8 @@ pub(crate) fn nodepool_label_key(s: &str) -> Result<(), Problem> {
 pub(crate) fn node_group_label_key(s: &str) -> Result<(), Problem> {
     qualified_name(s)?;
     if s == "karpenter.sh/controller" {
-        return Err(Problem::new(
-            "`karpenter.sh/controller` is implied: kbp always sets it to \"true\"",
-        )
-        .hint("remove it; the node group always carries it"));
+        return Err(Problem::new("`karpenter.sh/controller` is implied: kbp always sets it to \"true\"")
+            .hint("remove it; the node group always carries it"));
     }
     Ok(())
 }
@@ -100,10 +96,8 @@ pub(crate) fn nodeclass_tag_key(s: &str) -> Result<(), Problem> {
         || s == "karpenter.sh/nodeclaim"
         || s == "karpenter.k8s.aws/ec2nodeclass";
     if restricted {
-        return Err(
-            Problem::new(format!("tag contains a restricted tag matching {s}"))
-                .hint("Karpenter and EKS set this tag on the instances themselves"),
-        );
+        return Err(Problem::new(format!("tag contains a restricted tag matching {s}"))
+            .hint("Karpenter and EKS set this tag on the instances themselves"));
     }
     super::aws::tag_key(s)
 }
@@ -111,14 +105,7 @@ pub(crate) fn nodeclass_tag_key(s: &str) -> Result<(), Problem> {
 /// EC2NodeClass CRD `amiSelectorTerms[].alias`: maxLength 30, `^[a-zA-Z0-9]+@.+$`, a supported family, and
 /// `latest` as the only version of the Windows families.
 pub(crate) fn ami_alias(s: &str) -> Result<(), Problem> {
-    const FAMILIES: [&str; 6] = [
-        "al2",
-        "al2023",
-        "bottlerocket",
-        "windows2019",
-        "windows2022",
-        "windows2025",
-    ];
+    const FAMILIES: [&str; 6] = ["al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025"];
     let hint = "write `family@version`, like `bottlerocket@latest` or `al2023@v20250505`";
     let Some((family, version)) = s.split_once('@') else {
         return Err(Problem::new(format!(
@@ -126,23 +113,17 @@ pub(crate) fn ami_alias(s: &str) -> Result<(), Problem> {
         ))
         .hint(hint));
     };
-    if family.is_empty() || !family.chars().all(|c| c.is_ascii_alphanumeric()) || version.is_empty()
-    {
+    if family.is_empty() || !family.chars().all(|c| c.is_ascii_alphanumeric()) || version.is_empty() {
         return Err(Problem::new(format!(
             "'alias' `{s}` is improperly formatted, must match the format 'family@version'"
         ))
         .hint(hint));
     }
     if s.len() > 30 {
-        return Err(Problem::new(format!(
-            "alias `{s}` is longer than 30 characters"
-        )));
+        return Err(Problem::new(format!("alias `{s}` is longer than 30 characters")));
     }
     if !FAMILIES.contains(&family) {
-        let p = Problem::new(format!(
-            "AMI family `{family}` is not supported, must be one of {}",
-            FAMILIES.join(", ")
-        ));
+        let p = Problem::new(format!("AMI family `{family}` is not supported, must be one of {}", FAMILIES.join(", ")));
         return Err(match super::closest(family, FAMILIES) {
             Some(c) => p.hint(format!("did you mean `{c}`?")),
             None => p,
@@ -150,8 +131,7 @@ pub(crate) fn ami_alias(s: &str) -> Result<(), Problem> {
     }
     if family.starts_with("windows") && version != "latest" {
         return Err(
-            Problem::new("windows families may only specify version 'latest'")
-                .hint(format!("write `{family}@latest`")),
+            Problem::new("windows families may only specify version 'latest'").hint(format!("write `{family}@latest`"))
         );
     }
     Ok(())
@@ -164,11 +144,7 @@ pub(crate) fn ami_alias(s: &str) -> Result<(), Problem> {
 /// bare `Ti` or `T` through; that is no size at all, so it is refused here.
 pub(crate) fn volume_size(s: &str) -> Result<(), Problem> {
     let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: Option<u32> = if is_digits(digits) && !digits.starts_with('0') {
-        digits.parse().ok()
-    } else {
-        None
-    };
+    let n: Option<u32> = if is_digits(digits) && !digits.starts_with('0') { digits.parse().ok() } else { None };
     let ok = n.is_some_and(|n| match unit {
         "Gi" => (1..=59000).contains(&n),
         "G" => (1..=64000).contains(&n),
@@ -177,23 +153,17 @@ pub(crate) fn volume_size(s: &str) -> Result<(), Problem> {
         _ => false,
     });
     if !ok {
-        return Err(Problem::new(format!(
-            "`{s}` is not a volume size the EC2NodeClass accepts"
-        ))
-        .hint("write a whole number of `Gi` (1–59000), `G` (1–64000), `Ti` or `T`, like `100Gi`"));
+        return Err(Problem::new(format!("`{s}` is not a volume size the EC2NodeClass accepts"))
+            .hint("write a whole number of `Gi` (1–59000), `G` (1–64000), `Ti` or `T`, like `100Gi`"));
     }
     Ok(())
 }
 
 /// A block device name such as `/dev/xvda`.
 pub(crate) fn device_name(s: &str) -> Result<(), Problem> {
-    let ok = s
-        .strip_prefix("/dev/")
-        .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_alphanumeric()));
+    let ok = s.strip_prefix("/dev/").is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_alphanumeric()));
     if !ok {
-        return Err(
-            Problem::new(format!("`{s}` is not a device name")).hint("write like `/dev/xvda`")
-        );
+        return Err(Problem::new(format!("`{s}` is not a device name")).hint("write like `/dev/xvda`"));
     }
     Ok(())
 }
@@ -212,14 +182,10 @@ pub(crate) fn default_device_name(ami_alias: &str) -> &'static str {
 pub(crate) fn version(s: &str) -> Result<(), Problem> {
     match semver(s.strip_prefix('v').unwrap_or(s)) {
         Some((major, ..)) if major >= 1 => Ok(()),
-        Some(_) => Err(
-            Problem::new(format!("Karpenter {s} predates the v1 APIs kbp writes"))
-                .hint("use 1.0.0 or later"),
-        ),
-        None => {
-            Err(Problem::new(format!("`{s}` is not a Karpenter version"))
-                .hint("write like `1.14.1`"))
+        Some(_) => {
+            Err(Problem::new(format!("Karpenter {s} predates the v1 APIs kbp writes")).hint("use 1.0.0 or later"))
         }
+        None => Err(Problem::new(format!("`{s}` is not a Karpenter version")).hint("write like `1.14.1`")),
     }
 }
 
@@ -229,12 +195,7 @@ mod tests {
 
     #[test]
     fn restricted_labels_follow_the_crd() {
-        for ok in [
-            "karpenter.sh/capacity-type",
-            "karpenter.k8s.aws/instance-family",
-            "kubernetes.io/arch",
-            "team",
-        ] {
+        for ok in ["karpenter.sh/capacity-type", "karpenter.k8s.aws/instance-family", "kubernetes.io/arch", "team"] {
             assert!(requirement_key(ok).is_ok(), "{ok}");
         }
         for bad in [
@@ -249,14 +210,9 @@ mod tests {
             assert!(requirement_key(bad).is_err(), "{bad}");
         }
         assert!(requirement_key(&format!("a/{}", "b".repeat(320))).is_err());
-        assert!(
-            nodepool_label_key("team").is_ok() && nodepool_label_key("karpenter.sh/x").is_err()
-        );
+        assert!(nodepool_label_key("team").is_ok() && nodepool_label_key("karpenter.sh/x").is_err());
         assert!(nodepool_label_key("Bad/x").is_err());
-        assert!(
-            node_group_label_key("karpenter.sh/controller").is_err()
-                && node_group_label_key("role").is_ok()
-        );
+        assert!(node_group_label_key("karpenter.sh/controller").is_err() && node_group_label_key("role").is_ok());
     }
 
     #[test]
@@ -276,13 +232,9 @@ mod tests {
 
     #[test]
     fn aliases() {
-        for ok in [
-            "bottlerocket@latest",
-            "al2023@v20250505",
-            "bottlerocket@v1.10.0",
-            "al2@latest",
-            "windows2022@latest",
-        ] {
+        for ok in
+            ["bottlerocket@latest", "al2023@v20250505", "bottlerocket@v1.10.0", "al2@latest", "windows2022@latest"]
+        {
             assert!(ami_alias(ok).is_ok(), "{ok}");
         }
         for bad in [
@@ -296,22 +248,15 @@ mod tests {
         ] {
             assert!(ami_alias(bad).is_err(), "{bad}");
         }
-        assert_eq!(
-            ami_alias("botlerocket@latest").unwrap_err().hint.as_deref(),
-            Some("did you mean `bottlerocket`?")
-        );
+        assert_eq!(ami_alias("botlerocket@latest").unwrap_err().hint.as_deref(), Some("did you mean `bottlerocket`?"));
     }
 
     #[test]
     fn volume_sizes_follow_the_crd_pattern() {
-        for ok in [
-            "20Gi", "59000Gi", "64000G", "9Ti", "17Ti", "58Ti", "64T", "1G",
-        ] {
+        for ok in ["20Gi", "59000Gi", "64000G", "9Ti", "17Ti", "58Ti", "64T", "1G"] {
             assert!(volume_size(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "0Gi", "59001Gi", "18Ti", "59Ti", "65T", "Ti", "20", "20GiB", "020Gi", "1.5Ti",
-        ] {
+        for bad in ["0Gi", "59001Gi", "18Ti", "59Ti", "65T", "Ti", "20", "20GiB", "020Gi", "1.5Ti"] {
             assert!(volume_size(bad).is_err(), "{bad}");
         }
     }
@@ -322,8 +267,6 @@ mod tests {
         assert_eq!(default_device_name("bottlerocket@latest"), "/dev/xvdb");
         assert_eq!(default_device_name("al2023@latest"), "/dev/xvda");
         assert_eq!(default_device_name("windows2022@latest"), "/dev/sda1");
-        assert!(
-            version("1.14.1").is_ok() && version("0.37.0").is_err() && version("1.14").is_err()
-        );
+        assert!(version("1.14.1").is_ok() && version("0.37.0").is_err() && version("1.14").is_err());
     }
 }

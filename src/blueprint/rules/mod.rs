@@ -18,11 +18,7 @@ pub(crate) struct Problem {
 
 impl Problem {
     pub(crate) fn new(message: impl Into<String>) -> Problem {
-        Problem {
-            message: message.into(),
-            hint: None,
-            warning: false,
-        }
+        Problem { message: message.into(), hint: None, warning: false }
     }
 
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Problem {
@@ -39,18 +35,10 @@ impl Problem {
 pub(crate) type Check = fn(&str) -> Result<(), Problem>;
 
 /// The candidate closest to `word`, when it is close enough to be a likely typo.
-pub(crate) fn closest<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub(crate) fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
-        .map(|c| {
-            (
-                strsim::jaro_winkler(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()),
-                c,
-            )
-        })
+        .map(|c| (strsim::jaro_winkler(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()), c))
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
@@ -70,10 +58,7 @@ pub(crate) fn is_dns_subdomain_shape(s: &str) -> bool {
 /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`: the name part of label keys, and label values (when non-empty).
 pub(crate) fn is_label_name_shape(s: &str) -> bool {
     let ok = |c: char| c.is_ascii_alphanumeric();
-    !s.is_empty()
-        && s.starts_with(ok)
-        && s.ends_with(ok)
-        && s.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.'))
+    !s.is_empty() && s.starts_with(ok) && s.ends_with(ok) && s.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.'))
 }
 
 /// A non-empty run of ASCII digits.
@@ -87,10 +72,7 @@ mod tests {
 
     #[test]
     fn closest_finds_typos_only() {
-        assert_eq!(
-            closest("desried_size", ["min_size", "desired_size", "max_size"]),
-            Some("desired_size")
-        );
+        assert_eq!(closest("desried_size", ["min_size", "desired_size", "max_size"]), Some("desired_size"));
         assert_eq!(closest("zzz", ["min_size", "desired_size"]), None);
     }
 

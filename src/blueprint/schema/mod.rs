@@ -66,18 +66,8 @@ pub(crate) struct Field {
     pub doc: &'static str,
 }
 
-pub(super) const fn field(
-    name: &'static str,
-    ty: Ty,
-    presence: Presence,
-    doc: &'static str,
-) -> Field {
-    Field {
-        name,
-        ty,
-        presence,
-        doc,
-    }
+pub(super) const fn field(name: &'static str, ty: Ty, presence: Presence, doc: &'static str) -> Field {
+    Field { name, ty, presence, doc }
 }
 
 pub(super) const fn rule(expected: &'static str, check: Check) -> Option<Rule> {
@@ -90,8 +80,7 @@ pub(super) const fn str_rule(expected: &'static str, check: Check) -> Ty {
 
 use Presence::{Default, Required};
 
-pub(crate) const DEFAULT_ADDONS: &[&str] =
-    &["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"];
+pub(crate) const DEFAULT_ADDONS: &[&str] = &["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"];
 
 pub(crate) const BLUEPRINT: &[Field] = &[
     field("cluster", Ty::Table(CLUSTER), Required, "The EKS cluster."),
@@ -160,12 +149,7 @@ impl Ty {
             Ty::Int { min, max } => format!("an integer from {min} to {max}"),
             Ty::Str(Some(r)) | Ty::IntOrStr(r) => r.expected.to_string(),
             Ty::Enum(values) => format!("one of {}", code_list(values)),
-            Ty::List {
-                item,
-                max,
-                unique,
-                non_empty,
-            } => {
+            Ty::List { item, max, unique, non_empty } => {
                 let limits = list_limits(*max, *unique, *non_empty);
                 let limits: String = limits.iter().map(|l| format!(", {l}")).collect();
                 format!("an array of {}{limits}", item.expected())
@@ -195,9 +179,5 @@ pub(crate) fn list_limits(max: usize, unique: bool, non_empty: bool) -> Vec<Stri
 
 /// "`a`, `b`, `c`"
 pub(crate) fn code_list(items: &[&str]) -> String {
-    items
-        .iter()
-        .map(|v| format!("`{v}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    items.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
 }

@@ -7,11 +7,9 @@ use super::{field, str_rule, Field, Rule, Ty};
 use crate::blueprint::rules::{aws, k8s, karpenter};
 
 /// Kubernetes versions kbp supports: EKS standard and extended support at the time of writing.
-pub(crate) const SUPPORTED_VERSIONS: &[&str] =
-    &["1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35"];
+pub(crate) const SUPPORTED_VERSIONS: &[&str] = &["1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35"];
 
-pub(super) const TAG_VALUE: Ty =
-    str_rule("an AWS tag value (at most 256 characters)", aws::tag_value);
+pub(super) const TAG_VALUE: Ty = str_rule("an AWS tag value (at most 256 characters)", aws::tag_value);
 const STACK_TAGS: Ty = Ty::Map {
     key: Rule {
         expected: "an AWS tag key (1–128 characters, not `aws:*`, not `kbp:stack`/`kbp:address`)",
@@ -21,8 +19,7 @@ const STACK_TAGS: Ty = Ty::Map {
     max: 48,
     implied: &[],
 };
-pub(super) const LABEL_VALUE: Ty =
-    str_rule("a label value (at most 63 characters)", k8s::label_value);
+pub(super) const LABEL_VALUE: Ty = str_rule("a label value (at most 63 characters)", k8s::label_value);
 
 pub(super) const CLUSTER: &[Field] = &[
     field(
@@ -167,46 +164,24 @@ pub(super) const NODE_GROUP: &[Field] = &[
         Default("\"ON_DEMAND\""),
         "Purchase option of the node group's instances.",
     ),
-    field(
-        "min_size",
-        Ty::Int {
-            min: 0,
-            max: MAX_NODES,
-        },
-        Default("2"),
-        "Minimum number of nodes.",
-    ),
+    field("min_size", Ty::Int { min: 0, max: MAX_NODES }, Default("2"), "Minimum number of nodes."),
     field(
         "max_size",
-        Ty::Int {
-            min: 1,
-            max: MAX_NODES,
-        },
+        Ty::Int { min: 1, max: MAX_NODES },
         Default("3"),
         "Maximum number of nodes; at least `desired_size`.",
     ),
     field(
         "desired_size",
-        Ty::Int {
-            min: 0,
-            max: MAX_NODES,
-        },
+        Ty::Int { min: 0, max: MAX_NODES },
         Default("2"),
         "Initial number of nodes, from `min_size` to `max_size`.",
     ),
-    field(
-        "disk_size",
-        Ty::Int { min: 1, max: 16384 },
-        Default("20"),
-        "Root disk size in GiB.",
-    ),
+    field("disk_size", Ty::Int { min: 1, max: 16384 }, Default("20"), "Root disk size in GiB."),
     field(
         "labels",
         Ty::Map {
-            key: Rule {
-                expected: "a label key",
-                check: karpenter::node_group_label_key,
-            },
+            key: Rule { expected: "a label key", check: karpenter::node_group_label_key },
             value: &LABEL_VALUE,
             max: 100,
             implied: &[],
@@ -214,27 +189,14 @@ pub(super) const NODE_GROUP: &[Field] = &[
         Default("{}"),
         "Extra node labels; `karpenter.sh/controller=true` is always added.",
     ),
-    field(
-        "taints",
-        TAINTS,
-        Default("[]"),
-        "Extra taints; `karpenter.sh/controller=true:NoSchedule` is always added.",
-    ),
+    field("taints", TAINTS, Default("[]"), "Extra taints; `karpenter.sh/controller=true:NoSchedule` is always added."),
 ];
 
 pub(super) const ADDON: Ty = Ty::Table(&[
-    field(
-        "enabled",
-        Ty::Bool,
-        Default("true"),
-        "Install the add-on; a disabled add-on is left out.",
-    ),
+    field("enabled", Ty::Bool, Default("true"), "Install the add-on; a disabled add-on is left out."),
     field(
         "version",
-        str_rule(
-            "an EKS add-on version (`v<semver>-eksbuild.<n>`)",
-            aws::addon_version,
-        ),
+        str_rule("an EKS add-on version (`v<semver>-eksbuild.<n>`)", aws::addon_version),
         Optional,
         "Pinned version; without it, the latest version compatible with the cluster.",
     ),

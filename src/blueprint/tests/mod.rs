@@ -12,17 +12,10 @@ use crate::diag::Severity;
 pub(super) const HEADER: &str = "[cluster]\nname = \"t\"\nregion = \"us-west-2\"\n";
 
 pub(super) fn shipped(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("blueprints")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(name)
 }
 
-pub(super) const SHIPPED: [&str; 4] = [
-    "karpenter-mng.toml",
-    "spot-fallback.toml",
-    "gpu.toml",
-    "minimal.toml",
-];
+pub(super) const SHIPPED: [&str; 4] = ["karpenter-mng.toml", "spot-fallback.toml", "gpu.toml", "minimal.toml"];
 
 /// (line, column, message) of every error.
 pub(super) fn errors(d: &Diagnostics) -> Vec<(usize, usize, String)> {
@@ -30,10 +23,7 @@ pub(super) fn errors(d: &Diagnostics) -> Vec<(usize, usize, String)> {
         .iter()
         .filter(|i| i.severity == Severity::Error)
         .map(|i| {
-            let p = i
-                .position
-                .as_ref()
-                .expect("blueprint errors have a position");
+            let p = i.position.as_ref().expect("blueprint errors have a position");
             (p.line, p.column, i.message.clone())
         })
         .collect()
@@ -46,13 +36,8 @@ fn sets(args: &[&str]) -> Vec<String> {
 #[test]
 fn every_shipped_blueprint_loads_without_warnings() {
     for name in SHIPPED {
-        let loaded =
-            check(&shipped(name), &[]).unwrap_or_else(|d| panic!("{name}:\n{}", d.render(false)));
-        assert!(
-            loaded.warnings.is_empty(),
-            "{name}:\n{}",
-            loaded.warnings.render(false)
-        );
+        let loaded = check(&shipped(name), &[]).unwrap_or_else(|d| panic!("{name}:\n{}", d.render(false)));
+        assert!(loaded.warnings.is_empty(), "{name}:\n{}", loaded.warnings.render(false));
     }
 }
 
@@ -64,30 +49,14 @@ fn minimal_blueprint_gets_the_documented_defaults() {
     assert_eq!(bp.cluster.public_access_cidrs, ["0.0.0.0/0"]);
     assert_eq!(bp.vpc.azs, ["us-west-2a", "us-west-2b", "us-west-2c"]);
     let nets = |v: &[ipnet::Ipv4Net]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-    assert_eq!(
-        nets(&bp.vpc.private_subnets),
-        ["10.0.0.0/20", "10.0.16.0/20", "10.0.32.0/20"]
-    );
-    assert_eq!(
-        nets(&bp.vpc.public_subnets),
-        ["10.0.48.0/24", "10.0.49.0/24", "10.0.50.0/24"]
-    );
+    assert_eq!(nets(&bp.vpc.private_subnets), ["10.0.0.0/20", "10.0.16.0/20", "10.0.32.0/20"]);
+    assert_eq!(nets(&bp.vpc.public_subnets), ["10.0.48.0/24", "10.0.49.0/24", "10.0.50.0/24"]);
     assert_eq!(bp.vpc.nat_gateway, NatGatewayMode::Single);
     assert_eq!(bp.node_group.name, "karpenter");
-    assert_eq!(
-        (
-            bp.node_group.min_size,
-            bp.node_group.desired_size,
-            bp.node_group.max_size
-        ),
-        (2, 2, 3)
-    );
+    assert_eq!((bp.node_group.min_size, bp.node_group.desired_size, bp.node_group.max_size), (2, 2, 3));
     assert_eq!(bp.node_group.ami_type, "BOTTLEROCKET_x86_64");
     let addons: Vec<_> = bp.addons.keys().map(String::as_str).collect();
-    assert_eq!(
-        addons,
-        ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
-    );
+    assert_eq!(addons, ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]);
     assert_eq!(bp.karpenter.version, "1.14.1");
     assert_eq!(bp.karpenter.identity, Identity::PodIdentity);
     assert_eq!(bp.karpenter.node_role_name, "KarpenterNodeRole-sbx");
@@ -96,13 +65,7 @@ fn minimal_blueprint_gets_the_documented_defaults() {
     let class = &bp.node_classes["default"];
     assert_eq!(class.ami_alias, "bottlerocket@latest");
     assert_eq!(class.root_volume.device_name, "/dev/xvdb");
-    assert_eq!(
-        (
-            class.root_volume.size.as_str(),
-            class.root_volume.volume_type.as_str()
-        ),
-        ("20Gi", "gp3")
-    );
+    assert_eq!((class.root_volume.size.as_str(), class.root_volume.volume_type.as_str()), ("20Gi", "gp3"));
     assert_eq!(bp.node_pools.keys().collect::<Vec<_>>(), ["default"]);
     let pool = &bp.node_pools["default"];
     assert_eq!(pool.node_class, "default");
@@ -119,12 +82,8 @@ fn minimal_blueprint_gets_the_documented_defaults() {
 #[test]
 fn karpenter_mng_is_the_seed_stack() {
     let bp = load(&shipped("karpenter-mng.toml"), &[]).expect("loads");
-    let minimal = load_str(
-        "m.toml",
-        "[cluster]\nname = \"ex-karpenter-mng\"\nregion = \"us-west-2\"\n",
-        &[],
-    )
-    .expect("loads");
+    let minimal =
+        load_str("m.toml", "[cluster]\nname = \"ex-karpenter-mng\"\nregion = \"us-west-2\"\n", &[]).expect("loads");
     assert_eq!(bp.cluster.version, "1.30");
     assert_eq!(bp.karpenter.node_role_name, "ex-karpenter-mng");
     // The default pool is the seed's pool, so the explicit one equals it.
@@ -138,10 +97,7 @@ fn shipped_patterns_have_their_pools() {
     let spot = load(&shipped("spot-fallback.toml"), &[]).expect("loads");
     assert_eq!(spot.node_pools["spot"].weight, Some(80));
     assert_eq!(spot.node_pools["on-demand-fallback"].weight, Some(20));
-    assert_eq!(
-        spot.node_classes["default"].root_volume.device_name,
-        "/dev/xvda"
-    );
+    assert_eq!(spot.node_classes["default"].root_volume.device_name, "/dev/xvda");
     let gpu = load(&shipped("gpu.toml"), &[]).expect("loads");
     let pool = &gpu.node_pools["gpu"];
     assert_eq!(pool.taints[0].key, "nvidia.com/gpu");
@@ -162,61 +118,31 @@ fn broken_blueprint_reports_every_error_with_its_place() {
         (11, 12, "min_size (4) is greater than max_size (3)"),
         (13, 1, "unknown field `desried_size` in `node_group`"),
         (16, 12, "expected an integer, found a string"),
-        (
-            19,
-            14,
-            "node pool `gpu` uses node class `gpus`, which does not exist",
-        ),
-        (
-            24,
-            10,
-            "`Gt` takes exactly one integer value, found 2 values",
-        ),
+        (19, 14, "node pool `gpu` uses node class `gpus`, which does not exist"),
+        (24, 10, "`Gt` takes exactly one integer value, found 2 values"),
         (26, 1, "missing required field `operator`"),
     ];
     for (line, col, msg) in expect {
         assert!(
-            found
-                .iter()
-                .any(|(l, c, m)| (*l, *c) == (line, col) && m.contains(msg)),
+            found.iter().any(|(l, c, m)| (*l, *c) == (line, col) && m.contains(msg)),
             "no error {line}:{col} {msg:?} in\n{}",
             d.render(false)
         );
     }
-    assert_eq!(
-        found.len(),
-        expect.len(),
-        "unexpected extra errors:\n{}",
-        d.render(false)
-    );
-    let by_msg = |m: &str| {
-        d.items
-            .iter()
-            .find(|i| i.message.contains(m))
-            .expect("present")
-    };
-    assert_eq!(
-        by_msg("desried_size").hint.as_deref(),
-        Some("did you mean `desired_size`?")
-    );
+    assert_eq!(found.len(), expect.len(), "unexpected extra errors:\n{}", d.render(false));
+    let by_msg = |m: &str| d.items.iter().find(|i| i.message.contains(m)).expect("present");
+    assert_eq!(by_msg("desried_size").hint.as_deref(), Some("did you mean `desired_size`?"));
     assert_eq!(by_msg("overlaps").related[0].position.line, 8);
-    assert_eq!(
-        by_msg("overlaps").path.as_deref(),
-        Some("vpc.private_subnets[1]")
-    );
+    assert_eq!(by_msg("overlaps").path.as_deref(), Some("vpc.private_subnets[1]"));
     assert_eq!(by_msg("gpus").expected.as_deref(), Some("one of `default`"));
-    assert_eq!(
-        by_msg("operator").path.as_deref(),
-        Some("node_pools.gpu.requirements[1].operator")
-    );
+    assert_eq!(by_msg("operator").path.as_deref(), Some("node_pools.gpu.requirements[1].operator"));
     let rendered = d.render(false);
     assert!(rendered.contains("broken.toml:24:10"), "{rendered}");
     assert!(rendered.contains("values = [\"2\", \"5\"]"), "{rendered}");
     assert!(d
         .to_string()
         .lines()
-        .any(|l| l
-            .ends_with("broken.toml:13:1: error: unknown field `desried_size` in `node_group`")));
+        .any(|l| l.ends_with("broken.toml:13:1: error: unknown field `desried_size` in `node_group`")));
 }
 
 #[test]
@@ -224,19 +150,12 @@ fn unreadable_file_is_one_error_without_position() {
     let d = load(Path::new("/nonexistent/kbp/bp.toml"), &[]).expect_err("missing file");
     assert_eq!(d.items.len(), 1);
     assert!(d.items[0].position.is_none());
-    assert!(d
-        .to_string()
-        .starts_with("/nonexistent/kbp/bp.toml: error: cannot read"));
+    assert!(d.to_string().starts_with("/nonexistent/kbp/bp.toml: error: cannot read"));
 }
 
 #[test]
 fn syntax_errors_are_reported_with_places_and_stop_the_load() {
-    let d = load_str(
-        "s.toml",
-        "[cluster]\nname = \nregion = \"us-west-2\"\nfoo = [1,\n",
-        &[],
-    )
-    .expect_err("syntax");
+    let d = load_str("s.toml", "[cluster]\nname = \nregion = \"us-west-2\"\nfoo = [1,\n", &[]).expect_err("syntax");
     let found = errors(&d);
     assert!(found.len() >= 2, "{}", d.render(false));
     assert_eq!((found[0].0, found[0].1), (2, 8));
@@ -262,63 +181,32 @@ fn sets_override_create_and_point_at_their_argument() {
     assert_eq!(bp.cluster.version, "1.33");
     assert_eq!(bp.vpc.nat_gateway, NatGatewayMode::PerAz);
     assert_eq!(bp.vpc.private_subnets.len(), 2);
-    assert_eq!(
-        bp.addons["coredns"].version.as_deref(),
-        Some("v1.11.4-eksbuild.2")
-    );
+    assert_eq!(bp.addons["coredns"].version.as_deref(), Some("v1.11.4-eksbuild.2"));
     let pool = &bp.node_pools["default"];
-    assert_eq!(
-        (
-            pool.limits["cpu"].as_str(),
-            pool.limits["nvidia.com/gpu"].as_str()
-        ),
-        ("200", "4")
-    );
+    assert_eq!((pool.limits["cpu"].as_str(), pool.limits["nvidia.com/gpu"].as_str()), ("200", "4"));
     assert_eq!(pool.weight, Some(7));
     assert_eq!(pool.requirements.len(), 3, "the rest of the pool is kept");
     assert_eq!(bp.node_pools["extra"].expire_after, "720h");
 
     // On a blueprint without pools, --set edits the default pool instead of replacing it.
     let minimal = std::fs::read_to_string(shipped("minimal.toml")).expect("readable");
-    let bp = load_str(
-        "m.toml",
-        &minimal,
-        &sets(&["node_pools.default.limits.cpu=200"]),
-    )
-    .expect("loads");
+    let bp = load_str("m.toml", &minimal, &sets(&["node_pools.default.limits.cpu=200"])).expect("loads");
     assert_eq!(bp.node_pools["default"].requirements.len(), 3);
     assert_eq!(bp.node_pools["default"].limits["cpu"], "200");
 
-    let d = load_str(
-        "m.toml",
-        &minimal,
-        &sets(&["node_group.min_size=abc", "cluster.nmae=x"]),
-    )
-    .expect_err("bad");
+    let d = load_str("m.toml", &minimal, &sets(&["node_group.min_size=abc", "cluster.nmae=x"])).expect_err("bad");
     let first = &d.items[0];
-    assert_eq!(
-        (first.file.as_str(), first.message.as_str()),
-        ("--set", "expected an integer, found a string")
-    );
-    assert_eq!(
-        first.position.as_ref().map(|p| (p.span.clone(), p.column)),
-        Some((20..23, 21))
-    );
+    assert_eq!((first.file.as_str(), first.message.as_str()), ("--set", "expected an integer, found a string"));
+    assert_eq!(first.position.as_ref().map(|p| (p.span.clone(), p.column)), Some((20..23, 21)));
     assert_eq!(d.items[1].hint.as_deref(), Some("did you mean `name`?"));
     assert!(d.render(false).contains("node_group.min_size=abc"));
 
-    for (bad, msg) in [
-        ("novalue", "is not an override"),
-        ("a..b=1", "is not a field path"),
-        ("cluster.name.x=1", "is a string"),
-    ] {
+    for (bad, msg) in
+        [("novalue", "is not an override"), ("a..b=1", "is not a field path"), ("cluster.name.x=1", "is a string")]
+    {
         let d = load_str("m.toml", &minimal, &sets(&[bad])).expect_err(bad);
         assert_eq!(d.items[0].file, "--set");
-        assert!(
-            d.items[0].message.contains(msg),
-            "{bad}: {}",
-            d.items[0].message
-        );
+        assert!(d.items[0].message.contains(msg), "{bad}: {}", d.items[0].message);
     }
 }
 
@@ -327,33 +215,20 @@ fn effective_toml_loads_back_to_the_same_blueprint() {
     for name in SHIPPED {
         let bp = load(&shipped(name), &[]).expect("loads");
         let text = to_toml(&bp);
-        let again = load_str("print.toml", &text, &[])
-            .unwrap_or_else(|d| panic!("{name}:\n{text}\n{}", d.render(false)));
+        let again =
+            load_str("print.toml", &text, &[]).unwrap_or_else(|d| panic!("{name}:\n{text}\n{}", d.render(false)));
         assert_eq!(bp, again, "{name}:\n{text}");
     }
-    let bp = load_str(
-        "a.toml",
-        &format!("{HEADER}[addons.kube-proxy]\nenabled = false\n"),
-        &[],
-    )
-    .expect("loads");
+    let bp = load_str("a.toml", &format!("{HEADER}[addons.kube-proxy]\nenabled = false\n"), &[]).expect("loads");
     assert!(!bp.addons.contains_key("kube-proxy"));
     let text = to_toml(&bp);
-    assert!(
-        text.contains("[addons.kube-proxy]\nenabled = false"),
-        "{text}"
-    );
+    assert!(text.contains("[addons.kube-proxy]\nenabled = false"), "{text}");
     assert_eq!(load_str("p.toml", &text, &[]).expect("loads"), bp);
 }
 
 #[test]
 fn diagnostics_serialize_for_json_output() {
-    let d = load_str(
-        "j.toml",
-        &format!("{HEADER}[node_group]\nmax_size = 0\n"),
-        &[],
-    )
-    .expect_err("range");
+    let d = load_str("j.toml", &format!("{HEADER}[node_group]\nmax_size = 0\n"), &[]).expect_err("range");
     let json = serde_json::to_value(&d).expect("serializable");
     let item = &json["items"][0];
     assert_eq!(item["file"], "j.toml");
@@ -369,17 +244,14 @@ const END: &str = "<!-- blueprint-reference:end -->";
 fn readme_holds_the_generated_reference() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
     let readme = std::fs::read_to_string(&path).expect("README.md exists");
-    let (before, rest) = readme
-        .split_once(START)
-        .expect("README has the start marker");
+    let (before, rest) = readme.split_once(START).expect("README has the start marker");
     let (current, after) = rest.split_once(END).expect("README has the end marker");
     let wanted = format!("\n{}\n", reference_markdown().trim_end());
     if current == wanted {
         return;
     }
     if std::env::var("KBP_BLESS").is_ok_and(|v| v == "1") {
-        std::fs::write(&path, format!("{before}{START}{wanted}{END}{after}"))
-            .expect("README.md is writable");
+        std::fs::write(&path, format!("{before}{START}{wanted}{END}{after}")).expect("README.md is writable");
         return;
     }
     panic!(

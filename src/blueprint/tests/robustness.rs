@@ -28,21 +28,14 @@ const PER_LOAD: Duration = Duration::from_secs(2);
 fn load_survives(name: &str, text: &str, sets: &[String], render: bool) {
     let started = Instant::now();
     let result = check_str(name, text, sets);
-    assert!(
-        started.elapsed() < PER_LOAD,
-        "loading took {:?}:\n{text}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < PER_LOAD, "loading took {:?}:\n{text}", started.elapsed());
     if let Err(d) = result {
         assert!(d.has_errors(), "Err without an error:\n{text}");
         for item in &d.items {
             let (Some(source), Some(p)) = (item.source, &item.position) else {
                 continue;
             };
-            assert!(
-                p.span.end <= d.source(source).text.len(),
-                "span past the end:\n{text}"
-            );
+            assert!(p.span.end <= d.source(source).text.len(), "span past the end:\n{text}");
             assert!(p.line >= 1 && p.column >= 1);
         }
         if render {
@@ -63,9 +56,7 @@ fn every_prefix_of_every_shipped_blueprint() {
 
 #[test]
 fn random_deletions_and_insertions() {
-    const NOISE: [&str; 16] = [
-        "[", "]", "[[", "\"", "'", "=", "{", "}", ",", "\n", ".", "0", "-1", "é", "#", "\"\"\"",
-    ];
+    const NOISE: [&str; 16] = ["[", "]", "[[", "\"", "'", "=", "{", "}", ",", "\n", ".", "0", "-1", "é", "#", "\"\"\""];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for name in SHIPPED {
         let text = std::fs::read_to_string(shipped(name)).expect("readable");

@@ -27,17 +27,8 @@ pub(crate) struct Checker<'a> {
 
 impl Checker<'_> {
     /// Reports at the field `at` (or its nearest written ancestor), unless `at` or one of `reads` was refused.
-    fn report(
-        &mut self,
-        severity: Severity,
-        at: &str,
-        reads: &[&str],
-        message: String,
-    ) -> Option<Builder<'_>> {
-        if std::iter::once(at)
-            .chain(reads.iter().copied())
-            .any(|p| self.index.is_rejected(p))
-        {
+    fn report(&mut self, severity: Severity, at: &str, reads: &[&str], message: String) -> Option<Builder<'_>> {
+        if std::iter::once(at).chain(reads.iter().copied()).any(|p| self.index.is_rejected(p)) {
             return None;
         }
         let (source, span) = self.place(at);
@@ -57,9 +48,7 @@ impl Checker<'_> {
     }
 
     fn place(&self, path: &str) -> (usize, std::ops::Range<usize>) {
-        self.index
-            .locate(path)
-            .map_or((0, 0..0), |p| (p.source, p.span.clone()))
+        self.index.locate(path).map_or((0, 0..0), |p| (p.source, p.span.clone()))
     }
 
     fn written(&self, path: &str) -> bool {
@@ -69,41 +58,29 @@ impl Checker<'_> {
 
 /// EKS publishes no Amazon Linux 2 AMIs from Kubernetes 1.33 on.
 fn has_al2(version: &str) -> bool {
-    let minor = version
-        .strip_prefix("1.")
-        .and_then(|m| m.parse::<u32>().ok());
+    let minor = version.strip_prefix("1.").and_then(|m| m.parse::<u32>().ok());
     minor.is_some_and(|m| m < 33)
 }
 
 fn cluster(c: &mut Checker, bp: &Blueprint) {
     let cl = &bp.cluster;
     if !cl.endpoint_public_access && !cl.endpoint_private_access {
-        let msg =
-            "the API server endpoint must be reachable: public and private access are both off"
-                .to_string();
+        let msg = "the API server endpoint must be reachable: public and private access are both off".to_string();
         c.error("cluster.endpoint_public_access", &["cluster.endpoint_private_access"], msg)
             .map(|b| b.hint("enable `endpoint_private_access` (reachable from the VPC) or `endpoint_public_access`"));
     }
     if !cl.endpoint_public_access && c.written("cluster.public_access_cidrs") {
         let msg = "`public_access_cidrs` has no effect without public endpoint access".to_string();
-        c.warning(
-            "cluster.public_access_cidrs",
-            &["cluster.endpoint_public_access"],
-            msg,
-        )
-        .map(|b| b.hint("remove it, or set `endpoint_public_access = true`"));
+        c.warning("cluster.public_access_cidrs", &["cluster.endpoint_public_access"], msg)
+            .map(|b| b.hint("remove it, or set `endpoint_public_access = true`"));
     }
     // Derived role names carry the cluster name, and IAM stops at 64 characters.
-    for (field, name) in [
-        ("node_role_name", &bp.karpenter.node_role_name),
-        ("controller_role_name", &bp.karpenter.controller_role_name),
-    ] {
+    for (field, name) in
+        [("node_role_name", &bp.karpenter.node_role_name), ("controller_role_name", &bp.karpenter.controller_role_name)]
+    {
         let path = format!("karpenter.{field}");
         if !c.written(&path) && name.len() > 64 {
-            let msg = format!(
-                "the derived IAM role name `{name}` has {} characters; IAM allows 64",
-                name.len()
-            );
+            let msg = format!("the derived IAM role name `{name}` has {} characters; IAM allows 64", name.len());
             c.error("cluster.name", &[], msg).map(|b| {
                 b.expected("a cluster name short enough for the derived role names")
                     .hint(format!("shorten `cluster.name`, or set `{path}`"))
@@ -118,37 +95,20 @@ fn vpc(c: &mut Checker, bp: &Blueprint) {
     for (i, az) in v.azs.iter().enumerate() {
         let p = item("vpc.azs", i);
         if c.written(&p) && (!az.starts_with(region.as_str()) || az.len() == region.len()) {
-            c.error(
-                &p,
-                &["cluster.region"],
-                format!("zone `{az}` is not in region `{region}`"),
-            )
-            .map(|b| b.expected(format!("a zone of {region}, like `{region}a`")));
+            c.error(&p, &["cluster.region"], format!("zone `{az}` is not in region `{region}`"))
+                .map(|b| b.expected(format!("a zone of {region}, like `{region}a`")));
         }
     }
-    for (field, subnets) in [
-        ("private_subnets", &v.private_subnets),
-        ("public_subnets", &v.public_subnets),
-    ] {
+    for (field, subnets) in [("private_subnets", &v.private_subnets), ("public_subnets", &v.public_subnets)] {
         let path = format!("vpc.{field}");
         if subnets.len() != v.azs.len() {
-            let msg = format!(
-                "{} zones need {} {field}, found {}",
-                v.azs.len(),
-                v.azs.len(),
-                subnets.len()
-            );
-            c.error(&path, &["vpc.azs"], msg)
-                .map(|b| b.hint("give one subnet per zone, in the order of `vpc.azs`"));
+            let msg = format!("{} zones need {} {field}, found {}", v.azs.len(), v.azs.len(), subnets.len());
+            c.error(&path, &["vpc.azs"], msg).map(|b| b.hint("give one subnet per zone, in the order of `vpc.azs`"));
         }
         for (i, s) in subnets.iter().enumerate() {
             if !v.cidr.contains(s) {
-                c.error(
-                    &item(&path, i),
-                    &["vpc.cidr"],
-                    format!("subnet `{s}` is outside the VPC CIDR `{}`", v.cidr),
-                )
-                .map(|b| b.expected(format!("a block inside `{}`", v.cidr)));
+                c.error(&item(&path, i), &["vpc.cidr"], format!("subnet `{s}` is outside the VPC CIDR `{}`", v.cidr))
+                    .map(|b| b.expected(format!("a block inside `{}`", v.cidr)));
             }
         }
     }
@@ -160,13 +120,9 @@ fn vpc(c: &mut Checker, bp: &Blueprint) {
             .chain(v.public_subnets.iter().map(|s| ("vpc.public_subnets", s))),
     );
     if v.nat_gateway == NatGatewayMode::None {
-        let msg = "without a NAT gateway, nodes in the private subnets cannot reach the internet"
-            .to_string();
-        c.warning("vpc.nat_gateway", &[], msg).map(|b| {
-            b.hint(
-                "nodes must pull images and reach AWS APIs: add VPC endpoints, or use \"single\"",
-            )
-        });
+        let msg = "without a NAT gateway, nodes in the private subnets cannot reach the internet".to_string();
+        c.warning("vpc.nat_gateway", &[], msg)
+            .map(|b| b.hint("nodes must pull images and reach AWS APIs: add VPC endpoints, or use \"single\""));
     }
 }
 
@@ -178,23 +134,13 @@ fn overlaps<'a>(c: &mut Checker, subnets: impl Iterator<Item = (&'static str, &'
         let n = counters.entry(field).or_insert(0usize);
         let path = item(field, *n);
         *n += 1;
-        if let Some((other_path, other)) = seen
-            .iter()
-            .find(|(_, o)| o.contains(&s.network()) || s.contains(&o.network()))
+        if let Some((other_path, other)) =
+            seen.iter().find(|(_, o)| o.contains(&s.network()) || s.contains(&o.network()))
         {
             let (source, span) = c.place(other_path);
             let msg = format!("subnet `{s}` overlaps `{other}` ({other_path})");
-            c.error(
-                &path,
-                &[field, other_path.split('[').next().unwrap_or(field)],
-                msg,
-            )
-            .map(|b| {
-                b.hint("give every subnet its own address range").related(
-                    source,
-                    span,
-                    format!("`{other}` is here"),
-                )
+            c.error(&path, &[field, other_path.split('[').next().unwrap_or(field)], msg).map(|b| {
+                b.hint("give every subnet its own address range").related(source, span, format!("`{other}` is here"))
             });
         }
         seen.push((path, s));
@@ -204,33 +150,23 @@ fn overlaps<'a>(c: &mut Checker, subnets: impl Iterator<Item = (&'static str, &'
 fn node_group(c: &mut Checker, bp: &Blueprint) {
     let g = &bp.node_group;
     if g.min_size > g.max_size {
-        let msg = format!(
-            "min_size ({}) is greater than max_size ({})",
-            g.min_size, g.max_size
-        );
+        let msg = format!("min_size ({}) is greater than max_size ({})", g.min_size, g.max_size);
         let related = c.place("node_group.max_size");
-        c.error("node_group.min_size", &["node_group.max_size"], msg)
-            .map(|b| {
-                b.expected(format!("at most max_size ({})", g.max_size))
-                    .related(related.0, related.1, "max_size is set here")
-            });
+        c.error("node_group.min_size", &["node_group.max_size"], msg).map(|b| {
+            b.expected(format!("at most max_size ({})", g.max_size)).related(
+                related.0,
+                related.1,
+                "max_size is set here",
+            )
+        });
     } else if g.desired_size < g.min_size || g.desired_size > g.max_size {
-        let msg = format!(
-            "desired_size ({}) is outside min_size..max_size ({}..{})",
-            g.desired_size, g.min_size, g.max_size
-        );
-        c.error(
-            "node_group.desired_size",
-            &["node_group.min_size", "node_group.max_size"],
-            msg,
-        )
-        .map(|b| b.expected(format!("from {} to {}", g.min_size, g.max_size)));
+        let msg =
+            format!("desired_size ({}) is outside min_size..max_size ({}..{})", g.desired_size, g.min_size, g.max_size);
+        c.error("node_group.desired_size", &["node_group.min_size", "node_group.max_size"], msg)
+            .map(|b| b.expected(format!("from {} to {}", g.min_size, g.max_size)));
     }
     if g.ami_type.starts_with("AL2_") && !has_al2(&bp.cluster.version) {
-        let msg = format!(
-            "EKS publishes no {} AMIs for Kubernetes {}",
-            g.ami_type, bp.cluster.version
-        );
+        let msg = format!("EKS publishes no {} AMIs for Kubernetes {}", g.ami_type, bp.cluster.version);
         c.error("node_group.ami_type", &["cluster.version"], msg)
             .map(|b| b.hint("use an AL2023_* or BOTTLEROCKET_* AMI type"));
     }
@@ -238,43 +174,33 @@ fn node_group(c: &mut Checker, bp: &Blueprint) {
     for (i, t) in g.instance_types.iter().enumerate() {
         if super::rules::aws::is_graviton(t) != arm {
             let arch = if arm { "arm64" } else { "x86_64" };
-            let msg = format!(
-                "instance type `{t}` does not look like an {arch} type, which AMI type {} needs",
-                g.ami_type
-            );
-            c.warning(
-                &item("node_group.instance_types", i),
-                &["node_group.ami_type"],
-                msg,
-            );
+            let msg =
+                format!("instance type `{t}` does not look like an {arch} type, which AMI type {} needs", g.ami_type);
+            c.warning(&item("node_group.instance_types", i), &["node_group.ami_type"], msg);
         }
     }
     for (i, t) in g.taints.iter().enumerate() {
         if t.key == "karpenter.sh/controller" {
-            let msg =
-                "the `karpenter.sh/controller` taint is implied: kbp always adds it".to_string();
-            c.error(&format!("{}.key", item("node_group.taints", i)), &[], msg)
-                .map(|b| b.hint("remove this taint"));
+            let msg = "the `karpenter.sh/controller` taint is implied: kbp always adds it".to_string();
+            c.error(&format!("{}.key", item("node_group.taints", i)), &[], msg).map(|b| b.hint("remove this taint"));
         }
     }
 }
 
 fn karpenter(c: &mut Checker, bp: &Blueprint) {
-    if bp.karpenter.identity == Identity::PodIdentity
-        && !bp.addons.contains_key("eks-pod-identity-agent")
-    {
-        let msg =
-            "Pod Identity needs the `eks-pod-identity-agent` add-on, which is disabled".to_string();
+    if bp.karpenter.identity == Identity::PodIdentity && !bp.addons.contains_key("eks-pod-identity-agent") {
+        let msg = "Pod Identity needs the `eks-pod-identity-agent` add-on, which is disabled".to_string();
         let related = c.place("addons.eks-pod-identity-agent.enabled");
         c.error("karpenter.identity", &[], msg).map(|b| {
-            b.hint("enable the add-on, or use identity = \"irsa\"")
-                .related(related.0, related.1, "disabled here")
+            b.hint("enable the add-on, or use identity = \"irsa\"").related(related.0, related.1, "disabled here")
         });
     }
     if !bp.karpenter.spot {
         let spot_pool = bp.node_pools.iter().find(|(_, p)| pools::allows_spot(p));
         if let Some((name, _)) = spot_pool {
-            let msg = format!("node pool `{name}` may launch Spot instances, but the EC2 Spot service-linked role is not ensured");
+            let msg = format!(
+                "node pool `{name}` may launch Spot instances, but the EC2 Spot service-linked role is not ensured"
+            );
             c.warning("karpenter.spot", &[], msg).map(|b| {
                 b.hint("set `spot = true`: Karpenter cannot create the role itself and fails with AuthFailure.ServiceLinkedRoleCreationNotPermitted")
             });

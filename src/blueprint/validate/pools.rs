@@ -13,7 +13,10 @@ pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
         let base = child("node_classes", name);
         let alias = &class.ami_alias;
         if alias.starts_with("al2@") && !has_al2(&bp.cluster.version) {
-            let msg = format!("EKS publishes no Amazon Linux 2 AMIs for Kubernetes {}: `{alias}` will not resolve", bp.cluster.version);
+            let msg = format!(
+                "EKS publishes no Amazon Linux 2 AMIs for Kubernetes {}: `{alias}` will not resolve",
+                bp.cluster.version
+            );
             c.warning(&child(&base, "ami_alias"), &["cluster.version"], msg)
                 .map(|b| b.hint("use `al2023@latest` or `bottlerocket@latest`"));
         }
@@ -31,19 +34,12 @@ pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
             let at = child(&vol, "iops");
             match range {
                 None => {
-                    c.error(
-                        &at,
-                        &[&child(&vol, "type")],
-                        format!("`iops` cannot be set on a {ty} volume"),
-                    )
-                    .map(|b| b.hint("use type gp3, io1 or io2, or remove `iops`"));
+                    c.error(&at, &[&child(&vol, "type")], format!("`iops` cannot be set on a {ty} volume"))
+                        .map(|b| b.hint("use type gp3, io1 or io2, or remove `iops`"));
                 }
                 Some(r) if !r.contains(&iops) => {
-                    let msg = format!(
-                        "{iops} IOPS is outside what EC2 provisions for {ty} ({}–{})",
-                        r.start(),
-                        r.end()
-                    );
+                    let msg =
+                        format!("{iops} IOPS is outside what EC2 provisions for {ty} ({}–{})", r.start(), r.end());
                     c.warning(&at, &[&child(&vol, "type")], msg);
                 }
                 Some(_) => {}
@@ -65,10 +61,7 @@ pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
             _ => (1, 16384),
         };
         if gib.is_some_and(|g| g < min || g > max) {
-            let msg = format!(
-                "a {ty} volume must be {min}–{max} GiB; `{}` will fail at launch",
-                v.size
-            );
+            let msg = format!("a {ty} volume must be {min}–{max} GiB; `{}` will fail at launch", v.size);
             c.warning(&child(&vol, "size"), &[&child(&vol, "type")], msg);
         }
     }
@@ -90,35 +83,19 @@ fn size_gib(size: &str) -> Option<u64> {
 pub(super) fn node_pools(c: &mut Checker, bp: &Blueprint) {
     let classes: Vec<&str> = bp.node_classes.keys().map(String::as_str).collect();
     if bp.node_pools.is_empty() {
-        c.warning(
-            "node_pools",
-            &[],
-            "there are no node pools: Karpenter will launch no nodes".into(),
-        )
-        .map(|b| {
-            b.hint(
-                "add a `[node_pools.<name>]` table, or leave `node_pools` out for the default pool",
-            )
-        });
+        c.warning("node_pools", &[], "there are no node pools: Karpenter will launch no nodes".into())
+            .map(|b| b.hint("add a `[node_pools.<name>]` table, or leave `node_pools` out for the default pool"));
     }
     for (name, pool) in &bp.node_pools {
         let base = child("node_pools", name);
         if !bp.node_classes.contains_key(&pool.node_class) {
-            let msg = format!(
-                "node pool `{name}` uses node class `{}`, which does not exist",
-                pool.node_class
-            );
+            let msg = format!("node pool `{name}` uses node class `{}`, which does not exist", pool.node_class);
             let hint = match closest(&pool.node_class, classes.iter().copied()) {
                 Some(x) => format!("did you mean `{x}`?"),
-                None => format!(
-                    "define `[node_classes.{}]`, or name an existing class",
-                    pool.node_class
-                ),
+                None => format!("define `[node_classes.{}]`, or name an existing class", pool.node_class),
             };
-            c.error(&child(&base, "node_class"), &[], msg).map(|b| {
-                b.expected(format!("one of {}", code_list(&classes)))
-                    .hint(hint)
-            });
+            c.error(&child(&base, "node_class"), &[], msg)
+                .map(|b| b.expected(format!("one of {}", code_list(&classes))).hint(hint));
         }
         for (i, r) in pool.requirements.iter().enumerate() {
             requirement(c, r, &item(&child(&base, "requirements"), i));
@@ -138,25 +115,18 @@ fn requirement(c: &mut Checker, r: &Requirement, path: &str) {
         // "requirements with operator 'In' must have a value defined"
         "In" if n == 0 => {
             c.error(&values, &reads, "`In` needs at least one value".into())
-                .map(|b| {
-                    b.expected("at least one value")
-                        .hint("list the values to select, or use `Exists`")
-                });
+                .map(|b| b.expected("at least one value").hint("list the values to select, or use `Exists`"));
         }
         // "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
         "Gt" | "Lt" | "Gte" | "Lte" => {
             if n != 1 {
-                let msg = format!(
-                    "`{op}` takes exactly one integer value, found {n} value{}",
-                    if n == 1 { "" } else { "s" }
-                );
+                let msg =
+                    format!("`{op}` takes exactly one integer value, found {n} value{}", if n == 1 { "" } else { "s" });
                 c.error(&values, &reads, msg)
                     .map(|b| b.expected("exactly one non-negative integer").hint("write `values = [\"2\"]`; to bound both sides, add a second requirement with the opposite operator"));
             } else if !r.values[0].parse::<i64>().is_ok_and(|v| v >= 0) {
-                let msg = format!(
-                    "`{op}` compares with an integer, but `{}` is not a non-negative integer",
-                    r.values[0]
-                );
+                let msg =
+                    format!("`{op}` compares with an integer, but `{}` is not a non-negative integer", r.values[0]);
                 c.error(&item(&values, 0), &reads, msg).map(|b| {
                     b.expected("a non-negative integer as a string, like \"2\"")
                         .hint(format!("to select by name, use `In` instead of `{op}`"))
@@ -164,50 +134,33 @@ fn requirement(c: &mut Checker, r: &Requirement, path: &str) {
             }
         }
         "Exists" | "DoesNotExist" if n > 0 => {
-            c.warning(&values, &reads, format!("`{op}` ignores values"))
-                .map(|b| b.hint("remove `values`"));
+            c.warning(&values, &reads, format!("`{op}` ignores values")).map(|b| b.hint("remove `values`"));
         }
         "NotIn" if n == 0 => {
-            c.warning(
-                &values,
-                &reads,
-                "`NotIn` without values excludes nothing".into(),
-            );
+            c.warning(&values, &reads, "`NotIn` without values excludes nothing".into());
         }
         _ => {}
     }
     // "requirements with 'minValues' must have at least that many values specified in the 'values' field"
     if let (Some(min), "In") = (r.min_values, op) {
         if min as usize > n {
-            let msg = format!(
-                "min_values ({min}) is more than the {n} value{} listed",
-                if n == 1 { "" } else { "s" }
-            );
-            c.error(&child(path, "min_values"), &reads, msg)
-                .map(|b| b.expected(format!("at most {n}")));
+            let msg = format!("min_values ({min}) is more than the {n} value{} listed", if n == 1 { "" } else { "s" });
+            c.error(&child(path, "min_values"), &reads, msg).map(|b| b.expected(format!("at most {n}")));
         }
     }
     // Karpenter's runtime validation refuses values that are not label values; the CRD does not check them.
     if !matches!(op, "Gt" | "Lt" | "Gte" | "Lte") {
         for (i, v) in r.values.iter().enumerate() {
             if let Err(p) = k8s::label_value(v) {
-                c.warning(
-                    &item(&values, i),
-                    &reads,
-                    format!("{}; Karpenter will refuse this NodePool", p.message),
-                );
+                c.warning(&item(&values, i), &reads, format!("{}; Karpenter will refuse this NodePool", p.message));
             }
         }
     }
     if r.key == "karpenter.sh/capacity-type" {
         for (i, v) in r.values.iter().enumerate() {
             if !matches!(v.as_str(), "spot" | "on-demand" | "reserved") {
-                c.warning(
-                    &item(&values, i),
-                    &reads,
-                    format!("capacity type `{v}` matches no instance"),
-                )
-                .map(|b| b.expected("`spot`, `on-demand` or `reserved`"));
+                c.warning(&item(&values, i), &reads, format!("capacity type `{v}` matches no instance"))
+                    .map(|b| b.expected("`spot`, `on-demand` or `reserved`"));
             }
         }
     }
@@ -222,26 +175,29 @@ fn budgets(c: &mut Checker, pool: &NodePool, path: &str) {
             (None, Some(_)) => ("schedule", "duration"),
             _ => continue,
         };
-        c.error(&child(&p, present), &[], format!("'schedule' must be set with 'duration': this budget has `{present}` without `{missing}`"))
-            .map(|b| b.hint("a scheduled budget needs both: when it starts (`schedule`) and how long it lasts (`duration`)"));
+        c.error(
+            &child(&p, present),
+            &[],
+            format!("'schedule' must be set with 'duration': this budget has `{present}` without `{missing}`"),
+        )
+        .map(|b| {
+            b.hint("a scheduled budget needs both: when it starts (`schedule`) and how long it lasts (`duration`)")
+        });
     }
 }
 
 /// Whether the pool may launch Spot capacity (Karpenter launches on-demand only unless the capacity-type
 /// requirement allows Spot).
 pub(super) fn allows_spot(pool: &NodePool) -> bool {
-    pool.requirements
-        .iter()
-        .filter(|r| r.key == "karpenter.sh/capacity-type")
-        .any(|r| {
-            let spot = r.values.iter().any(|v| v == "spot");
-            match r.operator.as_str() {
-                "In" => spot,
-                "NotIn" => !spot,
-                "Exists" => true,
-                _ => false,
-            }
-        })
+    pool.requirements.iter().filter(|r| r.key == "karpenter.sh/capacity-type").any(|r| {
+        let spot = r.values.iter().any(|v| v == "spot");
+        match r.operator.as_str() {
+            "In" => spot,
+            "NotIn" => !spot,
+            "Exists" => true,
+            _ => false,
+        }
+    })
 }
 
 #[cfg(test)]

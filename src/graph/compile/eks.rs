@@ -49,24 +49,27 @@ pub fn compile(b: &mut Builder) {
         ))
     });
 
-    let cluster = b.add(Resource::new(
-        b.cluster(),
-        kinds::EKS_CLUSTER,
-        json!({
-            "name": name,
-            "version": bp.cluster.version,
-            "role_arn": reference(&role_address("cluster"), "arn"),
-            "subnet_ids": private_subnets,
-            "security_group_ids": [reference(&node_sg, "id")],
-            "endpoint_public_access": bp.cluster.endpoint_public_access,
-            "endpoint_private_access": bp.cluster.endpoint_private_access,
-            "public_access_cidrs": bp.cluster.public_access_cidrs,
-            "authentication_mode": "API",
-            "log_types": bp.cluster.log_types,
-            "encryption_key_arn": secrets_key.as_ref().map(|k| reference(k, "arn")),
-            "tags": b.tags(&[], None),
-        }),
-    ).after(&Address::keyed("iam_role_policy_attachment", "cluster", "AmazonEKSClusterPolicy")));
+    let cluster = b.add(
+        Resource::new(
+            b.cluster(),
+            kinds::EKS_CLUSTER,
+            json!({
+                "name": name,
+                "version": bp.cluster.version,
+                "role_arn": reference(&role_address("cluster"), "arn"),
+                "subnet_ids": private_subnets,
+                "security_group_ids": [reference(&node_sg, "id")],
+                "endpoint_public_access": bp.cluster.endpoint_public_access,
+                "endpoint_private_access": bp.cluster.endpoint_private_access,
+                "public_access_cidrs": bp.cluster.public_access_cidrs,
+                "authentication_mode": "API",
+                "log_types": bp.cluster.log_types,
+                "encryption_key_arn": secrets_key.as_ref().map(|k| reference(k, "arn")),
+                "tags": b.tags(&[], None),
+            }),
+        )
+        .after(&Address::keyed("iam_role_policy_attachment", "cluster", "AmazonEKSClusterPolicy")),
+    );
 
     b.add(Resource::new(
         Address::new("eks_access_entry", "admin"),
@@ -94,10 +97,13 @@ pub fn compile(b: &mut Builder) {
     let ng = &bp.node_group;
     let mut labels = ng.labels.clone();
     labels.insert(CONTROLLER_LABEL.0.to_string(), CONTROLLER_LABEL.1.to_string());
-    let mut taints = vec![json!({"key": CONTROLLER_LABEL.0, "value": CONTROLLER_LABEL.1, "effect": CONTROLLER_TAINT_EFFECT})];
+    let mut taints =
+        vec![json!({"key": CONTROLLER_LABEL.0, "value": CONTROLLER_LABEL.1, "effect": CONTROLLER_TAINT_EFFECT})];
     taints.extend(ng.taints.iter().map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect})));
-    let mut ng_deps: Vec<Address> =
-        super::iam::NODE_POLICIES.iter().map(|p| Address::keyed("iam_role_policy_attachment", "node_group", p)).collect();
+    let mut ng_deps: Vec<Address> = super::iam::NODE_POLICIES
+        .iter()
+        .map(|p| Address::keyed("iam_role_policy_attachment", "node_group", p))
+        .collect();
     // The VPC CNI must be there before nodes can become Ready; private subnets need their NAT route to pull images.
     if bp.addons.contains_key("vpc-cni") {
         ng_deps.push(addon_address("vpc-cni"));

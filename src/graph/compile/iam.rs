@@ -20,7 +20,8 @@ pub const NODE_POLICIES: &[&str] = &[
 pub fn compile(b: &mut Builder) {
     let name = b.cluster_name().to_string();
 
-    let cluster_role = b.add(role(b, "cluster", &format!("{name}-eks-cluster"), service_trust("eks.amazonaws.com", true)));
+    let cluster_role =
+        b.add(role(b, "cluster", &format!("{name}-eks-cluster"), service_trust("eks.amazonaws.com", true)));
     attach_managed(b, &cluster_role, "cluster", &["AmazonEKSClusterPolicy"]);
 
     let ng_role = b.add(role(b, "node_group", &format!("{name}-eks-nodes"), service_trust("ec2.amazonaws.com", false)));
@@ -68,7 +69,8 @@ fn role(b: &Builder, address_name: &str, role_name: &str, trust: Value) -> Resou
 /// Attaches AWS managed policies (by name) to `role`, one attachment resource each.
 fn attach_managed(b: &mut Builder, role: &Address, address_name: &str, policies: &[&str]) {
     for p in policies {
-        let arn = join(vec![json!("arn:"), reference(&b.caller(), "partition"), json!(format!(":iam::aws:policy/{p}"))]);
+        let arn =
+            join(vec![json!("arn:"), reference(&b.caller(), "partition"), json!(format!(":iam::aws:policy/{p}"))]);
         b.add(attachment(Address::keyed("iam_role_policy_attachment", address_name, p), role, arn));
     }
 }
@@ -82,7 +84,8 @@ pub fn attachment(address: Address, role: &Address, policy_arn: Value) -> Resour
 }
 
 fn service_trust(service: &str, tag_session: bool) -> Value {
-    let actions: Vec<&str> = if tag_session { vec!["sts:AssumeRole", "sts:TagSession"] } else { vec!["sts:AssumeRole"] };
+    let actions: Vec<&str> =
+        if tag_session { vec!["sts:AssumeRole", "sts:TagSession"] } else { vec!["sts:AssumeRole"] };
     json!({
         "Version": "2012-10-17",
         "Statement": [{ "Effect": "Allow", "Principal": { "Service": service }, "Action": actions }],

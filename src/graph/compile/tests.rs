@@ -136,11 +136,8 @@ fn nat_modes_change_only_nat_resources_and_routes() {
     bp.vpc.nat_gateway = NatGatewayMode::PerAz;
     let per_az = compile(&bp).unwrap();
     assert_eq!(count(&per_az, kinds::NAT_GATEWAY), 3);
-    let changed: Vec<String> = per_az
-        .resources()
-        .filter(|r| single.get(&r.address) != Some(r))
-        .map(|r| r.address.to_string())
-        .collect();
+    let changed: Vec<String> =
+        per_az.resources().filter(|r| single.get(&r.address) != Some(r)).map(|r| r.address.to_string()).collect();
     for a in &changed {
         assert!(a.starts_with("nat_gateway.") || a.starts_with("eip.") || a.starts_with("route.private_nat"), "{a}");
     }

@@ -187,7 +187,8 @@ fn removed_resources_are_deleted_dependents_first_and_gone_ones_recreated() {
     let state = applied(&sample_graph(|_| {}), &reg);
     let g = sample_graph(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::None);
     let plan = diff(&g, &state, &reg, &[]);
-    let order: Vec<String> = plan.changes.iter().filter(|c| c.action == Action::Delete).map(|c| c.address.to_string()).collect();
+    let order: Vec<String> =
+        plan.changes.iter().filter(|c| c.action == Action::Delete).map(|c| c.address.to_string()).collect();
     let pos = |a: &str| order.iter().position(|x| x == a).unwrap_or_else(|| panic!("{a} not deleted: {order:?}"));
     assert!(pos("route.private_nat[\"us-west-2a\"]") < pos("nat_gateway.main[\"us-west-2a\"]"));
     assert!(pos("nat_gateway.main[\"us-west-2a\"]") < pos("eip.nat[\"us-west-2a\"]"));
@@ -210,7 +211,10 @@ fn destroy_deletes_everything_but_forgets_the_spot_role() {
     let order: Vec<String> = plan.changes.iter().map(|c| c.address.to_string()).collect();
     let pos = |a: &str| order.iter().position(|x| x == a).unwrap();
     assert!(pos("subnet.private[\"us-west-2a\"]") < pos("vpc.main"));
-    assert!(pos("iam_role_policy_attachment.karpenter_node[\"AmazonEKSWorkerNodePolicy\"]") < pos("iam_role.karpenter_node"));
+    assert!(
+        pos("iam_role_policy_attachment.karpenter_node[\"AmazonEKSWorkerNodePolicy\"]")
+            < pos("iam_role.karpenter_node")
+    );
 }
 
 #[test]

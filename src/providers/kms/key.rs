@@ -37,10 +37,12 @@ impl Provider for Key {
         if matches!(meta.key_state(), Some(KeyState::PendingDeletion | KeyState::PendingReplicaDeletion)) {
             return Ok(None);
         }
-        let rotation = send(cx, "kms:GetKeyRotationStatus", &[], || cx.kms().get_key_rotation_status().key_id(id).send())
-            .await?
-            .key_rotation_enabled();
-        let tag_list = send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(id).send()).await?;
+        let rotation =
+            send(cx, "kms:GetKeyRotationStatus", &[], || cx.kms().get_key_rotation_status().key_id(id).send())
+                .await?
+                .key_rotation_enabled();
+        let tag_list =
+            send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(id).send()).await?;
         let all = tag_list.tags().iter().map(|t| (t.tag_key().to_string(), t.tag_value().to_string()));
         let mut attrs = prior.clone();
         attrs.insert("description".into(), json!(meta.description().unwrap_or_default()));
@@ -52,7 +54,8 @@ impl Provider for Key {
     /// The alias is the key's stable name: a key whose create was interrupted is found through it.
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
         let alias = required_str(KIND, desired.attrs, "alias")?;
-        let found = absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(alias).send()).await)?;
+        let found =
+            absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(alias).send()).await)?;
         Ok(found.and_then(|d| d.key_metadata().map(|m| m.key_id().to_string())))
     }
 
@@ -81,25 +84,34 @@ impl Provider for Key {
         Ok(Applied { id: id.clone(), outputs: outputs(&id, &arn) })
     }
 
-    async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
         let a = desired.attrs;
         if a.get("description") != prior.get("description") {
             let d = optional_str(a, "description").unwrap_or_default();
-            send(cx, "kms:UpdateKeyDescription", &[], || cx.kms().update_key_description().key_id(id).description(d).send())
-                .await?;
+            send(cx, "kms:UpdateKeyDescription", &[], || {
+                cx.kms().update_key_description().key_id(id).description(d).send()
+            })
+            .await?;
         }
         set_rotation(cx, id, a).await?;
         let want = tags::merged(a, &desired.kbp_tags);
-        let have: BTreeMap<String, String> = tags::tag_map(prior.get("tags"))
-            .into_iter()
-            .chain(desired.kbp_tags.clone())
-            .collect();
+        let have: BTreeMap<String, String> =
+            tags::tag_map(prior.get("tags")).into_iter().chain(desired.kbp_tags.clone()).collect();
         let stale: Vec<String> = have.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
         if !stale.is_empty() {
-            send(cx, "kms:UntagResource", &[], || cx.kms().untag_resource().key_id(id).set_tag_keys(Some(stale.clone())).send())
-                .await?;
+            send(cx, "kms:UntagResource", &[], || {
+                cx.kms().untag_resource().key_id(id).set_tag_keys(Some(stale.clone())).send()
+            })
+            .await?;
         }
-        send(cx, "kms:TagResource", &[], || cx.kms().tag_resource().key_id(id).set_tags(Some(kms_tags(&want))).send()).await?;
+        send(cx, "kms:TagResource", &[], || cx.kms().tag_resource().key_id(id).set_tags(Some(kms_tags(&want))).send())
+            .await?;
         let arn = send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(id).send())
             .await?
             .key_metadata()
@@ -110,7 +122,9 @@ impl Provider for Key {
 
     async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
         if let Some(alias) = optional_str(prior, "alias") {
-            ok_if_gone(send(cx, "kms:DeleteAlias", &[], || cx.kms().delete_alias().alias_name(alias).send()).await.map(drop))?;
+            ok_if_gone(
+                send(cx, "kms:DeleteAlias", &[], || cx.kms().delete_alias().alias_name(alias).send()).await.map(drop),
+            )?;
         }
         let days = prior.get("deletion_window_in_days").and_then(Value::as_i64).unwrap_or(7) as i32;
         match send(cx, "kms:ScheduleKeyDeletion", &[], || {
@@ -137,9 +151,7 @@ async fn set_rotation(cx: &Context, id: &str, a: &Attrs) -> Result<(), ProviderE
 }
 
 fn kms_tags(t: &BTreeMap<String, String>) -> Vec<Tag> {
-    t.iter()
-        .filter_map(|(k, v)| Tag::builder().tag_key(k).tag_value(v).build().ok())
-        .collect()
+    t.iter().filter_map(|(k, v)| Tag::builder().tag_key(k).tag_value(v).build().ok()).collect()
 }
 
 fn outputs(id: &str, arn: &str) -> Attrs {
