@@ -60,6 +60,21 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     assert!(node_group_started >= cluster_done, "the node group waits for an ACTIVE cluster");
     assert!(cluster_started < cluster_done);
 
+    let listed = stdout(&kbp_ok(&em, &["state", "list"], ws.path()));
+    for address in [
+        "eks_cluster.main",
+        "eks_node_group.controller",
+        "eks_addon.main[\"coredns\"]",
+        "eks_access_entry.admin",
+        "eks_pod_identity_association.karpenter",
+        "kms_key.secrets",
+        "sqs_queue.interruption",
+        "event_rule.health",
+        "iam_service_linked_role.spot",
+    ] {
+        assert!(listed.contains(address), "{address} in state:\n{listed}");
+    }
+
     // Read everything back.
     let eks = em.eks().await;
     let cluster = eks.describe_cluster().name(stack).send().await.unwrap();
