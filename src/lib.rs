@@ -3,6 +3,7 @@
 //!
 //! blueprint → graph → plan → exec → providers → state, with ui rendering the events of every stage.
 
+pub mod access;
 pub mod blueprint;
 pub mod cli;
 pub mod diag;

@@ -50,6 +50,18 @@ pub enum Command {
     State(StateCommand),
     /// Print the stack's outputs: cluster endpoint and CA, OIDC issuer, Karpenter's roles and queue.
     Output(OutputArgs),
+    /// Print an ExecCredential with an EKS bearer token, for kubectl's exec plugin (like `aws eks get-token`).
+    Token(TokenArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    /// The EKS cluster's name.
+    #[arg(long)]
+    pub cluster: String,
+    /// The cluster's region (default: the AWS configuration's region).
+    #[arg(long)]
+    pub region: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ mod output;
 mod plan;
 mod run;
 mod state;
+mod token;
 mod validate;
 
 use std::process::ExitCode;
@@ -39,6 +40,7 @@ pub fn main() -> ExitCode {
                     Command::Destroy(a) => run::destroy(a, &cli.global).await,
                     Command::State(a) => state::run(a, &cli.global).await,
                     Command::Output(a) => output::run(a, &cli.global).await,
+                    Command::Token(a) => token::run(a, &cli.global).await,
                     Command::Validate(_) | Command::Graph(_) => unreachable!("handled without a runtime"),
                 }
             })
@@ -49,7 +51,7 @@ pub fn main() -> ExitCode {
 
 fn init_tracing(verbose: u8) {
     let default = match verbose {
-        0 => "warn",
+        0 => "kbp=warn,error",
         1 => "kbp=info,warn",
         2 => "kbp=debug,info",
         _ => "debug",
