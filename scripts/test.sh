@@ -12,6 +12,23 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/kbp-target}"
 
 scripts/emulator.sh install
 
+# tests/oci_chart.rs pulls a Helm chart from a real OCI registry it starts on loopback: Debian's docker-registry
+# (the CNCF distribution registry). Those tests fail, not skip, without it.
+if ! command -v docker-registry >/dev/null 2>&1; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then sudo="sudo"; fi
+  apt_install="${sudo:+$sudo }env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends docker-registry"
+  echo "+ $apt_install" >&2
+  if ! $apt_install; then
+    ${sudo:+$sudo }apt-get update && $apt_install || true
+  fi
+  if ! command -v docker-registry >/dev/null 2>&1; then
+    echo "error: could not install docker-registry, which tests/oci_chart.rs needs;" \
+      "install it as root with 'apt-get install docker-registry' (Debian/Ubuntu) and run this again" >&2
+    exit 1
+  fi
+fi
+
 profile=default
 if [ -n "${CI:-}" ] && [ "${CI}" != "false" ]; then profile=ci; fi
 
