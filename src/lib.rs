@@ -9,6 +9,7 @@ pub mod cli;
 pub mod diag;
 pub mod exec;
 pub mod graph;
+pub mod kubernetes;
 pub mod plan;
 pub mod providers;
 pub mod state;
