@@ -47,7 +47,13 @@ pub fn load_str(name: &str, text: &str, sets: &[String]) -> Result<Blueprint, Di
 /// As [`load`], keeping the warnings (things the APIs accept that will not work as probably meant).
 pub fn check(path: &Path, sets: &[String]) -> Result<Loaded, Diagnostics> {
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostics::io(path, &e))?;
-    check_str(&path.display().to_string(), &text, sets)
+    let mut loaded = check_str(&path.display().to_string(), &text, sets)?;
+    // Paths in a blueprint are relative to the blueprint, not to wherever kbp runs.
+    let k = &mut loaded.blueprint.karpenter;
+    if let (Some(dir), Some(base)) = (&k.crds_dir, path.parent()) {
+        k.crds_dir = Some(base.join(dir).display().to_string());
+    }
+    Ok(loaded)
 }
 
 /// As [`load_str`], keeping the warnings. On failure the diagnostics hold the errors and the warnings.

@@ -112,6 +112,17 @@ pub struct Karpenter {
     pub node_role_name: String,
     /// IAM role name of the controller.
     pub controller_role_name: String,
+    /// `oci://` reference of the release's Helm chart, where the CRDs come from.
+    pub chart: String,
+    /// A local directory of CRD YAML files used instead of the chart, as written (relative to the blueprint).
+    pub crds_dir: Option<String>,
+    /// Controller image repository; the tag is the version.
+    pub image: String,
+    pub log_level: String,
+    pub cpu: String,
+    pub memory: String,
+    /// How long apply waits for the controller to be Available (a Go-style duration).
+    pub rollout_timeout: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -50,8 +50,43 @@ pub enum Command {
     State(StateCommand),
     /// Print the stack's outputs: cluster endpoint and CA, OIDC issuer, Karpenter's roles and queue.
     Output(OutputArgs),
+    /// Print every Kubernetes manifest kbp applies in the cluster, validated, as YAML (like `helm template`).
+    Render(RenderArgs),
+    /// Write a kubeconfig context for the stack's cluster that authenticates with `kbp token`.
+    Kubeconfig(KubeconfigArgs),
     /// Print an ExecCredential with an EKS bearer token, for kubectl's exec plugin (like `aws eks get-token`).
     Token(TokenArgs),
+}
+
+/// Every manifest kbp would apply in the cluster: Karpenter's CRDs, the controller's objects, the EC2NodeClasses
+/// and NodePools. Values only AWS knows (the cluster endpoint, its security group) come from state when the
+/// stack exists, else show as "(known after apply)". Every object is validated first (custom objects against
+/// the release's CRD schemas, the others against the Kubernetes API types); an invalid one fails the command
+/// with its field paths.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
+    /// State file to take the AWS values from (default: the stack's state file, if it exists).
+    #[arg(long, value_name = "PATH")]
+    pub state: Option<PathBuf>,
+    /// Leave the CRDs out (no chart pull); the custom objects are then printed without schema validation.
+    #[arg(long)]
+    pub skip_crds: bool,
+}
+
+/// Writes (or merges) a context for the stack's cluster into a kubeconfig file and makes it current. Its user
+/// runs `kbp token` as the exec credential plugin. Reads the cluster from state; calls no AWS API.
+#[derive(Debug, Args)]
+pub struct KubeconfigArgs {
+    #[command(flatten)]
+    pub query: StateQuery,
+    /// The kubeconfig file to write (default: the first path in KUBECONFIG, else ~/.kube/config).
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// The context name (default: the cluster's ARN, as `aws eks update-kubeconfig` names it).
+    #[arg(long, value_name = "NAME")]
+    pub alias: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -97,6 +132,24 @@ pub struct RunArgs {
     /// Machine-readable output: a JSON document (plan) or JSON lines (apply, destroy).
     #[arg(long)]
     pub json: bool,
+    /// Reach the cluster's API server through this kubeconfig file instead of the endpoint and CA in state
+    /// with an EKS token (for access through a proxy or another identity).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: its current context); implies --kubeconfig's default file
+    /// when --kubeconfig is not given.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+impl RunArgs {
+    pub fn cluster_access(&self) -> crate::access::cluster::Access {
+        use crate::access::cluster::Access;
+        match (&self.kubeconfig, &self.context) {
+            (None, None) => Access::Eks,
+            (path, context) => Access::Kubeconfig { path: path.clone(), context: context.clone() },
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 
-use super::args::{BlueprintArgs, StateArgs};
+use super::args::{BlueprintArgs, RunArgs, StateArgs};
 use crate::blueprint::{self, Blueprint};
 use crate::graph::{self, ResourceGraph};
 use crate::plan::{self, Refreshed};
@@ -70,8 +70,8 @@ pub fn lock_state(args: &StateArgs, stack: &str, region: &str, operation: &str) 
     Ok(Locked { _guard: guard, backend, state, existed })
 }
 
-pub async fn aws(stack: &str, region: &str) -> Arc<Context> {
-    Arc::new(Context::load(stack, region).await)
+pub async fn aws(stack: &str, region: &str, run: &RunArgs) -> Arc<Context> {
+    Arc::new(Context::load(stack, region).await.with_cluster_access(run.cluster_access()))
 }
 
 pub async fn refresh(

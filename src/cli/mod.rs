@@ -4,8 +4,10 @@
 mod args;
 mod common;
 mod graph;
+mod kubeconfig;
 mod output;
 mod plan;
+mod render;
 mod run;
 mod state;
 mod token;
@@ -41,6 +43,8 @@ pub fn main() -> ExitCode {
                     Command::State(a) => state::run(a, &cli.global).await,
                     Command::Output(a) => output::run(a, &cli.global).await,
                     Command::Token(a) => token::run(a, &cli.global).await,
+                    Command::Render(a) => render::run(a, &cli.global).await,
+                    Command::Kubeconfig(a) => kubeconfig::run(a, &cli.global).await,
                     Command::Validate(_) | Command::Graph(_) => unreachable!("handled without a runtime"),
                 }
             })

@@ -16,7 +16,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
     };
     let result = async {
         let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "plan")?;
-        let cx = common::aws(&bp.cluster.name, &bp.cluster.region).await;
+        let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
         let registry = Registry::aws();
         let parallelism = a.run.parallelism as usize;
         let refreshed = common::refresh(cx, &registry, &locked.state, Some(&graph), parallelism).await?;

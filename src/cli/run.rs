@@ -32,7 +32,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         Err(code) => return Ok(code),
     };
     let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "apply")?;
-    let cx = common::aws(&bp.cluster.name, &bp.cluster.region).await;
+    let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
     let registry = Registry::aws();
     let refreshed =
         common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
@@ -60,7 +60,7 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
             locked.state.serial
         );
     }
-    let cx = common::aws(&p.stack, &p.region).await;
+    let cx = common::aws(&p.stack, &p.region, &a.run).await;
     let registry = Registry::aws();
     let state = Arc::new(StateHandle::new(Box::new(locked.backend), locked.state));
     // The plan was reviewed when it was saved: applying a file is the approval.
@@ -75,7 +75,7 @@ pub async fn destroy(a: DestroyArgs, g: &Global) -> u8 {
     };
     let result = async {
         let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "destroy")?;
-        let cx = common::aws(&bp.cluster.name, &bp.cluster.region).await;
+        let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
         let registry = Registry::aws();
         let refreshed =
             common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;

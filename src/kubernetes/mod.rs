@@ -4,5 +4,7 @@
 //! knows nothing of plans or state.
 
 pub mod core;
+pub mod manifests;
 pub mod oci;
 pub mod openapi;
+pub mod validate;

@@ -8,6 +8,8 @@ use aws_config::SdkConfig;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::retry::RetryPolicy;
+use super::ProviderError;
+use crate::access::cluster::{Access, Clients, Cluster};
 use crate::exec::Event;
 use crate::graph::Address;
 
@@ -23,6 +25,8 @@ pub struct Context {
     sqs: OnceLock<aws_sdk_sqs::Client>,
     eventbridge: OnceLock<aws_sdk_eventbridge::Client>,
     sts: OnceLock<aws_sdk_sts::Client>,
+    access: Access,
+    kube: OnceLock<Clients>,
     progress: Mutex<Option<UnboundedSender<Event>>>,
 }
 
@@ -50,8 +54,26 @@ impl Context {
             sqs: OnceLock::new(),
             eventbridge: OnceLock::new(),
             sts: OnceLock::new(),
+            access: Access::default(),
+            kube: OnceLock::new(),
             progress: Mutex::new(None),
         }
+    }
+
+    /// How the in-cluster providers reach the cluster: by default the endpoint and CA in state with an EKS
+    /// token; `--kubeconfig`/`--context` choose a kubeconfig instead.
+    pub fn with_cluster_access(mut self, access: Access) -> Self {
+        self.access = access;
+        self
+    }
+
+    /// A Kubernetes client for `cluster`, renewed before its token expires.
+    pub async fn kube(&self, cluster: &Cluster) -> Result<kube::Client, ProviderError> {
+        let clients = self.kube.get_or_init(|| Clients::new(self.access.clone(), self.sdk.clone()));
+        clients.client(cluster).await.map_err(|e| {
+            ProviderError::new("kubernetes:connect", "", e.to_string())
+                .with_hint("kbp reaches the cluster with the endpoint and CA in state; use --kubeconfig/--context if your access differs")
+        })
     }
 
     /// Where [`Context::progress`] reports go; the walk sets it for its duration.

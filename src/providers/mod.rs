@@ -11,6 +11,7 @@ pub mod error;
 pub mod eventbridge;
 pub mod iam;
 pub mod kms;
+pub mod kubernetes;
 pub mod retry;
 pub mod send;
 pub mod spec;
@@ -119,7 +120,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Every AWS provider.
+    /// Every provider: the AWS ones and the in-cluster ones.
     pub fn aws() -> Self {
         let mut r = Registry::default();
         ec2::register(&mut r);
@@ -129,6 +130,7 @@ impl Registry {
         sts::register(&mut r);
         sqs::register(&mut r);
         eventbridge::register(&mut r);
+        kubernetes::register(&mut r);
         r
     }
 

@@ -69,7 +69,7 @@ impl Progress {
                     return;
                 }
                 self.last_wait_line.insert(address.clone(), *waited);
-                format!("{address}: still waiting after {} (AWS says {status})", secs(*waited))
+                format!("{address}: still waiting after {} ({status})", secs(*waited))
             }
             Event::Skipped { address, op, because } => {
                 format!("{address}: not {} because {because} failed", op.done())

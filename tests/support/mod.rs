@@ -250,8 +250,8 @@ impl Workspace {
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(format!("{name}.toml"));
         let dir = tempfile::Builder::new().prefix("kbp-workspace-").tempdir().expect("create a workspace tempdir");
         let blueprint = dir.path().join(format!("{name}.toml"));
-        std::fs::copy(&source, &blueprint)
-            .unwrap_or_else(|e| panic!("copy {} to the workspace: {e}", source.display()));
+        let text = std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("read {}: {e}", source.display()));
+        std::fs::write(&blueprint, with_local_crds(&text)).expect("write the workspace blueprint");
         Workspace { dir, blueprint }
     }
 
@@ -279,5 +279,36 @@ impl Workspace {
         let count = text.matches(from).count();
         assert_eq!(count, 1, "expected {from:?} exactly once in {}, found {count}", self.blueprint.display());
         self.write_blueprint(&text.replacen(from, to, 1));
+    }
+}
+
+/// The official Karpenter v1.14.1 CRDs (the project's reference data, not part of the repository):
+/// `KBP_KARPENTER_CRDS_DIR`, else `../shared/reference/karpenter-v1.14.1/crds` beside the repository, else
+/// under `/work/shared`. Panics with where they are expected: tests that need them fail rather than skip.
+pub fn reference_crds_dir() -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let candidates = [
+        std::env::var_os("KBP_KARPENTER_CRDS_DIR").map(PathBuf::from),
+        Some(repo.join("../shared/reference/karpenter-v1.14.1/crds")),
+        Some(PathBuf::from("/work/shared/reference/karpenter-v1.14.1/crds")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.join("karpenter.sh_nodepools.yaml").is_file()).unwrap_or_else(|| {
+        panic!(
+            "the Karpenter v1.14.1 CRDs are not found: set KBP_KARPENTER_CRDS_DIR to a directory holding \
+             karpenter.sh_nodepools.yaml, karpenter.sh_nodeclaims.yaml and karpenter.k8s.aws_ec2nodeclasses.yaml"
+        )
+    })
+}
+
+/// The blueprint with `karpenter.crds_dir` pointing at [`reference_crds_dir`], so applies in tests read the
+/// CRDs from disk instead of pulling the chart from the internet.
+pub fn with_local_crds(text: &str) -> String {
+    let line = format!("crds_dir = {:?}\n", reference_crds_dir().display().to_string());
+    match text.find("\n[karpenter]\n") {
+        Some(i) => {
+            let at = i + "\n[karpenter]\n".len();
+            format!("{}{line}{}", &text[..at], &text[at..])
+        }
+        None => format!("{text}\n[karpenter]\n{line}"),
     }
 }

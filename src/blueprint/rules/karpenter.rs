@@ -189,6 +189,45 @@ pub(crate) fn version(s: &str) -> Result<(), Problem> {
     }
 }
 
+/// The chart reference: Helm's `oci://registry/repository` form.
+pub(crate) fn chart(s: &str) -> Result<(), Problem> {
+    let rest = s.strip_prefix("oci://").ok_or_else(|| {
+        Problem::new(format!("`{s}` is not an OCI chart reference"))
+            .hint("write like `oci://public.ecr.aws/karpenter/karpenter`")
+    })?;
+    match rest.split_once('/') {
+        Some((host, repo)) if !host.is_empty() && !repo.is_empty() && !repo.contains([':', '@']) => Ok(()),
+        _ => Err(Problem::new(format!("`{s}` names no repository in a registry"))
+            .hint("write `oci://<registry>/<repository>`, without a tag: the tag is `karpenter.version`")),
+    }
+}
+
+/// A path on the machine running kbp.
+pub(crate) fn path(s: &str) -> Result<(), Problem> {
+    if s.trim().is_empty() {
+        return Err(Problem::new("the path is empty").hint("name a directory, or leave the field out"));
+    }
+    Ok(())
+}
+
+/// An image repository: `registry/path`, lowercase, without a tag or digest (kbp adds the version as the tag).
+pub(crate) fn image_repository(s: &str) -> Result<(), Problem> {
+    let last = s.rsplit('/').next().unwrap_or(s);
+    if last.contains(':') || s.contains('@') {
+        return Err(Problem::new(format!("`{s}` carries a tag or digest"))
+            .hint("give the repository only; the tag is `karpenter.version`"));
+    }
+    let ok = !s.is_empty()
+        && s.split('/').all(|part| {
+            !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-:".contains(c))
+        });
+    if ok {
+        return Ok(());
+    }
+    Err(Problem::new(format!("`{s}` is not an image repository"))
+        .hint("write like `public.ecr.aws/karpenter/controller` (lowercase, `/`-separated)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -257,4 +257,41 @@ pub(super) const KARPENTER: &[Field] = &[
         Computed("`KarpenterController-<cluster.name>`"),
         "IAM role of the controller.",
     ),
+    field(
+        "chart",
+        str_rule("an oci:// chart reference", karpenter::chart),
+        Default("\"oci://public.ecr.aws/karpenter/karpenter\""),
+        "OCI Helm chart of the release. kbp takes the CRDs from it (anonymous pull, cached under `~/.cache/kbp`).",
+    ),
+    field(
+        "crds_dir",
+        str_rule("a directory path", karpenter::path),
+        Optional,
+        "Directory holding the release's CRD YAML files, read instead of pulling the chart (air-gapped installs). Relative to the blueprint file.",
+    ),
+    field(
+        "image",
+        str_rule("an image repository without tag", karpenter::image_repository),
+        Default("\"public.ecr.aws/karpenter/controller\""),
+        "Controller image repository; the tag is `version`. Point it at a mirror for private registries.",
+    ),
+    field("log_level", Ty::Enum(&["debug", "info", "error"]), Default("\"info\""), "Controller log level."),
+    field(
+        "cpu",
+        str_rule("a Kubernetes quantity", k8s::quantity),
+        Default("\"1\""),
+        "CPU request and limit of each controller pod.",
+    ),
+    field(
+        "memory",
+        str_rule("a Kubernetes quantity", k8s::quantity),
+        Default("\"1Gi\""),
+        "Memory request and limit of each controller pod.",
+    ),
+    field(
+        "rollout_timeout",
+        str_rule("a duration", k8s::duration),
+        Default("\"10m\""),
+        "How long `kbp apply` waits for the controller Deployment to be Available before failing with a report of why not.",
+    ),
 ];

@@ -13,14 +13,21 @@ use crate::graph::{Address, Resource};
 pub fn compile(b: &mut Builder) {
     let bp = b.bp;
     let cluster = b.cluster();
+    // Every in-cluster object is reached through the cluster's endpoint and CA; a new cluster means new objects.
+    let access = json!({
+        "name": reference(&cluster, "name"),
+        "endpoint": reference(&cluster, "endpoint"),
+        "certificate_authority_data": reference(&cluster, "certificate_authority_data"),
+    });
     let crds = b.add(
         Resource::new(
             Address::new("karpenter_crds", "main"),
             kinds::KARPENTER_CRDS,
             json!({
                 "version": bp.karpenter.version,
-                "chart": "oci://public.ecr.aws/karpenter/karpenter",
-                "endpoint": reference(&cluster, "endpoint"),
+                "chart": bp.karpenter.chart,
+                "crds_dir": bp.karpenter.crds_dir,
+                "cluster": access,
             }),
         )
         .after(&Address::new("eks_access_entry", "admin")),
@@ -33,6 +40,11 @@ pub fn compile(b: &mut Builder) {
             "version": bp.karpenter.version,
             "namespace": bp.karpenter.namespace,
             "replicas": bp.karpenter.replicas,
+            "image": bp.karpenter.image,
+            "log_level": bp.karpenter.log_level,
+            "cpu": bp.karpenter.cpu,
+            "memory": bp.karpenter.memory,
+            "rollout_timeout": bp.karpenter.rollout_timeout,
             "cluster_name": reference(&cluster, "name"),
             "cluster_endpoint": reference(&cluster, "endpoint"),
             "interruption_queue": if bp.karpenter.interruption_queue { reference(&queue_address(), "name") } else { Value::Null },
@@ -40,6 +52,7 @@ pub fn compile(b: &mut Builder) {
                 Identity::Irsa => reference(&super::iam::role_address("karpenter_controller"), "arn"),
                 Identity::PodIdentity => Value::Null,
             },
+            "cluster": access,
         }),
     )
     .after(&crds)
@@ -52,14 +65,16 @@ pub fn compile(b: &mut Builder) {
     }
     let controller = b.add(controller);
 
+    // Node classes after the controller: on destroy they go before it, since the controller removes their
+    // finalizer once no node uses them.
     for (name, class) in &bp.node_classes {
         b.add(
             Resource::new(
                 Address::keyed("ec2_node_class", "main", name),
                 kinds::EC2_NODE_CLASS,
-                json!({ "manifest": node_class_manifest(b, name, class) }),
+                json!({ "manifest": node_class_manifest(b, name, class), "cluster": access }),
             )
-            .after(&crds)
+            .after(&controller)
             .after(&Address::new("eks_access_entry", "karpenter_node")),
         );
     }
@@ -68,7 +83,7 @@ pub fn compile(b: &mut Builder) {
             Resource::new(
                 Address::keyed("node_pool", "main", name),
                 kinds::NODE_POOL,
-                json!({ "manifest": node_pool_manifest(name, pool) }),
+                json!({ "manifest": node_pool_manifest(name, pool), "cluster": access }),
             )
             .after(&Address::keyed("ec2_node_class", "main", &pool.node_class))
             .after(&controller),

@@ -53,6 +53,13 @@ pub(crate) fn sample() -> Blueprint {
             replicas: 2,
             node_role_name: "KarpenterNodeRole-demo".into(),
             controller_role_name: "KarpenterController-demo".into(),
+            chart: "oci://public.ecr.aws/karpenter/karpenter".into(),
+            crds_dir: None,
+            image: "public.ecr.aws/karpenter/controller".into(),
+            log_level: "info".into(),
+            cpu: "1".into(),
+            memory: "1Gi".into(),
+            rollout_timeout: "10m".into(),
         },
         node_classes: BTreeMap::from([(
             "default".into(),

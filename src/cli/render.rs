@@ -1,0 +1,65 @@
+//! `kbp render`: every manifest kbp would apply in the cluster, validated, as YAML documents.
+
+use std::path::Path;
+
+use anyhow::bail;
+use serde_json::Value;
+
+use super::args::{Global, RenderArgs};
+use super::common;
+use crate::graph::compile::kinds;
+use crate::graph::value::{resolve, UNKNOWN};
+use crate::graph::Attrs;
+use crate::kubernetes::{manifests, validate};
+use crate::state::{Backend, LocalBackend};
+
+pub async fn run(a: RenderArgs, g: &Global) -> u8 {
+    let (bp, graph) = match common::load(&a.bp, !g.no_color) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let result = async {
+        let path = common::state_path(a.state.as_deref(), &bp.cluster.name);
+        let state = if path.exists() || a.state.is_some() { LocalBackend::new(&path).load()? } else { None };
+        let lookup =
+            |address: &crate::graph::Address, output: &str| state.as_ref().and_then(|s| s.output(address, output));
+        let attrs_of = |kind: &str| -> Vec<Attrs> {
+            graph
+                .in_order()
+                .into_iter()
+                .filter(|r| r.kind == kind)
+                .map(|r| resolve(&Value::Object(r.attrs.clone()), &lookup).0.as_object().cloned().unwrap_or_default())
+                .collect()
+        };
+        let crds = match (a.skip_crds, attrs_of(kinds::KARPENTER_CRDS).first()) {
+            (false, Some(attrs)) => Some(crate::providers::kubernetes::load_crds(attrs).await.map_err(|e| {
+                let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
+                anyhow::anyhow!("{e}{hint}\n  hint: --skip-crds prints the rest without them")
+            })?),
+            _ => None,
+        };
+        let mut objects: Vec<Value> = crds.clone().unwrap_or_default();
+        for attrs in attrs_of(kinds::KARPENTER_CONTROLLER) {
+            let values = manifests::ControllerValues::from_attrs(&attrs)?;
+            objects.extend(manifests::controller(&values)?);
+        }
+        for kind in [kinds::EC2_NODE_CLASS, kinds::NODE_POOL] {
+            objects.extend(attrs_of(kind).into_iter().filter_map(|attrs| attrs.get("manifest").cloned()));
+        }
+        let problems = validate::all(crds.as_deref(), &objects, UNKNOWN);
+        if !problems.is_empty() {
+            bail!(
+                "{} would be refused by the API server:\n{}\n  hint: fix the blueprint field behind each path",
+                source(&a.bp.blueprint),
+                problems.join("\n")
+            );
+        }
+        print!("{}", manifests::to_yaml_stream(&objects));
+        Ok(0)
+    };
+    result.await.unwrap_or_else(|e: anyhow::Error| common::report(&e))
+}
+
+fn source(path: &Path) -> String {
+    path.display().to_string()
+}

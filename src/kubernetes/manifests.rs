@@ -1,0 +1,253 @@
+//! The Karpenter controller's manifests, rendered from the project's templates (`templates/karpenter/`, compiled
+//! into the binary) with the values of one stack. Rendering is pure: the same values give the same objects, in
+//! the order they must be applied (namespace, identity, RBAC, service, budget, then the Deployment).
+
+use std::collections::BTreeMap;
+
+use minijinja::Environment;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::graph::Attrs;
+
+/// The templates, in apply order.
+const TEMPLATES: &[(&str, &str)] = &[
+    ("namespace.yaml", include_str!("../../templates/karpenter/namespace.yaml")),
+    ("serviceaccount.yaml", include_str!("../../templates/karpenter/serviceaccount.yaml")),
+    ("rbac-cluster.yaml", include_str!("../../templates/karpenter/rbac-cluster.yaml")),
+    ("rbac-namespaced.yaml", include_str!("../../templates/karpenter/rbac-namespaced.yaml")),
+    ("service.yaml", include_str!("../../templates/karpenter/service.yaml")),
+    ("poddisruptionbudget.yaml", include_str!("../../templates/karpenter/poddisruptionbudget.yaml")),
+    ("deployment.yaml", include_str!("../../templates/karpenter/deployment.yaml")),
+];
+
+/// Name of the controller's Deployment, service account, service and roles.
+pub const CONTROLLER_NAME: &str = "karpenter";
+const METRICS_PORT: u16 = 8080;
+const HEALTH_PORT: u16 = 8081;
+/// Namespaces Kubernetes itself owns: kbp puts the controller in them but never creates or deletes them.
+const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "default", "kube-public", "kube-node-lease"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("the controller settings are incomplete: `{0}` is missing")]
+    Missing(&'static str),
+    #[error("template {template} does not render: {message}")]
+    Template { template: &'static str, message: String },
+    #[error("template {template} renders YAML that does not parse: {message}")]
+    Yaml { template: &'static str, message: String },
+}
+
+/// What the controller templates are rendered with: the `karpenter_controller` resource's attributes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ControllerValues {
+    pub namespace: String,
+    pub version: String,
+    pub image: String,
+    pub replicas: u64,
+    pub cluster_name: String,
+    pub cluster_endpoint: String,
+    pub interruption_queue: Option<String>,
+    /// The IRSA role; `None` with EKS Pod Identity.
+    pub role_arn: Option<String>,
+    pub log_level: String,
+    pub cpu: String,
+    pub memory: String,
+}
+
+impl ControllerValues {
+    pub fn from_attrs(attrs: &Attrs) -> Result<Self, RenderError> {
+        let text = |key: &'static str| attrs.get(key).and_then(Value::as_str).map(str::to_string);
+        let need = |key: &'static str| text(key).ok_or(RenderError::Missing(key));
+        Ok(ControllerValues {
+            namespace: need("namespace")?,
+            version: need("version")?,
+            image: need("image")?,
+            replicas: attrs.get("replicas").and_then(Value::as_u64).ok_or(RenderError::Missing("replicas"))?,
+            cluster_name: need("cluster_name")?,
+            cluster_endpoint: need("cluster_endpoint")?,
+            interruption_queue: text("interruption_queue"),
+            role_arn: text("service_account_role_arn"),
+            log_level: need("log_level")?,
+            cpu: need("cpu")?,
+            memory: need("memory")?,
+        })
+    }
+
+    /// The labels every controller object carries; the first two select its pods.
+    fn labels(&self) -> BTreeMap<&'static str, String> {
+        let mut labels = selector();
+        labels.insert("app.kubernetes.io/version", self.version.clone());
+        labels.insert("app.kubernetes.io/managed-by", "kbp".to_string());
+        labels
+    }
+}
+
+fn selector() -> BTreeMap<&'static str, String> {
+    BTreeMap::from([
+        ("app.kubernetes.io/name", CONTROLLER_NAME.to_string()),
+        ("app.kubernetes.io/instance", CONTROLLER_NAME.to_string()),
+    ])
+}
+
+/// Every object of the controller, in apply order.
+pub fn controller(values: &ControllerValues) -> Result<Vec<Value>, RenderError> {
+    let mut env = Environment::new();
+    env.set_keep_trailing_newline(true);
+    env.set_trim_blocks(true);
+    let labels = values.labels();
+    let mut admin_labels = labels.clone();
+    admin_labels.insert("rbac.authorization.k8s.io/aggregate-to-admin", "true".to_string());
+    let ctx = minijinja::context! {
+        name => CONTROLLER_NAME,
+        own_namespace => !SYSTEM_NAMESPACES.contains(&values.namespace.as_str()),
+        image => format!("{}:{}", values.image, values.version.trim_start_matches('v')),
+        labels => labels,
+        admin_labels => admin_labels,
+        selector => selector(),
+        metrics_port => METRICS_PORT,
+        health_port => HEALTH_PORT,
+        ..minijinja::Value::from_serialize(values)
+    };
+    let mut objects = Vec::new();
+    for (template, source) in TEMPLATES {
+        let text =
+            env.render_str(source, &ctx).map_err(|e| RenderError::Template { template, message: format!("{e:#}") })?;
+        objects.extend(documents(&text).map_err(|message| RenderError::Yaml { template, message })?);
+    }
+    Ok(objects)
+}
+
+/// The non-empty YAML documents of `text` as JSON values.
+pub fn documents(text: &str) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(text) {
+        let value = Value::deserialize(doc).map_err(|e| e.to_string())?;
+        if !value.is_null() {
+            out.push(value);
+        }
+    }
+    Ok(out)
+}
+
+/// Manifests as a stream of YAML documents, as `helm template` prints them.
+pub fn to_yaml_stream(objects: &[Value]) -> String {
+    let mut out = String::new();
+    for o in objects {
+        out.push_str("---\n");
+        match serde_yaml::to_string(o) {
+            Ok(text) => out.push_str(&text),
+            Err(e) => out.push_str(&format!("# kbp cannot print this object as YAML: {e}\n")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values() -> ControllerValues {
+        ControllerValues {
+            namespace: "karpenter".into(),
+            version: "1.14.1".into(),
+            image: "public.ecr.aws/karpenter/controller".into(),
+            replicas: 2,
+            cluster_name: "demo".into(),
+            cluster_endpoint: "https://ABC.gr7.us-west-2.eks.amazonaws.com".into(),
+            interruption_queue: Some("demo".into()),
+            role_arn: None,
+            log_level: "info".into(),
+            cpu: "1".into(),
+            memory: "1Gi".into(),
+        }
+    }
+
+    fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name}"))
+    }
+
+    fn env<'a>(deployment: &'a Value, name: &str) -> Option<&'a Value> {
+        deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .map(|e| &e["value"])
+    }
+
+    #[test]
+    fn renders_every_object_in_apply_order() {
+        let objects = controller(&values()).unwrap();
+        let kinds: Vec<&str> = objects.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds.first(), Some(&"Namespace"));
+        assert_eq!(kinds.last(), Some(&"Deployment"));
+        for kind in ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Service"] {
+            assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+        }
+        let pdb = find(&objects, "PodDisruptionBudget", "karpenter");
+        assert_eq!(pdb["spec"]["maxUnavailable"], 1);
+    }
+
+    #[test]
+    fn the_deployment_carries_the_settings_and_runs_only_on_the_controller_nodes() {
+        let objects = controller(&values()).unwrap();
+        let d = find(&objects, "Deployment", "karpenter");
+        assert_eq!(d["spec"]["replicas"], 2);
+        let pod = &d["spec"]["template"]["spec"];
+        assert_eq!(pod["nodeSelector"]["karpenter.sh/controller"], "true");
+        let tolerations = pod["tolerations"].as_array().unwrap();
+        assert!(tolerations.iter().any(|t| t["key"] == "karpenter.sh/controller" && t["effect"] == "NoSchedule"));
+        assert!(tolerations.iter().any(|t| t["key"] == "CriticalAddonsOnly"));
+        assert_eq!(pod["topologySpreadConstraints"][0]["topologyKey"], "topology.kubernetes.io/zone");
+        let c = &pod["containers"][0];
+        assert_eq!(c["image"], "public.ecr.aws/karpenter/controller:1.14.1");
+        assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
+        assert_eq!(c["resources"]["limits"]["cpu"], "1");
+        assert_eq!(env(d, "CLUSTER_NAME"), Some(&Value::from("demo")));
+        assert_eq!(env(d, "INTERRUPTION_QUEUE"), Some(&Value::from("demo")));
+        assert_eq!(env(d, "METRICS_PORT"), Some(&Value::from("8080")));
+    }
+
+    #[test]
+    fn irsa_annotates_the_service_account_and_no_queue_drops_the_setting() {
+        let mut v = values();
+        v.role_arn = Some("arn:aws:iam::123456789012:role/KarpenterController-demo".into());
+        v.interruption_queue = None;
+        let objects = controller(&v).unwrap();
+        let sa = find(&objects, "ServiceAccount", "karpenter");
+        assert_eq!(sa["metadata"]["annotations"]["eks.amazonaws.com/role-arn"], v.role_arn.clone().unwrap());
+        assert_eq!(env(find(&objects, "Deployment", "karpenter"), "INTERRUPTION_QUEUE"), None);
+        let pod_identity = controller(&values()).unwrap();
+        assert!(find(&pod_identity, "ServiceAccount", "karpenter")["metadata"].get("annotations").is_none());
+    }
+
+    #[test]
+    fn a_system_namespace_is_used_but_not_created() {
+        let mut v = values();
+        v.namespace = "kube-system".into();
+        let objects = controller(&v).unwrap();
+        assert!(objects.iter().all(|o| o["kind"] != "Namespace"));
+        assert_eq!(find(&objects, "Deployment", "karpenter")["metadata"]["namespace"], "kube-system");
+    }
+
+    #[test]
+    fn values_with_quotes_stay_strings() {
+        let mut v = values();
+        v.cluster_endpoint = "https://a\"b: c".into();
+        let objects = controller(&v).unwrap();
+        assert_eq!(
+            env(find(&objects, "Deployment", "karpenter"), "CLUSTER_ENDPOINT"),
+            Some(&Value::from("https://a\"b: c"))
+        );
+    }
+
+    #[test]
+    fn the_yaml_stream_reads_back_as_the_same_objects() {
+        let objects = controller(&values()).unwrap();
+        assert_eq!(documents(&to_yaml_stream(&objects)).unwrap(), objects);
+    }
+}

@@ -1,0 +1,297 @@
+//! `k8s_karpenter_controller`: the Karpenter controller, rendered from the project's templates
+//! (`kubernetes::manifests`) and server-side applied object by object in dependency order (namespace, service
+//! account, RBAC, service, budget, Deployment); then kbp waits for the Deployment to be Available and, if it
+//! is not, says why (pending pods, their events, image pull errors).
+//!
+//! The provider ID is `<namespace>/karpenter`. A refresh reads the settings back from the Deployment (replicas,
+//! image, environment, resources) and the service account (IRSA role), so a hand edit shows as drift.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::session::{ObjectRef, Session};
+use crate::graph::{compile::kinds, Address, Attrs};
+use crate::kubernetes::manifests::{self, ControllerValues, CONTROLLER_NAME};
+use crate::providers::wait::{Budget, Poll, Wait};
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct Controller;
+
+/// Pulling the image and passing the readiness probe takes a minute or two on a fresh node.
+const ROLLOUT: Budget = Budget {
+    timeout: Duration::from_secs(10 * 60),
+    first_interval: Duration::from_millis(500),
+    max_interval: Duration::from_secs(10),
+};
+const DELETE: Budget = Budget::minutes(5);
+
+fn address() -> Address {
+    Address::new("karpenter_controller", "main")
+}
+
+fn render(attrs: &Attrs) -> Result<Vec<Value>, ProviderError> {
+    let values =
+        ControllerValues::from_attrs(attrs).map_err(|e| ProviderError::new("karpenter:render", "", e.to_string()))?;
+    manifests::controller(&values).map_err(|e| ProviderError::new("karpenter:render", "", e.to_string()))
+}
+
+fn deployment_ref(namespace: &str) -> ObjectRef {
+    ObjectRef::new("apps/v1", "Deployment", Some(namespace), CONTROLLER_NAME)
+}
+
+/// `(available, wanted)` when the Deployment has rolled out its current generation, else what is pending.
+fn rollout(d: &Value) -> Result<(), String> {
+    let wanted = d["spec"]["replicas"].as_u64().unwrap_or(1);
+    let s = &d["status"];
+    let count = |k: &str| s[k].as_u64().unwrap_or(0);
+    let current = s["observedGeneration"].as_u64() >= d["metadata"]["generation"].as_u64();
+    let available = count("availableReplicas");
+    if current && count("updatedReplicas") >= wanted && available >= wanted {
+        return Ok(());
+    }
+    Err(format!("{available}/{wanted} replicas available, {}/{wanted} updated", count("updatedReplicas")))
+}
+
+impl Controller {
+    async fn install(
+        &self,
+        cx: &Context,
+        desired: &Desired<'_>,
+        prior: Option<&Attrs>,
+    ) -> Result<Applied, ProviderError> {
+        let objects = render(desired.attrs)?;
+        let session = Session::open(cx, desired.attrs).await?;
+        for object in &objects {
+            session.apply(object).await?;
+        }
+        // Objects an earlier render had and this one does not (a namespace change, a dropped role).
+        if let Some(prior) = prior {
+            let now: Vec<ObjectRef> = objects.iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
+            for old in render(prior).unwrap_or_default().iter().rev() {
+                let r = ObjectRef::of(old)?;
+                if !now.contains(&r) {
+                    session.delete(&r, false).await?;
+                }
+            }
+        }
+        let namespace = desired.attrs.get("namespace").and_then(Value::as_str).unwrap_or(CONTROLLER_NAME).to_string();
+        let timeout = desired
+            .attrs
+            .get("rollout_timeout")
+            .and_then(Value::as_str)
+            .and_then(|t| humantime::parse_duration(t).ok())
+            .unwrap_or(ROLLOUT.timeout);
+        self.wait_available(&session, &namespace, desired.address, Budget { timeout, ..ROLLOUT }).await?;
+        Ok(Applied {
+            id: format!("{namespace}/{CONTROLLER_NAME}"),
+            outputs: json!({ "namespace": namespace, "deployment": CONTROLLER_NAME, "objects": objects.len() })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        })
+    }
+
+    async fn wait_available(
+        &self,
+        session: &Session<'_>,
+        namespace: &str,
+        address: &Address,
+        budget: Budget,
+    ) -> Result<(), ProviderError> {
+        let r = deployment_ref(namespace);
+        let what = format!("the Karpenter controller ({r}) to be available");
+        let waited = Wait::new("kubernetes:rollout", &what, budget)
+            .reporting(session.cx, Some(address))
+            .until(|| async {
+                Ok(match session.get(&r).await? {
+                    Some(d) => match rollout(&d) {
+                        Ok(()) => Poll::Done(()),
+                        Err(pending) => Poll::Pending(pending),
+                    },
+                    None => Poll::Pending("Deployment not found".into()),
+                })
+            })
+            .await;
+        match waited {
+            Err(mut e) if e.code.is_empty() => {
+                e.message.push_str(&why_not_ready(session, namespace).await);
+                Err(e.with_hint(
+                    "the controller pods run only on the controller node group (label and taint \
+                     karpenter.sh/controller=true); check that group is ACTIVE with nodes, and the image can be pulled \
+                     from the nodes (karpenter.image)",
+                ))
+            }
+            other => other,
+        }
+    }
+}
+
+/// The pods of the controller that are not ready, with their phase, container state and events.
+async fn why_not_ready(session: &Session<'_>, namespace: &str) -> String {
+    let selector = format!("app.kubernetes.io/instance={CONTROLLER_NAME}");
+    let pods = match session.list("v1", "Pod", Some(namespace), Some(&selector), None).await {
+        Ok(pods) => pods,
+        Err(e) => return format!("\n  (could not list the controller pods: {e})"),
+    };
+    if pods.is_empty() {
+        return "\n  no controller pods exist (is the ReplicaSet failing? check `kubectl describe deployment`)".into();
+    }
+    let mut out = String::new();
+    for pod in pods.iter().filter(|p| !pod_ready(p)) {
+        let name = pod["metadata"]["name"].as_str().unwrap_or("?");
+        out.push_str(&format!("\n  pod {name}: {}", pod["status"]["phase"].as_str().unwrap_or("Unknown")));
+        for c in pod["status"]["containerStatuses"].as_array().into_iter().flatten() {
+            if let Some(w) = c["state"]["waiting"].as_object() {
+                let reason = w.get("reason").and_then(Value::as_str).unwrap_or("");
+                let message = w.get("message").and_then(Value::as_str).unwrap_or("");
+                out.push_str(&format!("\n    container {}: {reason} {message}", c["name"].as_str().unwrap_or("?")));
+            }
+        }
+        let fields = format!("involvedObject.name={name}");
+        if let Ok(events) = session.list("v1", "Event", Some(namespace), None, Some(&fields)).await {
+            for e in events.iter().filter(|e| e["type"] != "Normal") {
+                out.push_str(&format!(
+                    "\n    event {}: {}",
+                    e["reason"].as_str().unwrap_or(""),
+                    e["message"].as_str().unwrap_or("")
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn pod_ready(pod: &Value) -> bool {
+    pod["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
+}
+
+/// The controller settings as the Deployment and service account in the cluster say them.
+fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) -> Attrs {
+    let mut attrs = prior.clone();
+    let pod = &deployment["spec"]["template"]["spec"];
+    let container = pod["containers"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == "controller"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let env: BTreeMap<&str, &Value> = container["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some((e["name"].as_str()?, &e["value"])))
+        .collect();
+    let env_value = |name: &str| env.get(name).map(|v| (*v).clone()).unwrap_or(Value::Null);
+    attrs.insert("replicas".into(), deployment["spec"]["replicas"].clone());
+    if let Some((image, tag)) = container["image"].as_str().and_then(|i| i.rsplit_once(':')) {
+        attrs.insert("image".into(), json!(image));
+        attrs.insert("version".into(), json!(tag));
+    }
+    attrs.insert("cluster_name".into(), env_value("CLUSTER_NAME"));
+    attrs.insert("cluster_endpoint".into(), env_value("CLUSTER_ENDPOINT"));
+    attrs.insert("interruption_queue".into(), env_value("INTERRUPTION_QUEUE"));
+    attrs.insert("log_level".into(), env_value("LOG_LEVEL"));
+    attrs.insert("cpu".into(), container["resources"]["limits"]["cpu"].clone());
+    attrs.insert("memory".into(), container["resources"]["limits"]["memory"].clone());
+    let role = service_account.map(|sa| sa["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].clone());
+    attrs.insert("service_account_role_arn".into(), role.unwrap_or(Value::Null));
+    attrs
+}
+
+#[async_trait]
+impl Provider for Controller {
+    fn kind(&self) -> &'static str {
+        kinds::KARPENTER_CONTROLLER
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["cluster"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let namespace = id.split_once('/').map_or(id, |(ns, _)| ns);
+        let session = Session::open(cx, prior).await?;
+        let Some(deployment) = session.get(&deployment_ref(namespace)).await? else { return Ok(None) };
+        let sa = session.get(&ObjectRef::new("v1", "ServiceAccount", Some(namespace), CONTROLLER_NAME)).await?;
+        let mut attrs = observed(&deployment, sa.as_ref(), prior);
+        attrs.insert("namespace".into(), json!(namespace));
+        Ok(Some(Observed {
+            attrs,
+            outputs: json!({ "namespace": namespace, "deployment": CONTROLLER_NAME })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        }))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        self.install(cx, desired, None).await
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        _id: &str,
+        prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        self.install(cx, desired, Some(prior)).await
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+        let namespace = id.split_once('/').map_or(id, |(ns, _)| ns);
+        let session = Session::open(cx, prior).await?;
+        // The Deployment first, waiting for its pods to stop (no controller acting while the rest goes).
+        let hint = "the controller pods are still terminating; check them with `kubectl get pods -n <namespace>`";
+        session.delete_and_wait(&deployment_ref(namespace), true, &address(), DELETE, hint).await?;
+        let objects = render(prior).unwrap_or_default();
+        for object in objects.iter().rev() {
+            let r = ObjectRef::of(object)?;
+            if r.kind == "Namespace" {
+                let hint = "the namespace still holds objects; check `kubectl get all -n <namespace>`";
+                session.delete_and_wait(&r, false, &address(), DELETE, hint).await?;
+            } else if r.kind != "Deployment" {
+                session.delete(&r, false).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rollout_needs_the_current_generation_fully_available() {
+        let d = |gen: u64, observed: u64, updated: u64, available: u64| {
+            json!({ "metadata": { "generation": gen }, "spec": { "replicas": 2 },
+                    "status": { "observedGeneration": observed, "updatedReplicas": updated, "availableReplicas": available } })
+        };
+        assert!(rollout(&d(2, 2, 2, 2)).is_ok());
+        assert!(rollout(&d(3, 2, 2, 2)).is_err(), "an old generation's pods do not count");
+        assert_eq!(rollout(&d(2, 2, 2, 1)).unwrap_err(), "1/2 replicas available, 2/2 updated");
+    }
+
+    #[test]
+    fn settings_read_back_from_the_rendered_deployment_match_the_attributes() {
+        let attrs: Attrs = json!({
+            "version": "1.14.1", "namespace": "karpenter", "replicas": 2, "image": "public.ecr.aws/karpenter/controller",
+            "log_level": "info", "cpu": "1", "memory": "1Gi", "cluster_name": "demo", "cluster_endpoint": "https://x",
+            "interruption_queue": "demo", "service_account_role_arn": null, "cluster": { "name": "demo" },
+        })
+        .as_object()
+        .cloned()
+        .unwrap();
+        let objects = render(&attrs).unwrap();
+        let find = |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap();
+        assert_eq!(observed(find("Deployment"), Some(find("ServiceAccount")), &attrs), attrs);
+        let mut edited = find("Deployment").clone();
+        edited["spec"]["replicas"] = json!(3);
+        assert_eq!(observed(&edited, Some(find("ServiceAccount")), &attrs)["replicas"], 3);
+    }
+}

@@ -1,0 +1,167 @@
+//! `k8s_karpenter_crds`: the CRDs of the pinned Karpenter release (NodePool, NodeClaim, EC2NodeClass), taken
+//! from the release's chart (OCI artifact, cached) or a local directory, applied before anything that uses
+//! them and waited on until the API server reports them Established.
+//!
+//! The provider ID is the CRD names, comma-separated. Each CRD is annotated with the release it came from, so
+//! a refresh sees which version is installed.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::session::{ObjectRef, Session};
+use crate::graph::{compile::kinds, Attrs};
+use crate::kubernetes::oci;
+use crate::providers::wait::{Budget, Poll, Wait};
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct KarpenterCrds;
+
+const CRD_API: &str = "apiextensions.k8s.io/v1";
+const CRD: &str = "CustomResourceDefinition";
+/// Which Karpenter release an installed CRD came from.
+pub const VERSION_ANNOTATION: &str = "kbp.dev/karpenter-version";
+
+/// The CRDs `attrs` name: from `crds_dir` if set, else from the chart at `version`.
+pub async fn load(attrs: &Attrs) -> Result<Vec<Value>, ProviderError> {
+    let op = "karpenter:crds";
+    let text = |k: &str| attrs.get(k).and_then(Value::as_str);
+    let version = text("version").unwrap_or_default();
+    let loaded = match (text("crds_dir"), text("chart")) {
+        (Some(dir), _) => oci::crds_from_dir(std::path::Path::new(dir)),
+        (None, Some(chart)) => {
+            let pulled = async {
+                let chart: oci::ChartRef = chart.parse()?;
+                let archive =
+                    oci::ChartCache::default_location()?.chart(&chart, version.trim_start_matches('v')).await?;
+                oci::crds_from_chart(&archive)
+            };
+            pulled.await
+        }
+        (None, None) => {
+            return Err(ProviderError::new(op, "", "neither karpenter.chart nor karpenter.crds_dir is set"))
+        }
+    };
+    loaded.map_err(|e| ProviderError::new(op, "", e.to_string()))
+}
+
+fn name_of(crd: &Value) -> String {
+    crd["metadata"]["name"].as_str().unwrap_or_default().to_string()
+}
+
+fn established(crd: &Value) -> bool {
+    crd["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
+}
+
+fn observed_attrs(version: Value, prior: &Attrs) -> Attrs {
+    let mut attrs = prior.clone();
+    attrs.insert("version".into(), version);
+    attrs
+}
+
+impl KarpenterCrds {
+    async fn install(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let version = desired.attrs.get("version").cloned().unwrap_or(Value::Null);
+        let crds = load(desired.attrs).await?;
+        let session = Session::open(cx, desired.attrs).await?;
+        let mut names = Vec::new();
+        for mut crd in crds {
+            crd["metadata"]["annotations"][VERSION_ANNOTATION] = version.clone();
+            // Status is the server's; an apply may not carry it.
+            if let Some(o) = crd.as_object_mut() {
+                o.remove("status");
+            }
+            session.apply(&crd).await?;
+            names.push(name_of(&crd));
+        }
+        for name in &names {
+            let r = ObjectRef::new(CRD_API, CRD, None, name);
+            let what = format!("CRD {name} to be established");
+            Wait::new("kubernetes:apply", &what, Budget::minutes(2))
+                .reporting(cx, Some(desired.address))
+                .until(|| async {
+                    Ok(match session.get(&r).await? {
+                        Some(crd) if established(&crd) => Poll::Done(()),
+                        Some(_) => Poll::Pending("not established yet".into()),
+                        None => Poll::Pending("not found".into()),
+                    })
+                })
+                .await?;
+        }
+        Ok(Applied {
+            id: names.join(","),
+            outputs: json!({ "names": names, "version": version }).as_object().cloned().unwrap_or_default(),
+        })
+    }
+}
+
+#[async_trait]
+impl Provider for KarpenterCrds {
+    fn kind(&self) -> &'static str {
+        kinds::KARPENTER_CRDS
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["cluster"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let session = Session::open(cx, prior).await?;
+        let mut versions = Vec::new();
+        for name in id.split(',').filter(|n| !n.is_empty()) {
+            let crd = session.get(&ObjectRef::new(CRD_API, CRD, None, name)).await?;
+            versions.push(crd.map(|c| c["metadata"]["annotations"][VERSION_ANNOTATION].clone()));
+        }
+        if versions.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        // One missing, or CRDs of mixed releases: report something no blueprint asks for, so it is re-applied.
+        let first = versions[0].clone().unwrap_or(Value::Null);
+        let version = if versions.iter().all(|v| v.as_ref() == Some(&first)) { first } else { json!("(incomplete)") };
+        let names: Vec<&str> = id.split(',').collect();
+        Ok(Some(Observed {
+            attrs: observed_attrs(version.clone(), prior),
+            outputs: json!({ "names": names, "version": version }).as_object().cloned().unwrap_or_default(),
+        }))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        self.install(cx, desired).await
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        let applied = self.install(cx, desired).await?;
+        // A CRD the new release no longer ships goes, with its objects.
+        let kept: Vec<&str> = applied.id.split(',').collect();
+        let session = Session::open(cx, prior).await?;
+        for gone in id.split(',').filter(|n| !n.is_empty() && !kept.contains(n)) {
+            session.delete(&ObjectRef::new(CRD_API, CRD, None, gone), false).await?;
+        }
+        Ok(applied)
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+        let session = Session::open(cx, prior).await?;
+        let address = crate::graph::Address::new("karpenter_crds", "main");
+        for name in id.split(',').filter(|n| !n.is_empty()) {
+            let r = ObjectRef::new(CRD_API, CRD, None, name);
+            session
+                .delete_and_wait(
+                    &r,
+                    false,
+                    &address,
+                    Budget::minutes(5),
+                    "the API server is still deleting the CRD's objects",
+                )
+                .await?;
+        }
+        Ok(())
+    }
+}

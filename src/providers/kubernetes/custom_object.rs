@@ -1,0 +1,154 @@
+//! `k8s_ec2_node_class` and `k8s_node_pool`: one Karpenter object each, its manifest compiled from the
+//! blueprint (`graph::compile::kubernetes`), server-side applied. A refresh reads the object and keeps only the
+//! fields kbp applied, so the API server's defaults (and Karpenter's status) are not drift, while a hand edit
+//! of an applied field is.
+//!
+//! Deletion waits for Karpenter's part: a NodePool is deleted in the foreground, so it stays until the
+//! NodeClaims it owns are gone, which is how Karpenter drains and terminates its nodes; an EC2NodeClass keeps
+//! Karpenter's finalizer until no node uses it.
+
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+
+use super::session::{ObjectRef, Session, NODES_DRAIN};
+use crate::graph::{compile::kinds, Address, Attrs};
+use crate::providers::wait::Budget;
+use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+
+pub struct CustomObject {
+    kind: &'static str,
+    api_version: &'static str,
+    object_kind: &'static str,
+    /// The address type of these resources, to report waits under.
+    address_type: &'static str,
+    foreground: bool,
+    delete_budget: Budget,
+    delete_hint: &'static str,
+}
+
+pub fn node_class() -> CustomObject {
+    CustomObject {
+        kind: kinds::EC2_NODE_CLASS,
+        api_version: "karpenter.k8s.aws/v1",
+        object_kind: "EC2NodeClass",
+        address_type: "ec2_node_class",
+        foreground: false,
+        delete_budget: Budget::minutes(5),
+        delete_hint: "Karpenter removes its finalizer once no node uses the class; if the controller is gone, \
+                      nothing will: check `kubectl get nodeclaims` and the controller's pods",
+    }
+}
+
+pub fn node_pool() -> CustomObject {
+    CustomObject {
+        kind: kinds::NODE_POOL,
+        api_version: "karpenter.sh/v1",
+        object_kind: "NodePool",
+        address_type: "node_pool",
+        foreground: true,
+        delete_budget: NODES_DRAIN,
+        delete_hint: "Karpenter is still draining and terminating the pool's nodes (pods with a long grace period or \
+                      a PodDisruptionBudget hold them); check `kubectl get nodeclaims`",
+    }
+}
+
+/// `live` cut down to the shape of `applied`: the keys kbp set, recursively; lists of the same length element
+/// by element, other lists whole.
+fn project(live: &Value, applied: &Value) -> Value {
+    match (live, applied) {
+        (Value::Object(l), Value::Object(a)) => Value::Object(
+            a.iter().filter_map(|(k, av)| l.get(k).map(|lv| (k.clone(), project(lv, av)))).collect::<Map<_, _>>(),
+        ),
+        (Value::Array(l), Value::Array(a)) if l.len() == a.len() => {
+            Value::Array(l.iter().zip(a).map(|(lv, av)| project(lv, av)).collect())
+        }
+        _ => live.clone(),
+    }
+}
+
+impl CustomObject {
+    fn object(&self, name: &str) -> ObjectRef {
+        ObjectRef::new(self.api_version, self.object_kind, None, name)
+    }
+
+    async fn apply(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        let manifest = desired.attrs.get("manifest").cloned().unwrap_or(Value::Null);
+        let session = Session::open(cx, desired.attrs).await?;
+        let stored = session.apply(&manifest).await?;
+        let name = manifest["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        Ok(Applied {
+            id: name.clone(),
+            outputs: json!({ "name": name, "uid": stored["metadata"]["uid"] }).as_object().cloned().unwrap_or_default(),
+        })
+    }
+}
+
+#[async_trait]
+impl Provider for CustomObject {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        &["cluster"]
+    }
+
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let session = Session::open(cx, prior).await?;
+        let Some(live) = session.get(&self.object(id)).await? else { return Ok(None) };
+        // An object being deleted is as good as gone: it will not come back by itself.
+        if !live["metadata"]["deletionTimestamp"].is_null() {
+            return Ok(None);
+        }
+        let mut attrs = prior.clone();
+        if let Some(applied) = prior.get("manifest") {
+            attrs.insert("manifest".into(), project(&live, applied));
+        }
+        Ok(Some(Observed {
+            attrs,
+            outputs: json!({ "name": id, "uid": live["metadata"]["uid"] }).as_object().cloned().unwrap_or_default(),
+        }))
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        self.apply(cx, desired).await
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        _id: &str,
+        _prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        self.apply(cx, desired).await
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+        let session = Session::open(cx, prior).await?;
+        let address = Address::keyed(self.address_type, "main", id);
+        session.delete_and_wait(&self.object(id), self.foreground, &address, self.delete_budget, self.delete_hint).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projection_keeps_what_was_applied_and_drops_server_defaults() {
+        let applied =
+            json!({ "spec": { "limits": { "cpu": "1000" }, "requirements": [{ "key": "a", "operator": "In" }] } });
+        let live = json!({
+            "metadata": { "uid": "u" },
+            "spec": { "limits": { "cpu": "1000" }, "requirements": [{ "key": "a", "operator": "In", "minValues": 2 }],
+                      "disruption": { "consolidateAfter": "0s" } },
+            "status": {},
+        });
+        assert_eq!(project(&live, &applied), applied);
+        let edited = json!({ "spec": { "limits": { "cpu": "5" }, "requirements": [] } });
+        assert_eq!(project(&edited, &applied), edited, "a changed value and a changed list show");
+        let pruned = json!({ "spec": { "requirements": [{ "key": "a", "operator": "In" }] } });
+        assert!(project(&pruned, &applied)["spec"].get("limits").is_none(), "a field gone from the cluster shows");
+    }
+}

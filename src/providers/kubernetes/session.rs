@@ -1,0 +1,261 @@
+//! One provider call's conversation with the cluster: discovery of the kind, server-side apply under kbp's field
+//! manager, reads, deletes and the waits after them. Objects are plain JSON (`apiVersion`, `kind`, `metadata`);
+//! the kind is looked up through the API server's discovery, so custom kinds work once their CRD is served.
+
+use std::time::Duration;
+
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy};
+use kube::core::GroupVersionKind;
+use kube::discovery::Scope;
+use serde_json::Value;
+
+use crate::access::cluster::Cluster;
+use crate::graph::{Address, Attrs};
+use crate::providers::wait::{Budget, Poll, Wait};
+use crate::providers::{Context, ProviderError};
+
+/// The field manager of everything kbp applies.
+pub const FIELD_MANAGER: &str = "kbp";
+
+/// The cluster a resource lives in, from its `cluster` attribute (name, endpoint, CA from the EKS cluster).
+pub fn cluster_of(cx: &Context, attrs: &Attrs) -> Result<Cluster, ProviderError> {
+    let c = attrs.get("cluster").unwrap_or(&Value::Null);
+    let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_string);
+    match (text("name"), text("endpoint"), text("certificate_authority_data")) {
+        (Some(name), Some(endpoint), Some(ca_data)) => {
+            Ok(Cluster { name, region: cx.region.clone(), endpoint, ca_data })
+        }
+        _ => Err(ProviderError::new("kubernetes:connect", "", "the cluster's endpoint and CA are not known")
+            .with_hint("the EKS cluster must be created first; run `kbp apply` again")),
+    }
+}
+
+/// A reference to one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl ObjectRef {
+    pub fn of(object: &Value) -> Result<Self, ProviderError> {
+        let text = |v: &Value| v.as_str().map(str::to_string);
+        match (text(&object["apiVersion"]), text(&object["kind"]), text(&object["metadata"]["name"])) {
+            (Some(api_version), Some(kind), Some(name)) => {
+                Ok(ObjectRef { api_version, kind, namespace: text(&object["metadata"]["namespace"]), name })
+            }
+            _ => Err(ProviderError::new(
+                "kubernetes:apply",
+                "Invalid",
+                "an object lacks apiVersion, kind or metadata.name",
+            )),
+        }
+    }
+
+    pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
+        ObjectRef {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            namespace: namespace.map(str::to_string),
+            name: name.into(),
+        }
+    }
+
+    fn gvk(&self) -> GroupVersionKind {
+        match self.api_version.split_once('/') {
+            Some((group, version)) => GroupVersionKind::gvk(group, version, &self.kind),
+            None => GroupVersionKind::gvk("", &self.api_version, &self.kind),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{} {ns}/{}", self.kind, self.name),
+            None => write!(f, "{} {}", self.kind, self.name),
+        }
+    }
+}
+
+pub struct Session<'a> {
+    pub cx: &'a Context,
+    pub client: kube::Client,
+}
+
+impl<'a> Session<'a> {
+    /// Connects to the cluster named in `attrs`.
+    pub async fn open(cx: &'a Context, attrs: &Attrs) -> Result<Session<'a>, ProviderError> {
+        let cluster = cluster_of(cx, attrs)?;
+        let client = cx.kube(&cluster).await?;
+        Ok(Session { cx, client })
+    }
+
+    /// The API of the object's kind; `None` when the cluster does not serve the kind (a CRD not installed).
+    async fn api(&self, obj: &ObjectRef, operation: &str) -> Result<Option<Api<DynamicObject>>, ProviderError> {
+        let found = kube::discovery::pinned_kind(&self.client, &obj.gvk()).await;
+        let (resource, caps) = match found {
+            Ok(found) => found,
+            Err(kube::Error::Discovery(_)) => return Ok(None),
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(None),
+            Err(e) => return Err(error(operation, obj, e)),
+        };
+        Ok(Some(match (caps.scope, &obj.namespace) {
+            (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &resource),
+            (Scope::Namespaced, None) => Api::default_namespaced_with(self.client.clone(), &resource),
+            (Scope::Cluster, _) => Api::all_with(self.client.clone(), &resource),
+        }))
+    }
+
+    /// Server-side applies `object` as kbp's field manager, taking over fields others set (kbp owns what the
+    /// blueprint says). Returns the object as the API server stored it.
+    pub async fn apply(&self, object: &Value) -> Result<Value, ProviderError> {
+        let r = ObjectRef::of(object)?;
+        let op = "kubernetes:apply";
+        let api = self.api(&r, op).await?.ok_or_else(|| {
+            ProviderError::new(op, "NotFound", format!("the cluster does not serve {} {}", r.api_version, r.kind))
+                .with_hint("its CRD is not installed or not established yet; run `kbp apply` again")
+        })?;
+        let patch: DynamicObject = serde_json::from_value(object.clone())
+            .map_err(|e| ProviderError::new(op, "Invalid", format!("{r}: {e}")))?;
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        let applied = api.patch(&r.name, &params, &Patch::Apply(&patch)).await.map_err(|e| error(op, &r, e))?;
+        serde_json::to_value(applied).map_err(|e| ProviderError::new(op, "", e.to_string()))
+    }
+
+    pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>, ProviderError> {
+        let op = "kubernetes:get";
+        let Some(api) = self.api(r, op).await? else { return Ok(None) };
+        match api.get_opt(&r.name).await.map_err(|e| error(op, r, e))? {
+            Some(o) => Ok(Some(serde_json::to_value(o).map_err(|e| ProviderError::new(op, "", e.to_string()))?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Objects of a kind in a namespace (`None`: all namespaces), filtered by label and field selectors.
+    pub async fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        labels: Option<&str>,
+        fields: Option<&str>,
+    ) -> Result<Vec<Value>, ProviderError> {
+        let op = "kubernetes:list";
+        let r = ObjectRef::new(api_version, kind, namespace, "");
+        let Some(api) = self.api(&r, op).await? else { return Ok(vec![]) };
+        let mut params = ListParams::default();
+        if let Some(l) = labels {
+            params = params.labels(l);
+        }
+        if let Some(f) = fields {
+            params = params.fields(f);
+        }
+        let list = api.list(&params).await.map_err(|e| error(op, &r, e))?;
+        list.items
+            .into_iter()
+            .map(|o| serde_json::to_value(o).map_err(|e| ProviderError::new(op, "", e.to_string())))
+            .collect()
+    }
+
+    /// Asks the API server to delete the object; `foreground` keeps it until its dependents are gone (a
+    /// NodePool until its NodeClaims are). Already gone is fine.
+    pub async fn delete(&self, r: &ObjectRef, foreground: bool) -> Result<(), ProviderError> {
+        let op = "kubernetes:delete";
+        let Some(api) = self.api(r, op).await? else { return Ok(()) };
+        let mut params = DeleteParams::default();
+        if foreground {
+            params.propagation_policy = Some(PropagationPolicy::Foreground);
+        }
+        match api.delete(&r.name, &params).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(error(op, r, e)),
+        }
+    }
+
+    /// Waits until the object no longer exists, reporting what holds it (its finalizers) under `address`.
+    pub async fn wait_gone(
+        &self,
+        r: &ObjectRef,
+        address: &Address,
+        budget: Budget,
+        hint: &str,
+    ) -> Result<(), ProviderError> {
+        let what = format!("{r} to be deleted");
+        let waited = Wait::new("kubernetes:delete", &what, budget)
+            .reporting(self.cx, Some(address))
+            .until(|| async {
+                Ok(match self.get(r).await? {
+                    None => Poll::Done(()),
+                    Some(o) => Poll::Pending(holders(&o)),
+                })
+            })
+            .await;
+        waited.map_err(|e| if e.code.is_empty() { e.with_hint(hint) } else { e })
+    }
+
+    /// Deletes and waits until gone.
+    pub async fn delete_and_wait(
+        &self,
+        r: &ObjectRef,
+        foreground: bool,
+        address: &Address,
+        budget: Budget,
+        hint: &str,
+    ) -> Result<(), ProviderError> {
+        self.delete(r, foreground).await?;
+        self.wait_gone(r, address, budget, hint).await
+    }
+}
+
+/// What keeps an object being deleted: its finalizers.
+fn holders(o: &Value) -> String {
+    let finalizers: Vec<&str> = o["metadata"]["finalizers"]
+        .as_array()
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if finalizers.is_empty() {
+        "deleting".to_string()
+    } else {
+        format!("waiting on finalizers {}", finalizers.join(", "))
+    }
+}
+
+/// A Kubernetes API error as a provider error, with what to do for the common refusals.
+pub fn error(operation: &str, r: &ObjectRef, e: kube::Error) -> ProviderError {
+    match e {
+        kube::Error::Api(s) => {
+            let reason = if s.reason.is_empty() { format!("HTTP{}", s.code) } else { s.reason.clone() };
+            let mut message = format!("{r}: {}", s.message);
+            if let Some(causes) = s.details.as_ref().map(|d| &d.causes).filter(|c| !c.is_empty()) {
+                for c in causes {
+                    message.push_str(&format!("\n  {}: {}", c.field, c.message));
+                }
+            }
+            let err = ProviderError::new(operation, &reason, message);
+            match s.code {
+                401 => err.with_hint(
+                    "the cluster does not accept kbp's token; check the AWS identity (`aws sts get-caller-identity`) \
+                     has an access entry in the cluster",
+                ),
+                403 => err.with_hint("the identity lacks this Kubernetes permission; kbp needs cluster-admin"),
+                422 => err.with_hint("the API server refused the object; check the blueprint field behind it"),
+                _ => err,
+            }
+        }
+        other => ProviderError::new(operation, "Unreachable", format!("{r}: {other}")).with_hint(
+            "the cluster's API server did not answer; check the endpoint is reachable from here (public access, \
+             CIDRs) or use --kubeconfig",
+        ),
+    }
+}
+
+/// Reading back after a wait: the budget for objects Karpenter finalizes (NodePools wait on the nodes).
+pub const NODES_DRAIN: Budget = Budget {
+    timeout: Duration::from_secs(15 * 60),
+    first_interval: Duration::from_millis(500),
+    max_interval: Duration::from_secs(10),
+};

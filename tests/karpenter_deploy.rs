@@ -1,0 +1,198 @@
+//! The in-cluster stage end to end: `kbp apply` of karpenter-mng against the emulator installs Karpenter's CRDs,
+//! the controller and the default EC2NodeClass and NodePool into the Kubernetes API stand-in the emulator serves
+//! at the cluster's endpoint; they are read back over that API (with kbp's own EKS token), a second plan is
+//! empty, a NodePool edit is one in-place update, and destroy takes NodePools, then the controller, then the
+//! cluster down in that order.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use kbp::access::cluster::{Access, Clients, Cluster};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use serde_json::Value;
+use support::*;
+
+const STACK: &str = "ex-karpenter-mng";
+
+async fn cluster_client(em: &Emulator) -> kube::Client {
+    let eks = em.eks().await;
+    let c = eks.describe_cluster().name(STACK).send().await.unwrap().cluster.unwrap();
+    let cluster = Cluster {
+        name: STACK.into(),
+        region: "us-west-2".into(),
+        endpoint: c.endpoint().unwrap().to_string(),
+        ca_data: c.certificate_authority().and_then(|ca| ca.data()).unwrap().to_string(),
+    };
+    Clients::new(Access::Eks, em.sdk_config().await).client(&cluster).await.unwrap()
+}
+
+async fn get(
+    client: &kube::Client,
+    api_version: &str,
+    kind: &str,
+    plural: &str,
+    ns: Option<&str>,
+    name: &str,
+) -> Option<Value> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    let api: Api<DynamicObject> = match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
+    api.get_opt(name).await.unwrap().map(|o| serde_json::to_value(o).unwrap())
+}
+
+/// `HH:MM:SS.mmm` of each `<address>: <what>` line whose `what` starts with `verb`.
+fn stamps(stderr: &str, verb: &str) -> BTreeMap<String, String> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let (ts, rest) = l.split_once(' ')?;
+            let (address, what) = rest.split_once(": ")?;
+            what.starts_with(verb).then(|| (address.to_string(), ts.to_string()))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
+    let em = Emulator::start_with("realistic", 0.01);
+    let ws = Workspace::with_blueprint("karpenter-mng");
+
+    let plan: Value =
+        serde_json::from_slice(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()).stdout).unwrap();
+    let planned: Vec<&str> = plan["changes"].as_array().unwrap().iter().filter_map(|c| c["address"].as_str()).collect();
+    for address in [
+        "karpenter_crds.main",
+        "karpenter_controller.main",
+        "ec2_node_class.main[\"default\"]",
+        "node_pool.main[\"default\"]",
+    ] {
+        assert!(planned.contains(&address), "{address} is planned like any resource: {planned:?}");
+    }
+    assert!(plan["deferred"].as_array().is_none_or(|d| d.is_empty()), "nothing is deferred any more: {plan}");
+
+    let out = kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let applied = stderr(&out);
+    let created = stamps(&applied, "created");
+    let creating = stamps(&applied, "creating");
+    assert!(
+        created["karpenter_crds.main"] <= creating["karpenter_controller.main"],
+        "CRDs before the controller\n{applied}"
+    );
+    assert!(
+        created["karpenter_controller.main"] <= creating["node_pool.main[\"default\"]"],
+        "the controller is available before the NodePool is applied\n{applied}"
+    );
+
+    // Read back over the cluster's API.
+    let client = cluster_client(&em).await;
+    for crd in ["nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"] {
+        let o =
+            get(&client, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", None, crd)
+                .await
+                .unwrap_or_else(|| panic!("CRD {crd} installed"));
+        let established = o["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Established" && c["status"] == "True");
+        assert!(established, "{crd} is Established");
+        assert_eq!(o["metadata"]["annotations"]["kbp.dev/karpenter-version"], "1.14.1");
+    }
+    let d =
+        get(&client, "apps/v1", "Deployment", "deployments", Some("karpenter"), "karpenter").await.expect("controller");
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["status"]["availableReplicas"], 2, "{}", d["status"]);
+    assert_eq!(d["spec"]["template"]["spec"]["nodeSelector"]["karpenter.sh/controller"], "true");
+    let env = d["spec"]["template"]["spec"]["containers"][0]["env"].as_array().unwrap().clone();
+    let setting = |name: &str| env.iter().find(|e| e["name"] == name).map(|e| e["value"].clone());
+    assert_eq!(setting("CLUSTER_NAME"), Some(Value::from(STACK)));
+    assert_eq!(setting("INTERRUPTION_QUEUE"), Some(Value::from(STACK)));
+    let managers: Vec<&str> =
+        d["metadata"]["managedFields"].as_array().unwrap().iter().filter_map(|m| m["manager"].as_str()).collect();
+    assert!(managers.contains(&"kbp"), "applied by kbp's field manager: {managers:?}");
+    let pdb =
+        get(&client, "policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", Some("karpenter"), "karpenter").await;
+    assert_eq!(pdb.expect("PDB")["spec"]["maxUnavailable"], 1);
+
+    let class =
+        get(&client, "karpenter.k8s.aws/v1", "EC2NodeClass", "ec2nodeclasses", None, "default").await.expect("class");
+    assert_eq!(class["spec"]["role"], "ex-karpenter-mng");
+    assert_eq!(class["spec"]["metadataOptions"]["httpTokens"], "required");
+    let cluster_sg = em.eks().await.describe_cluster().name(STACK).send().await.unwrap().cluster.unwrap();
+    let sg = cluster_sg.resources_vpc_config().unwrap().cluster_security_group_id().unwrap().to_string();
+    let terms = class["spec"]["securityGroupSelectorTerms"].as_array().unwrap();
+    assert!(
+        terms.iter().any(|t| t["id"] == sg.as_str()),
+        "the class selects the cluster security group {sg}: {terms:?}"
+    );
+    let pool = get(&client, "karpenter.sh/v1", "NodePool", "nodepools", None, "default").await.expect("pool");
+    assert_eq!(pool["spec"]["limits"]["cpu"], 1000);
+    assert_eq!(pool["spec"]["template"]["spec"]["nodeClassRef"]["name"], "default");
+
+    // Nothing to do after apply, server-side defaults included.
+    let again = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&again, 0, "plan after apply");
+
+    // A NodePool's CPU limit: one in-place update, naming the field.
+    let edited = kbp(
+        &em,
+        &["plan", ws.blueprint_arg(), "--set", "node_pools.default.limits.cpu=2000", "--json", "--detailed-exitcode"],
+        ws.path(),
+    );
+    assert_exit_code(&edited, 2, "plan with a new CPU limit");
+    let edit: Value = serde_json::from_slice(&edited.stdout).unwrap();
+    let changes = edit["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "exactly one change: {changes:#?}");
+    assert_eq!(changes[0]["address"], "node_pool.main[\"default\"]");
+    assert_eq!(changes[0]["action"], "update");
+    assert!(edit.to_string().contains("manifest.spec.limits.cpu"), "the changed field is named: {}", changes[0]);
+
+    let out = kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let destroyed = stderr(&out);
+    let done = stamps(&destroyed, "destroyed");
+    let started = stamps(&destroyed, "destroying");
+    let pool_done = &done["node_pool.main[\"default\"]"];
+    assert!(pool_done <= &started["karpenter_controller.main"], "NodePools before the controller\n{destroyed}");
+    assert!(
+        done["ec2_node_class.main[\"default\"]"] <= started["karpenter_controller.main"],
+        "classes before the controller"
+    );
+    assert!(done["karpenter_controller.main"] <= started["karpenter_crds.main"], "the controller before the CRDs");
+    assert!(
+        done["karpenter_controller.main"] <= started["eks_cluster.main"],
+        "the controller before the cluster\n{destroyed}"
+    );
+    assert!(em.eks().await.describe_cluster().name(STACK).send().await.is_err(), "the cluster is gone");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_controller_that_cannot_start_fails_apply_with_the_reason() {
+    let em = Emulator::start_with("instant", 1.0);
+    let ws = Workspace::with_blueprint("karpenter-mng");
+    let out = kbp(
+        &em,
+        &[
+            "apply",
+            ws.blueprint_arg(),
+            "--auto-approve",
+            "--set",
+            "karpenter.image=registry.invalid/karpenter/controller",
+            "--set",
+            "karpenter.rollout_timeout=3s",
+        ],
+        ws.path(),
+    );
+    assert_exit_code(&out, 1, "apply with an image no node can pull");
+    let err = stderr(&out);
+    assert!(err.contains("karpenter_controller.main"), "{err}");
+    assert!(
+        err.contains("ImagePullBackOff") || err.contains("Failed to pull image"),
+        "the report names the pull error:\n{err}"
+    );
+    // The failure is isolated: the NodePool waits for the controller and was not applied.
+    assert!(err.contains("node_pool.main[\"default\"]: not created because"), "{err}");
+}

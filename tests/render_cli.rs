@@ -1,0 +1,90 @@
+//! `kbp render` for every shipped blueprint: the manifests it prints (CRDs, controller objects, EC2NodeClasses,
+//! NodePools) validate against the official Karpenter v1.14.1 CRD schemas and the Kubernetes API types, checked
+//! here again independently of the command's own check; and a schema the objects break fails the command.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use kbp::graph::value::UNKNOWN;
+use kbp::kubernetes::{manifests, oci, validate};
+use serde_json::Value;
+use support::reference_crds_dir;
+
+fn render(blueprint: &str, crds_dir: &Path, extra: &[&str]) -> std::process::Output {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(format!("{blueprint}.toml"));
+    let dir = tempfile::tempdir().unwrap();
+    let crds = format!("karpenter.crds_dir={}", crds_dir.display());
+    Command::new(env!("CARGO_BIN_EXE_kbp"))
+        .arg("render")
+        .arg(&path)
+        .args(["--set", &crds])
+        .args(extra)
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn kinds(docs: &[Value], kind: &str) -> usize {
+    docs.iter().filter(|d| d["kind"] == kind).count()
+}
+
+#[test]
+fn every_shipped_blueprint_renders_manifests_the_official_crds_accept() {
+    let crds_dir = reference_crds_dir();
+    let crds = oci::crds_from_dir(&crds_dir).unwrap();
+    assert_eq!(crds.len(), 3, "NodePool, NodeClaim and EC2NodeClass CRDs");
+    for (blueprint, classes, pools) in
+        [("minimal", 1, 1), ("karpenter-mng", 1, 1), ("spot-fallback", 1, 2), ("gpu", 2, 2)]
+    {
+        let out = render(blueprint, &crds_dir, &[]);
+        assert!(out.status.success(), "{blueprint}: {}", String::from_utf8_lossy(&out.stderr));
+        let docs = manifests::documents(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        assert_eq!(kinds(&docs, "CustomResourceDefinition"), 3, "{blueprint}");
+        assert_eq!(kinds(&docs, "Deployment"), 1, "{blueprint}");
+        assert_eq!(kinds(&docs, "PodDisruptionBudget"), 1, "{blueprint}");
+        assert_eq!(kinds(&docs, "EC2NodeClass"), classes, "{blueprint}");
+        assert_eq!(kinds(&docs, "NodePool"), pools, "{blueprint}");
+        let problems = validate::all(Some(&crds), &docs, UNKNOWN);
+        assert!(problems.is_empty(), "{blueprint}:\n{}", problems.join("\n"));
+        // Without a state, only the AWS-assigned values are unknown, and only where AWS assigns them.
+        for doc in docs.iter().filter(|d| d["kind"] == "EC2NodeClass") {
+            let terms = doc["spec"]["securityGroupSelectorTerms"].as_array().unwrap();
+            assert!(terms.iter().any(|t| t["id"] == UNKNOWN), "the cluster security group is known after apply");
+            assert!(doc["spec"]["role"].as_str().is_some_and(|r| r != UNKNOWN));
+        }
+    }
+}
+
+#[test]
+fn an_object_the_crd_schema_refuses_fails_render_with_its_field_path() {
+    // The official NodePool CRD with the weight bound lowered below the blueprint's 80.
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(reference_crds_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = if path.ends_with("karpenter.sh_nodepools.yaml") {
+            assert!(text.contains("maximum: 100"), "the NodePool CRD bounds weight at 100");
+            text.replace("maximum: 100", "maximum: 50")
+        } else {
+            text
+        };
+        std::fs::write(dir.path().join(path.file_name().unwrap()), text).unwrap();
+    }
+    let out = render("spot-fallback", dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("NodePool spot") && err.contains("spec.weight"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing is printed when something is invalid");
+}
+
+#[test]
+fn skip_crds_prints_the_rest_without_a_chart() {
+    let out = render("minimal", Path::new("/nonexistent"), &["--skip-crds"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let docs = manifests::documents(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    assert_eq!(kinds(&docs, "CustomResourceDefinition"), 0);
+    assert_eq!(kinds(&docs, "NodePool"), 1);
+}
