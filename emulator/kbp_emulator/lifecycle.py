@@ -52,6 +52,18 @@ def busy(resource: Any) -> bool:
     return getattr(resource, "_kbp_phase", None) is not None
 
 
+def effective(resource: Any, attr: str) -> Any:
+    """`resource.<attr>` as the next request will see it: a due phase counts as settled, without settling it.
+
+    For readers outside an AWS request (the Kubernetes stand-in's threads), which must not change AWS state.
+    GONE means the resource is as good as deleted.
+    """
+    phase = getattr(resource, "_kbp_phase", None)
+    if phase is not None and phase[0] == attr and time.monotonic() >= phase[2]:
+        return phase[1]
+    return getattr(resource, attr)
+
+
 def settle(resource: Any) -> bool:
     """Applies `resource`'s phase if it is due. True if the resource is now gone and its owner must drop it."""
     phase = getattr(resource, "_kbp_phase", None)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from moto.eks import urls
 
+from .. import k8s
+
 from .access_entries import AccessEntryHandlers
 from .addons import AddonHandlers
 from .base import EKSHandlers
@@ -54,6 +56,7 @@ NEW_ROUTES = [
 
 
 def install() -> None:
+    k8s.install()
     dispatch = ExtendedEKSResponse.dispatch
     for path in list(urls.url_paths):
         urls.url_paths[path] = dispatch

@@ -2,31 +2,27 @@
 UpdateClusterVersion and AssociateEncryptionConfig, which moto 5.2.5 does not serve.
 
 CreateCluster here checks the subnets as AWS does (they exist, in one VPC, in at least two zones), creates the
-cluster security group in that VPC, and reports what AWS reports: a per-cluster endpoint and OIDC issuer, a real
-base64 PEM CA certificate, vpcId and clusterSecurityGroupId, accessConfig, upgradePolicy. With an API
-authentication mode it also makes the creator's cluster-admin access entry, unless told not to.
+cluster security group in that VPC, and reports what AWS reports: a per-cluster OIDC issuer, a real base64 PEM CA
+certificate, vpcId and clusterSecurityGroupId, accessConfig, upgradePolicy. Its `endpoint` is
+`https://127.0.0.1:<port>`, where the cluster's Kubernetes API stand-in (package `k8s`) answers with a
+certificate that CA signed. With an API authentication mode it also makes the creator's cluster-admin access
+entry, unless told not to.
 """
 
 from __future__ import annotations
 
-import base64
-import datetime
 import re
 import uuid
 from typing import Any
 
 from botocore import xform_name
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from moto.core.responses import ActionResult
 from moto.ec2.exceptions import InvalidSubnetIdError
 from moto.ec2.models import ec2_backends
 from moto.eks.models import CLUSTER_IN_USE_MSG
 from moto.sts.models import sts_backends
 
-from .. import lifecycle
+from .. import k8s, lifecycle
 from . import access_entries, addon_catalog, updates
 from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter, random_id
 
@@ -69,27 +65,9 @@ def vpc_of_subnets(backend: Any, cluster_name: str, subnet_ids: list[str], min_z
     return next(iter(vpcs), None)
 
 
-def certificate_authority_data() -> str:
-    """A fresh self-signed CA certificate, PEM then base64, like `certificateAuthority.data` in AWS."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
-    start = datetime.datetime.now(datetime.timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(start + datetime.timedelta(days=3650))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    return base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
-
-
 def release(backend: Any, cluster: Any) -> None:
-    """What a cluster takes with it when it is gone: its security group."""
+    """What a cluster takes with it when it is gone: its Kubernetes API stand-in and its security group."""
+    k8s.stop(cluster)
     group_id = extras(cluster).security_group_id
     if group_id:
         try:
@@ -145,9 +123,11 @@ class ClusterHandlers(EKSHandlers):
     def _complete(self, cluster: Any, body: dict[str, Any], vpc_id: str) -> None:
         region = self.eks_backend.region_name
         ident = uuid.uuid4().hex.upper()
-        cluster.endpoint = f"https://{ident}.gr7.{region}.eks.amazonaws.com"
         cluster.identity = {"oidc": {"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{ident}"}}
-        cluster.certificate_authority = {"data": certificate_authority_data()}
+        # The endpoint is the cluster's own Kubernetes API stand-in, whose server certificate the CA signed.
+        authority = k8s.new_authority()
+        cluster.certificate_authority = {"data": authority.data}
+        cluster.endpoint = k8s.start(self.eks_backend, cluster, authority).url
         cluster.health = {"issues": []}
         cluster.kubernetes_network_config = {"ipFamily": "ipv4", **cluster.kubernetes_network_config}
 
