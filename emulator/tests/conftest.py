@@ -115,3 +115,52 @@ def error_of(excinfo) -> tuple[int, str, str]:
     """(HTTP status, error code, message) of a botocore ClientError."""
     response = excinfo.value.response
     return response["ResponseMetadata"]["HTTPStatusCode"], response["Error"]["Code"], response["Error"]["Message"]
+
+
+@pytest.fixture
+def kube_for(eks):
+    """Connects to a cluster's Kubernetes API stand-in the way kbp does: DescribeCluster's endpoint and CA, and an
+    EKS token."""
+    from kube import Kube
+
+    clients = []
+
+    def connect(name: str):
+        c = eks.describe_cluster(name=name)["cluster"]
+        client = Kube(c["endpoint"], c["certificateAuthority"]["data"], name)
+        clients.append(client)
+        return client
+
+    yield connect
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def kube(cluster, kube_for):
+    """A client of the ACTIVE cluster's Kubernetes API."""
+    return kube_for(cluster)
+
+
+@pytest.fixture
+def node_group(eks, cluster, network):
+    """Creates a managed node group of `size` nodes in the cluster; extra keyword arguments go to CreateNodegroup."""
+
+    def make(name: str = "ng", size: int = 2, **kwargs):
+        eks.create_nodegroup(clusterName=cluster, nodegroupName=name, nodeRole=NODE_ROLE, subnets=network.subnets,
+                             scalingConfig={"minSize": size, "maxSize": max(size, 1), "desiredSize": size}, **kwargs)
+        return name
+
+    return make
+
+
+@pytest.fixture
+def k8s_delays(tmp_path):
+    """Switches to a profile where only the Kubernetes stand-in's operations take time (seconds given)."""
+
+    def use(**seconds: float) -> None:
+        path = tmp_path / "k8s.toml"
+        path.write_text("".join(f"k8s.{op} = {value}\n" for op, value in seconds.items()))
+        lifecycle.use(profile.load(str(path)))
+
+    return use
