@@ -49,12 +49,27 @@ cd "$WORK"
 kbp() { "$KBP" "$@"; }
 BP="$NAME.toml"
 
-run kbp validate "$BP"
-run kbp plan "$BP"
-run kbp apply --auto-approve "$BP"
+# Karpenter's CRDs come from the release's chart on public.ecr.aws. Without internet access, point
+# KBP_KARPENTER_CRDS_DIR at a directory of the release's CRD files (the project's reference data has them).
+SETS=()
+for dir in "${KBP_KARPENTER_CRDS_DIR:-}" "$REPO_ROOT/../shared/reference/karpenter-v1.14.1/crds" /work/shared/reference/karpenter-v1.14.1/crds; do
+  if [ -n "$dir" ] && [ -f "$dir/karpenter.sh_nodepools.yaml" ]; then
+    SETS=(--set "karpenter.crds_dir=$(cd "$dir" && pwd)")
+    echo "demo: Karpenter CRDs from $dir" >&2
+    break
+  fi
+done
+
+run kbp validate "$BP" "${SETS[@]}"
+run kbp plan "$BP" "${SETS[@]}"
+run kbp apply --auto-approve "$BP" "${SETS[@]}"
 run kbp state list
 run kbp output
-run kbp plan --detailed-exitcode "$BP"   # 0: what was applied is what the blueprint says
-run kbp destroy --auto-approve "$BP"
+run kbp kubeconfig --file "$WORK/kubeconfig"   # kubectl --kubeconfig "$WORK/kubeconfig" would now reach it
+echo
+echo "\$ kbp render $BP | grep '^kind:'      # what kbp deployed in the cluster"
+kbp render "$BP" "${SETS[@]}" | grep '^kind:' | sort | uniq -c
+run kbp plan --detailed-exitcode "$BP" "${SETS[@]}"   # 0: what was applied is what the blueprint says
+run kbp destroy --auto-approve "$BP" "${SETS[@]}"
 echo
 echo "demo: done"

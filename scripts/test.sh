@@ -29,6 +29,15 @@ if ! command -v docker-registry >/dev/null 2>&1; then
   fi
 fi
 
+# The official Karpenter CRDs the manifests are validated against are the project's reference data, kept
+# outside the repository (../shared/reference). Tests read KBP_KARPENTER_CRDS_DIR; point it at them when
+# the checkout is not beside them. Tests that need them fail (not skip) when they are missing.
+if [ -z "${KBP_KARPENTER_CRDS_DIR:-}" ]; then
+  for dir in "$REPO_ROOT/../shared/reference/karpenter-v1.14.1/crds" /work/shared/reference/karpenter-v1.14.1/crds; do
+    if [ -f "$dir/karpenter.sh_nodepools.yaml" ]; then export KBP_KARPENTER_CRDS_DIR="$(cd "$dir" && pwd)"; break; fi
+  done
+fi
+
 profile=default
 if [ -n "${CI:-}" ] && [ "${CI}" != "false" ]; then profile=ci; fi
 

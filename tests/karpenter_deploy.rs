@@ -130,12 +130,29 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
         "the class selects the cluster security group {sg}: {terms:?}"
     );
     let pool = get(&client, "karpenter.sh/v1", "NodePool", "nodepools", None, "default").await.expect("pool");
-    assert_eq!(pool["spec"]["limits"]["cpu"], 1000);
+    assert_eq!(pool["spec"]["limits"]["cpu"], "1000");
     assert_eq!(pool["spec"]["template"]["spec"]["nodeClassRef"]["name"], "default");
 
     // Nothing to do after apply, server-side defaults included.
     let again = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
     assert_exit_code(&again, 0, "plan after apply");
+
+    // `kbp kubeconfig` writes a context whose exec plugin is `kbp token`; kbp itself can use it instead of state.
+    let kubeconfig = ws.path().join("kubeconfig");
+    kbp_ok(&em, &["kubeconfig", "--file", kubeconfig.to_str().unwrap()], ws.path());
+    let through = kbp(
+        &em,
+        &["plan", ws.blueprint_arg(), "--kubeconfig", kubeconfig.to_str().unwrap(), "--detailed-exitcode"],
+        ws.path(),
+    );
+    assert_exit_code(&through, 0, "plan through the written kubeconfig");
+    let wrong = kbp(
+        &em,
+        &["plan", ws.blueprint_arg(), "--kubeconfig", kubeconfig.to_str().unwrap(), "--context", "nope"],
+        ws.path(),
+    );
+    assert_exit_code(&wrong, 1, "plan with a context the kubeconfig lacks");
+    assert!(stderr(&wrong).contains("nope"), "the error names the context: {}", stderr(&wrong));
 
     // A NodePool's CPU limit: one in-place update, naming the field.
     let edited = kbp(

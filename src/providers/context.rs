@@ -71,8 +71,14 @@ impl Context {
     pub async fn kube(&self, cluster: &Cluster) -> Result<kube::Client, ProviderError> {
         let clients = self.kube.get_or_init(|| Clients::new(self.access.clone(), self.sdk.clone()));
         clients.client(cluster).await.map_err(|e| {
-            ProviderError::new("kubernetes:connect", "", e.to_string())
-                .with_hint("kbp reaches the cluster with the endpoint and CA in state; use --kubeconfig/--context if your access differs")
+            let message = e.to_string();
+            let says_what_to_do = message.contains("hint:");
+            let e = ProviderError::new("kubernetes:connect", "", message);
+            if says_what_to_do {
+                e
+            } else {
+                e.with_hint("kbp reaches the cluster with the endpoint and CA in state; use --kubeconfig/--context if your access differs")
+            }
         })
     }
 
