@@ -5,26 +5,12 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 use support::*;
 
 /// Realistic delays at 1/100: the cluster takes 6 s, the node group 1.8 s, an add-on 0.6 s.
 fn realistic() -> Emulator {
     Emulator::start_with("realistic", 0.01)
-}
-
-/// `HH:MM:SS.mmm` timestamps of `<address>: <verb>` lines in apply's plain output.
-fn stamps(stderr: &str, verb: &str) -> BTreeMap<String, String> {
-    stderr
-        .lines()
-        .filter_map(|l| {
-            let (ts, rest) = l.split_once(' ')?;
-            let (address, what) = rest.split_once(": ")?;
-            what.starts_with(verb).then(|| (address.to_string(), ts.to_string()))
-        })
-        .collect()
 }
 
 async fn role_policies(em: &Emulator, role: &str) -> Vec<String> {

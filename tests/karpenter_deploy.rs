@@ -6,8 +6,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-
 use kbp::access::cluster::{Access, Clients, Cluster};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::Value;
@@ -42,18 +40,6 @@ async fn get(
         None => Api::all_with(client.clone(), &resource),
     };
     api.get_opt(name).await.unwrap().map(|o| serde_json::to_value(o).unwrap())
-}
-
-/// `HH:MM:SS.mmm` of each `<address>: <what>` line whose `what` starts with `verb`.
-fn stamps(stderr: &str, verb: &str) -> BTreeMap<String, String> {
-    stderr
-        .lines()
-        .filter_map(|l| {
-            let (ts, rest) = l.split_once(' ')?;
-            let (address, what) = rest.split_once(": ")?;
-            what.starts_with(verb).then(|| (address.to_string(), ts.to_string()))
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -312,3 +312,16 @@ pub fn with_local_crds(text: &str) -> String {
         None => format!("{text}\n[karpenter]\n{line}"),
     }
 }
+
+/// When each `<address>: <what>` line of apply's or destroy's plain output whose `what` starts with `verb`
+/// (`creating`, `created`, `destroying`, `destroyed`) was printed, as its `HH:MM:SS.mmm` timestamp.
+pub fn stamps(stderr: &str, verb: &str) -> std::collections::BTreeMap<String, String> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let (ts, rest) = l.split_once(' ')?;
+            let (address, what) = rest.split_once(": ")?;
+            what.starts_with(verb).then(|| (address.to_string(), ts.to_string()))
+        })
+        .collect()
+}
