@@ -1,6 +1,5 @@
 """The stand-in's REST semantics: server-side apply, patches, replace, list selectors, status, deletion."""
 
-import pytest
 from kube import MERGE, path
 
 CM = path("v1", "configmaps", "settings", "default")
@@ -210,6 +209,9 @@ def test_invalid_builtin_objects_are_422(kube):
 
 def test_delete_without_and_with_finalizers(kube):
     kube.apply(CM, configmap({}))
+    assert kube.delete(CM, dryRun="All").status_code == 200
+    assert kube.delete(CM, {"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]}).status_code == 200
+    assert kube.maybe(CM) is not None
     r = kube.delete(CM)
     assert r.status_code == 200
     assert r.json()["kind"] == "Status" and r.json()["status"] == "Success"
@@ -287,6 +289,54 @@ def _cond(obj, type_):
     return next((c for c in obj.get("status", {}).get("conditions", []) if c["type"] == type_), None)
 
 
-@pytest.mark.parametrize("name", ["default", "kube-system", "kube-public", "kube-node-lease"])
-def test_initial_namespaces_have_a_default_service_account(kube, name):
-    kube.wait_for(lambda: kube.maybe(path("v1", "serviceaccounts", "default", name)), what="default service account")
+def test_initial_namespaces_have_a_default_service_account_and_the_root_ca(kube):
+    for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        kube.wait_for(lambda: kube.maybe(path("v1", "serviceaccounts", "default", name)), what=f"{name} service account")
+        root_ca = kube.wait_for(lambda: kube.maybe(path("v1", "configmaps", "kube-root-ca.crt", name)), what="root CA")
+        assert root_ca["data"]["ca.crt"].startswith("-----BEGIN CERTIFICATE-----")
+
+
+def test_system_namespaces_may_not_be_deleted(kube):
+    for name in ("default", "kube-system", "kube-public"):
+        r = kube.delete(path("v1", "namespaces", name))
+        assert (r.status_code, r.json()["message"]) == (403, f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+
+
+def test_apply_treats_finalizers_as_a_set_and_other_lists_as_atomic(kube):
+    kube.apply(CM, configmap({}, finalizers=["kbp.example.com/mine"]))
+    added = kube.request("PATCH", CM, [{"op": "add", "path": "/metadata/finalizers/-", "value": "ctrl.example.com/x"}],
+                         "application/json-patch+json", fieldManager="controller")
+    assert added.status_code == 200, added.text
+    assert kube.apply(CM, configmap({}))["metadata"]["finalizers"] == ["ctrl.example.com/x"]
+
+    url = path("apps/v1", "deployments", "web", "default")
+    d = deployment()
+    d["spec"]["template"]["spec"]["containers"].append({"name": "sidecar", "image": "public.ecr.aws/x/y:1"})
+    kube.apply(url, d)
+    d["spec"]["template"]["spec"]["containers"].pop()
+    assert [c["name"] for c in kube.apply(url, d)["spec"]["template"]["spec"]["containers"]] == ["main"]
+
+
+def test_apply_removes_nested_fields_it_no_longer_sets(kube):
+    kube.apply(CM, configmap({"a": "1"}, labels={"x": "1", "y": "2"}, annotations={"note": "n"}))
+    obj = kube.apply(CM, configmap({"a": "1"}, labels={"x": "1"}))
+    assert obj["metadata"]["labels"] == {"x": "1"} and "annotations" not in obj["metadata"]
+    assert obj["metadata"]["managedFields"][0]["fieldsV1"] == {"f:data": {"f:a": {}}, "f:metadata": {"f:labels": {"f:x": {}}}}
+
+
+def test_quantities_read_back_in_canonical_form(kube):
+    url = path("apps/v1", "deployments", "web", "default")
+    d = deployment()
+    d["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "1000m", "memory": "1024Mi"}, "limits": {"cpu": 2, "memory": "1.5Gi"}}
+    resources = kube.apply(url, d)["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert resources == {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1536Mi"}}
+    again = kube.apply(url, d)
+    assert again["metadata"]["generation"] == 1  # the same quantities, written differently: no change
+    d["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "2"}}
+    r = kube.apply(url, d, expect=422)
+    assert ('spec.template.spec.containers[0].resources.requests: Invalid value: "3": must be less than or equal to '
+            'cpu limit of 2') in r["message"]
+    d["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    assert kube.apply(url, d, expect=400)["message"].startswith(
+        'Deployment in version "v1" cannot be handled as a Deployment: quantities must match the regular expression')

@@ -120,7 +120,9 @@ def test_required_pod_anti_affinity_spreads_or_blocks(kube, node_group):
 
 def test_images_from_other_registries_fail_to_pull(kube, node_group):
     node_group("ng", 1)
-    kube.apply(DEPLOYMENT, deployment(replicas=1, image="nginx:1.27"))
+    d = deployment(replicas=1, image="nginx:1.27")
+    d["spec"]["progressDeadlineSeconds"] = 1  # x the profile's time scale (1 here)
+    kube.apply(DEPLOYMENT, d)
     pod = kube.wait_for(lambda: (p := pods(kube)) and p[0]["status"].get("containerStatuses") and p[0], what="pod started")
     (status,) = pod["status"]["containerStatuses"]
     assert status["state"]["waiting"] == {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "nginx:1.27"'}
@@ -131,6 +133,9 @@ def test_images_from_other_registries_fail_to_pull(kube, node_group):
             'docker.io/library/nginx:1.27: not found') in failed
     assert "Error: ImagePullBackOff" in failed
     assert condition(kube.get(DEPLOYMENT), "Available")["status"] == "False"
+    stalled = kube.wait_for(lambda: (c := condition(kube.get(DEPLOYMENT), "Progressing"))["status"] == "False" and c,
+                            what="progress deadline")
+    assert stalled["reason"] == "ProgressDeadlineExceeded" and stalled["message"].endswith("has timed out progressing.")
 
 
 def test_ecr_images_pull(kube, node_group):

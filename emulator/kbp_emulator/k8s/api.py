@@ -36,6 +36,8 @@ STRATEGIC = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 PATCH_TYPES = [JSON_PATCH, MERGE, STRATEGIC, APPLY]
 FOREGROUND = "foregroundDeletion"
+#: The NamespaceLifecycle admission plugin refuses to delete these.
+PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
 
 
 @dataclass
@@ -442,6 +444,9 @@ def delete(
         raise errors.conflict(rt.plural, rt.group, name,
                               f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
                               f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
+    if rt.key == NAMESPACES.key and name in PROTECTED_NAMESPACES:
+        raise errors.ApiError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                              {"name": name, "kind": "namespaces"})
     policy = _policy(options)
     stored = begin_deletion(cp, rt, old, policy, dry_run)
     if stored is None:

@@ -123,9 +123,23 @@ def remove_path(obj: dict[str, Any], path: Path, keep: dict[str, Any]) -> None:
             break
 
 
-def overlaps(a: Path, b: Path) -> bool:
-    n = min(len(a), len(b))
-    return a[:n] == b[:n]
+class PathIndex:
+    """A set of paths that answers "which of you overlap this path" (equal, ancestor or descendant) without
+    comparing every pair: big objects such as CRDs have thousands of paths."""
+
+    def __init__(self, paths: set[Path]):
+        self.paths = set(paths)
+        self.below: dict[Path, list[Path]] = {}
+        for path in self.paths:
+            for i in range(1, len(path) + 1):
+                self.below.setdefault(path[:i], []).append(path)
+
+    def overlapping(self, path: Path) -> list[Path]:
+        found = [path[:i] for i in range(1, len(path)) if path[:i] in self.paths]
+        return found + self.below.get(path, [])
+
+    def overlaps(self, path: Path) -> bool:
+        return path in self.below or any(path[:i] in self.paths for i in range(1, len(path)))
 
 
 def merge_config(current: dict[str, Any], config: dict[str, Any], prefix: Path = ()) -> None:
@@ -175,14 +189,12 @@ def server_side_apply(
 
     conflicts: list[tuple[Path, Manager]] = []
     taken: dict[tuple[str, str, str], set[Path]] = {}
+    indexes = [(other, PathIndex(other.fields)) for other in others]
     for path in sorted(new_paths, key=str):
-        want = get_path(owned, path)
-        for other in others:
-            for theirs in other.fields:
-                if not overlaps(path, theirs):
-                    continue
-                if get_path(current, path) == want:
-                    continue  # same value: shared ownership
+        if get_path(current, path) == get_path(owned, path):
+            continue  # same value: shared ownership
+        for other, index in indexes:
+            for theirs in index.overlapping(path):
                 if force:
                     taken.setdefault(other.ident, set()).add(theirs)
                 else:
@@ -206,9 +218,9 @@ def server_side_apply(
         raise conflict(plural, group, name, f"Apply failed with {count} {noun}: " + "\n".join(lines), causes)
 
     result = copy.deepcopy(current)
-    still_owned = {p for m in others for p in m.fields if m.ident not in taken or p not in taken[m.ident]}
+    still_owned = PathIndex({p for m in others for p in m.fields if m.ident not in taken or p not in taken[m.ident]})
     for path in sorted(previous - new_paths, key=lambda p: -len(p)):
-        if any(overlaps(path, p) for p in still_owned):
+        if still_owned.overlaps(path):
             continue
         if path and path[0] not in parts:
             continue
@@ -241,14 +253,17 @@ def record(
     time moves only when its fields or (`touched`) the object changed, so a no-op write stays a no-op."""
     out: list[Manager] = []
     entry: Manager | None = None
+    take_index: PathIndex | None = None
     for m in managed:
         m = copy.deepcopy(m)
         if m.ident == ident:
             entry = m
         elif isinstance(take_from_others, dict):
             m.fields -= take_from_others.get(m.ident, set())
-        else:
-            m.fields = {p for p in m.fields if not any(overlaps(p, t) for t in take_from_others)}
+        elif take_from_others:
+            index = take_index if take_index is not None else PathIndex(take_from_others)
+            take_index = index
+            m.fields = {p for p in m.fields if not index.overlaps(p)}
         out.append(m)
     if entry is None:
         entry = Manager(manager=ident[0], operation=ident[1], api_version=api_version, time=time, subresource=ident[2])

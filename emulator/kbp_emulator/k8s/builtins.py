@@ -15,7 +15,8 @@ import re
 import secrets
 from typing import Any
 
-from .errors import FieldError, Raw, forbidden, invalid, not_supported, required
+from . import quantity
+from .errors import FieldError, Raw, bad_request, forbidden, invalid, not_supported, required
 from .meta import dig
 from .resources import ResourceType
 
@@ -131,6 +132,11 @@ def _default_container(c: dict[str, Any]) -> None:
     c.setdefault("terminationMessagePath", "/dev/termination-log")
     c.setdefault("terminationMessagePolicy", "File")
     c.setdefault("resources", {})
+    for kind in ("requests", "limits"):
+        amounts = dig(c, "resources", kind)
+        if isinstance(amounts, dict):
+            for name, amount in amounts.items():
+                amounts[name] = quantity.canonical(amount)
     for port in c.get("ports") or []:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
@@ -184,7 +190,15 @@ def _allocate_cluster_ip() -> str:
 
 
 def default(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-    """Fills in what the kind's defaulting and PrepareForCreate/Update fill in."""
+    """Fills in what the kind's defaulting and PrepareForCreate/Update fill in; quantities become canonical (a
+    malformed one is a 400, as the server cannot decode it)."""
+    try:
+        _default(rt, obj, old)
+    except quantity.QuantityError as e:
+        raise bad_request(f'{rt.kind} in version "{rt.versions[0]}" cannot be handled as a {rt.kind}: {e}') from None
+
+
+def _default(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else None
     key = rt.key
     if key == ("", "namespaces"):
@@ -300,6 +314,16 @@ def _validate_pod_spec(spec: Any, path: str, restart_always: bool) -> list[Field
                 names.add(c["name"])
             if not c.get("image"):
                 errors.append(required(f"{where}.image"))
+            requests = dig(c, "resources", "requests", default={}) or {}
+            limits = dig(c, "resources", "limits", default={}) or {}
+            for resource in sorted(set(requests) & set(limits)):
+                try:
+                    too_much = quantity.compare(str(requests[resource]), str(limits[resource])) > 0
+                except quantity.QuantityError:
+                    continue
+                if too_much:
+                    errors.append(invalid(f"{where}.resources.requests", Raw(json.dumps(str(requests[resource]))),
+                                          f"must be less than or equal to {resource} limit of {limits[resource]}"))
     if restart_always and spec.get("restartPolicy", "Always") != "Always":
         errors.append(not_supported(f"{path}.restartPolicy", spec.get("restartPolicy"), ["Always"]))
     return errors

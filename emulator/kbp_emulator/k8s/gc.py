@@ -108,10 +108,11 @@ def _namespaces(cp: "ControlPlane") -> bool:
             new["spec"]["finalizers"] = []
             api._store_raw(cp, NAMESPACES, current, new)
             current = cp.store.get(NAMESPACES.key, "", name)
+            changed = True
         if current is not None and not finalizers_of(current.obj):
             cp.store.remove(NAMESPACES.key, "", name)
             cp.wake()
-        changed = True
+            changed = True
     return changed
 
 

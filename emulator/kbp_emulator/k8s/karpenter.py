@@ -131,7 +131,7 @@ def _term_matches(term: dict[str, Any], ident: str, tags: dict[str, str], name: 
 def _subnets(cp: "ControlPlane", terms: list[dict[str, Any]]) -> list[dict[str, str]]:
     out = []
     try:
-        subnets = [s for zone in cp.ec2().subnets.values() for s in zone.values()]
+        subnets = [s for zone in list(cp.ec2().subnets.values()) for s in list(zone.values())]
     except Exception:
         return out
     for subnet in subnets:
@@ -145,7 +145,7 @@ def _subnets(cp: "ControlPlane", terms: list[dict[str, Any]]) -> list[dict[str, 
 def _security_groups(cp: "ControlPlane", terms: list[dict[str, Any]]) -> list[dict[str, str]]:
     out = []
     try:
-        groups = [g for vpc in cp.ec2().groups.values() for g in vpc.values()]
+        groups = [g for vpc in list(cp.ec2().groups.values()) for g in list(vpc.values())]
     except Exception:
         return out
     for group in groups:

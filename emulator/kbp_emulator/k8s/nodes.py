@@ -34,16 +34,17 @@ CAPACITY = {
 }
 
 
-def _subnets(cp: "ControlPlane", ids: list[str]) -> list[tuple[str, str, str]]:
-    """(subnet id, zone, CIDR) of each subnet the EC2 backend knows."""
+def _subnets(cp: "ControlPlane", ids: list[str]) -> list[tuple[str, str, str, str]]:
+    """(subnet id, zone, CIDR, zone ID) of each subnet the EC2 backend knows."""
     out = []
     ec2 = cp.ec2()
     for subnet_id in ids or []:
         try:
             subnet = ec2.get_subnet(subnet_id)
+            zone_id = getattr(subnet, "availability_zone_id", None) or _zone_id(cp.region, subnet.availability_zone)
         except Exception:
             continue
-        out.append((subnet_id, subnet.availability_zone, str(subnet.cidr_block)))
+        out.append((subnet_id, subnet.availability_zone, str(subnet.cidr_block), zone_id))
     return out
 
 
@@ -73,10 +74,10 @@ def desired_nodes(cp: "ControlPlane") -> dict[str, dict[str, Any]]:
             if ident not in cp.node_addresses:
                 cp.node_addresses[ident] = _address(cp, subnets[i % len(subnets)][2])
                 cp.node_instances[ident] = "i-0" + secrets.token_hex(8)[:16]
-            subnet_id, zone, _ = subnets[i % len(subnets)]
+            _, zone, _, zone_id = subnets[i % len(subnets)]
             ip = cp.node_addresses[ident]
             name = f"ip-{ip.replace('.', '-')}.{cp.region}.compute.internal"
-            wanted[name] = _node(cp, ng, name, ip, zone, cp.node_instances[ident])
+            wanted[name] = _node(cp, ng, name, ip, zone, zone_id, cp.node_instances[ident])
     return wanted
 
 
@@ -89,7 +90,7 @@ def _zone_id(region: str, zone: str) -> str:
     return f"{parts[0]}{''.join(p[0] for p in parts[1:-1])}{parts[-1]}-az{ord(letter) - ord('a') + 1}"
 
 
-def _node(cp: "ControlPlane", ng: Any, name: str, ip: str, zone: str, instance: str) -> dict[str, Any]:
+def _node(cp: "ControlPlane", ng: Any, name: str, ip: str, zone: str, zone_id: str, instance: str) -> dict[str, Any]:
     instance_type = (ng.instance_types or ["t3.medium"])[0]
     arch = "arm64" if "ARM" in (ng.ami_type or "") else "amd64"
     cpu, memory, pods = CAPACITY.get(instance_type, CAPACITY["t3.medium"])
@@ -108,7 +109,7 @@ def _node(cp: "ControlPlane", ng: Any, name: str, ip: str, zone: str, instance: 
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "node.kubernetes.io/instance-type": instance_type,
-        "topology.k8s.aws/zone-id": _zone_id(cp.region, zone),
+        "topology.k8s.aws/zone-id": zone_id,
         "topology.kubernetes.io/region": cp.region,
         "topology.kubernetes.io/zone": zone,
         **(ng.labels or {}),
@@ -122,7 +123,8 @@ def _node(cp: "ControlPlane", ng: Any, name: str, ip: str, zone: str, instance: 
     if taints:
         spec["taints"] = taints
     allocatable_cpu = f"{int(cpu) * 1000 - 70}m"
-    version = cp.kubernetes_version
+    # The kubelet's version is the node group's (its AMI release), not the control plane's.
+    version = (getattr(ng, "release_version", "") or "").split("-")[0] or f"{ng.version or cp.kubernetes_version}.0"
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -158,8 +160,8 @@ def _node(cp: "ControlPlane", ng: Any, name: str, ip: str, zone: str, instance: 
                 "bootID": "",
                 "containerRuntimeVersion": "containerd://1.7.27",
                 "kernelVersion": "6.1.141-155.222.amzn2023.x86_64",
-                "kubeProxyVersion": f"v{version}.0-eks-0000000",
-                "kubeletVersion": f"v{version}.0-eks-0000000",
+                "kubeProxyVersion": f"v{version}-eks-4096722",
+                "kubeletVersion": f"v{version}-eks-4096722",
                 "machineID": "ec2" + instance[2:],
                 "operatingSystem": "linux",
                 "osImage": "Amazon Linux 2023.7.20250623",

@@ -238,8 +238,10 @@ def _resource_request(
         if method == "DELETE":
             if "deletecollection" not in rt.verbs:
                 raise errors.method_not_allowed()
+            options_body = _delete_options(params, raw)
             return 200, api.delete_collection(cp, rt, version, ns, params.get("labelSelector", ""),
-                                              params.get("fieldSelector", ""), _delete_options(params, raw), dry_run), json_type
+                                              params.get("fieldSelector", ""), options_body,
+                                              dry_run or _dry_run_in(options_body)), json_type
         raise errors.method_not_allowed()
 
     if method in ("GET", "HEAD"):
@@ -255,7 +257,9 @@ def _resource_request(
         code, stored = api.patch(cp, rt, version, namespace, name, sub, content_type, raw, options)
         return code, api.render(rt, version, stored), json_type
     if method == "DELETE" and not sub:
-        return 200, api.delete(cp, rt, version, namespace, name, _delete_options(params, raw), dry_run), json_type
+        options_body = _delete_options(params, raw)
+        return 200, api.delete(cp, rt, version, namespace, name, options_body,
+                               dry_run or _dry_run_in(options_body)), json_type
     raise errors.method_not_allowed()
 
 
@@ -274,6 +278,12 @@ def _decode_body(headers: Any, raw: bytes) -> Any:
         return json.loads(raw or b"null")
     except ValueError as e:
         raise errors.bad_request(f"error decoding JSON: {e}") from None
+
+
+def _dry_run_in(options: dict[str, Any]) -> bool:
+    """DeleteOptions.dryRun in the body (kube-rs sends it there): ["All"]."""
+    value = options.get("dryRun")
+    return value == "All" or (isinstance(value, list) and "All" in value)
 
 
 def _delete_options(params: dict[str, str], raw: bytes) -> dict[str, Any]:
