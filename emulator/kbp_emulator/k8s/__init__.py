@@ -12,6 +12,8 @@ in this directory for what is and is not modelled.
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import Any
 
 from .controlplane import ControlPlane
@@ -37,10 +39,19 @@ _installed = False
 
 
 def install() -> None:
-    """Makes moto's backend reset (POST /moto-api/reset) stop the control planes of the clusters it forgets."""
+    """Makes moto's backend reset (POST /moto-api/reset) stop the control planes of the clusters it forgets.
+
+    With KBP_EMULATOR_K8S_DEBUG set, every request and controller hiccup is logged to stderr (the emulator's log).
+    """
     global _installed
     if _installed:
         return
+    if os.environ.get("KBP_EMULATOR_K8S_DEBUG"):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger = logging.getLogger("kbp_emulator.k8s")
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
     from moto.eks.models import EKSBackend
 
     original = EKSBackend.reset

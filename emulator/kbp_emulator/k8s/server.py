@@ -131,7 +131,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise errors.unavailable(f"the server is currently unable to handle the request (cluster {cp.name} is {state})")
             why = auth.problem(self.headers.get("Authorization"))
             if why is not None:
-                log.debug("401 for %s %s: %s", method, self.path, why)
+                # The client only gets "Unauthorized", as from EKS; the reason goes to the emulator's log.
+                log.warning("cluster %s: 401 for %s %s: %s", cp.name, method, parts_of(self.path), why)
                 raise errors.unauthorized()
             code, body, content_type = route(cp, method, self.path, self.headers, raw)
         except ApiError as e:
@@ -143,6 +144,10 @@ class Handler(BaseHTTPRequestHandler):
             self._send(code, body, content_type)
         except (OSError, socket.timeout):
             self.close_connection = True
+
+
+def parts_of(raw_path: str) -> str:
+    return urlsplit(raw_path).path
 
 
 def _params(query: str) -> dict[str, str]:
