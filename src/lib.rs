@@ -13,4 +13,5 @@ pub mod kubernetes;
 pub mod plan;
 pub mod providers;
 pub mod state;
+pub mod teardown;
 pub mod ui;
