@@ -5,7 +5,8 @@
 - life cycles for clusters, node groups, add-ons and NAT gateways timed by a latency profile (`lifecycle`,
   `profile`, `ec2_nat`);
 - AWS's names and duplicate error for service-linked roles (`iam_slr`);
-- GetCallerIdentity's IAM-user ARN in AWS's `iam` form (`sts_identity`).
+- GetCallerIdentity's IAM-user ARN in AWS's `iam` form (`sts_identity`);
+- instances' primary network interfaces deleted on termination, as AWS does (`ec2_instances`).
 
 Everything is patched into moto in-process; clients only ever see the AWS API. emulator/README.md lists what
 is and is not modelled.
@@ -20,12 +21,12 @@ from typing import Any
 from . import lifecycle
 from .profile import Profile
 
-#: moto service → the module whose install() patches it.
+#: moto service → the modules whose install() patches it.
 PATCHES = {
-    "eks": "kbp_emulator.eks",
-    "ec2": "kbp_emulator.ec2_nat",
-    "iam": "kbp_emulator.iam_slr",
-    "sts": "kbp_emulator.sts_identity",
+    "eks": ("kbp_emulator.eks",),
+    "ec2": ("kbp_emulator.ec2_nat", "kbp_emulator.ec2_instances"),
+    "iam": ("kbp_emulator.iam_slr",),
+    "sts": ("kbp_emulator.sts_identity",),
 }
 _patched: set[str] = set()
 
@@ -33,7 +34,8 @@ _patched: set[str] = set()
 def patch(service: str) -> None:
     """Patches one moto service, once."""
     if service in PATCHES and service not in _patched:
-        importlib.import_module(PATCHES[service]).install()
+        for module in PATCHES[service]:
+            importlib.import_module(module).install()
         _patched.add(service)
 
 

@@ -1,8 +1,12 @@
-"""Service-linked role names and duplicates as AWS has them.
+"""Service-linked role names and duplicates as AWS has them, and ListInstanceProfileTags.
 
 moto derives a service-linked role's name from the service principal (`spot.amazonaws.com` →
 `AWSServiceRoleForspot`); AWS names each one by hand (`AWSServiceRoleForEC2Spot`). And a second
 CreateServiceLinkedRole answers EntityAlreadyExists in moto but InvalidInput in AWS.
+
+moto 5.2.5 keeps instance profiles' tags (TagInstanceProfile, CreateInstanceProfile's Tags) but does not serve
+ListInstanceProfileTags; it is added with AWS's shape (Tags, IsTruncated, Marker; NoSuchEntity for an unknown
+profile).
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ import functools
 import re
 from typing import Any
 
-from moto.iam import models
+from moto.core.responses import ActionResult
+from moto.iam import models, responses
 from moto.iam.exceptions import EntityAlreadyExists, InvalidInput
 
 #: moto names a role AWSServiceRoleFor<value> for the service principal's first label. Only the services whose
@@ -27,6 +32,7 @@ AWS_NAMES = {
 
 
 def install() -> None:
+    install_instance_profile_tags()
     models.SERVICE_NAME_CONVERSION.update(AWS_NAMES)
     create = models.IAMBackend.create_service_linked_role
 
@@ -42,3 +48,13 @@ def install() -> None:
             ) from None
 
     models.IAMBackend.create_service_linked_role = create_service_linked_role
+
+
+def _list_instance_profile_tags(self: Any) -> ActionResult:
+    profile = self.backend.get_instance_profile(profile_name=self._get_param("InstanceProfileName"))
+    return ActionResult({"Tags": list(profile.tags), "IsTruncated": False})
+
+
+def install_instance_profile_tags() -> None:
+    if not hasattr(responses.IamResponse, "list_instance_profile_tags"):
+        responses.IamResponse.list_instance_profile_tags = _list_instance_profile_tags

@@ -29,3 +29,13 @@ def test_second_create_is_invalid_input(iam):
         "InvalidInput",
         "Service role name AWSServiceRoleForEC2Spot has been taken in this account, please try a different suffix.",
     )
+
+
+def test_instance_profile_tags_are_listed(iam):
+    iam.create_instance_profile(InstanceProfileName="p1", Tags=[{"Key": "kbp:stack", "Value": "s"}])
+    iam.tag_instance_profile(InstanceProfileName="p1", Tags=[{"Key": "team", "Value": "x"}])
+    tags = iam.list_instance_profile_tags(InstanceProfileName="p1")["Tags"]
+    assert sorted((t["Key"], t["Value"]) for t in tags) == [("kbp:stack", "s"), ("team", "x")]
+    with pytest.raises(ClientError) as e:
+        iam.list_instance_profile_tags(InstanceProfileName="nope")
+    assert error_of(e)[1] == "NoSuchEntity"
