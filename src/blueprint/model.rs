@@ -35,6 +35,8 @@ pub struct Cluster {
     pub log_types: Vec<String>,
     /// Envelope-encrypt Kubernetes secrets with a KMS key kbp creates.
     pub secrets_encryption: bool,
+    /// Sandbox time to live (a Go-style duration); `None` for a stack `kbp gc` never touches unless named.
+    pub ttl: Option<String>,
     /// Tags on every taggable resource of the stack.
     pub tags: BTreeMap<String, String>,
 }

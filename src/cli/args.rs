@@ -54,6 +54,8 @@ pub enum Command {
     Render(RenderArgs),
     /// Write a kubeconfig context for the stack's cluster that authenticates with `kbp token`.
     Kubeconfig(KubeconfigArgs),
+    /// Destroy expired sandbox stacks found by their tags (`kbp apply --ttl`).
+    Gc(GcArgs),
     /// Print an ExecCredential with an EKS bearer token, for kubectl's exec plugin (like `aws eks get-token`).
     Token(TokenArgs),
 }
@@ -211,12 +213,27 @@ pub struct ApplyArgs {
     /// Apply without asking for confirmation (required when stdin is not a terminal).
     #[arg(long)]
     pub auto_approve: bool,
+    /// Make a sandbox: tag what is created with its owner (the caller's ARN) and an expiry this long from now,
+    /// for `kbp gc` (overrides the blueprint's `cluster.ttl`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub ttl: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
 pub struct DestroyArgs {
-    #[command(flatten)]
-    pub bp: BlueprintArgs,
+    /// The stack's blueprint (not with --from-tags).
+    #[arg(required_unless_present = "from_tags", conflicts_with = "from_tags")]
+    pub blueprint: Option<PathBuf>,
+    /// Override a blueprint field. Repeatable.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Destroy the stack NAME found by its `kbp:stack` tags, without a state file (lost, or never here):
+    /// everything tagged for it in the region, and what Karpenter made for its cluster.
+    #[arg(long, value_name = "NAME")]
+    pub from_tags: Option<String>,
+    /// The region to look in with --from-tags (default: the AWS configuration's region).
+    #[arg(long, value_name = "REGION", requires = "from_tags")]
+    pub region: Option<String>,
     #[command(flatten)]
     pub state: StateArgs,
     #[command(flatten)]
@@ -224,9 +241,34 @@ pub struct DestroyArgs {
     /// Destroy without asking for confirmation (required when stdin is not a terminal).
     #[arg(long)]
     pub auto_approve: bool,
-    /// List what would be deleted and delete nothing.
+    /// List everything that would be deleted, leftovers outside state included, and delete nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// Find kbp stacks in the region by their tags (no state files needed), list them with age, owner and expiry,
+/// and destroy the expired ones concurrently, each as completely as `kbp destroy`. Stacks without a TTL are
+/// never touched unless named with --stack.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// The region to look in (default: the AWS configuration's region).
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// Only list what would be destroyed.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only stacks created at least this long ago.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub older_than: Option<Duration>,
+    /// Also destroy this stack, expired or not, TTL or not. Repeatable.
+    #[arg(long = "stack", value_name = "NAME")]
+    pub stacks: Vec<String>,
+    /// Destroy without asking for confirmation (required when stdin is not a terminal).
+    #[arg(long)]
+    pub auto_approve: bool,
+    /// Machine-readable output: the stacks found and what was done, as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -71,7 +71,40 @@ pub fn lock_state(args: &StateArgs, stack: &str, region: &str, operation: &str) 
 }
 
 pub async fn aws(stack: &str, region: &str, run: &RunArgs) -> Arc<Context> {
-    Arc::new(Context::load(stack, region).await.with_cluster_access(run.cluster_access()))
+    Arc::new(context(stack, region, run).await)
+}
+
+/// The provider context, still open to settings (destroy mode, sandbox tags) before it is shared.
+pub async fn context(stack: &str, region: &str, run: &RunArgs) -> Context {
+    Context::load(stack, region).await.with_cluster_access(run.cluster_access())
+}
+
+/// `kbp:owner` (who applies, from STS) and `kbp:expires` (`ttl` from now, RFC 3339 UTC) for a sandbox stack.
+pub async fn lifetime_tags(
+    cx: &Context,
+    ttl: std::time::Duration,
+) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    use crate::providers::tags::{EXPIRES, OWNER};
+    let me = cx.sts().get_caller_identity().send().await.context("asking STS who applies the sandbox")?;
+    let owner = me.arn().unwrap_or("unknown").to_string();
+    let expires = time::OffsetDateTime::now_utc() + ttl;
+    let expires = expires
+        .replace_nanosecond(0)
+        .unwrap_or(expires)
+        .format(&time::format_description::well_known::Rfc3339)
+        .context("formatting the expiry")?;
+    Ok([(OWNER.to_string(), owner), (EXPIRES.to_string(), expires)].into())
+}
+
+/// The region the AWS configuration names (profile, `AWS_REGION`), for commands that take no blueprint.
+pub async fn default_region(explicit: Option<&str>) -> anyhow::Result<String> {
+    if let Some(r) = explicit {
+        return Ok(r.to_string());
+    }
+    match aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await.region() {
+        Some(r) => Ok(r.to_string()),
+        None => bail!("no region\n  hint: pass --region, or set AWS_REGION / the profile's region"),
+    }
 }
 
 pub async fn refresh(

@@ -3,6 +3,8 @@
 
 mod args;
 mod common;
+mod destroy;
+mod gc;
 mod graph;
 mod kubeconfig;
 mod output;
@@ -39,7 +41,8 @@ pub fn main() -> ExitCode {
                 match command {
                     Command::Plan(a) => plan::run(a, &cli.global).await,
                     Command::Apply(a) => run::apply(a, &cli.global).await,
-                    Command::Destroy(a) => run::destroy(a, &cli.global).await,
+                    Command::Destroy(a) => destroy::run(a, &cli.global).await,
+                    Command::Gc(a) => gc::run(a, &cli.global).await,
                     Command::State(a) => state::run(a, &cli.global).await,
                     Command::Output(a) => output::run(a, &cli.global).await,
                     Command::Token(a) => token::run(a, &cli.global).await,

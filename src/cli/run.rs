@@ -1,10 +1,10 @@
-//! `kbp apply` and `kbp destroy`: refresh, plan, confirm, walk, report.
+//! `kbp apply`: refresh, plan, confirm, walk, report.
 
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 
-use super::args::{ApplyArgs, DestroyArgs, Global, RunArgs};
+use super::args::{ApplyArgs, Global, RunArgs};
 use super::common::{self, FAILED};
 use crate::exec;
 use crate::plan::{self, render, Plan};
@@ -32,7 +32,16 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         Err(code) => return Ok(code),
     };
     let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "apply")?;
-    let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
+    let mut cx = common::context(&bp.cluster.name, &bp.cluster.region, &a.run).await;
+    let ttl = match (a.ttl, &bp.cluster.ttl) {
+        (Some(d), _) => Some(d),
+        (None, Some(text)) => Some(super::args::parse_duration(text).map_err(anyhow::Error::msg)?),
+        (None, None) => None,
+    };
+    if let Some(ttl) = ttl {
+        cx.lifetime_tags = common::lifetime_tags(&cx, ttl).await?;
+    }
+    let cx = Arc::new(cx);
     let registry = Registry::aws();
     let refreshed =
         common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
@@ -67,31 +76,7 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     execute(p, cx, &registry, state, &a.run, true, ui, "apply").await
 }
 
-pub async fn destroy(a: DestroyArgs, g: &Global) -> u8 {
-    let ui = Ui::new(a.run.json, g.no_color);
-    let (bp, graph) = match common::load(&a.bp, ui.color) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
-    let result = async {
-        let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "destroy")?;
-        let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
-        let registry = Registry::aws();
-        let refreshed =
-            common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
-        let p = plan::diff_destroy(&graph, &refreshed.state, &registry);
-        if a.dry_run {
-            print_plan(&p, ui)?;
-            return Ok(0);
-        }
-        let state = Arc::new(StateHandle::new(Box::new(locked.backend), refreshed.state));
-        execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "destroy").await
-    }
-    .await;
-    result.unwrap_or_else(|e| common::report(&e))
-}
-
-fn print_plan(p: &Plan, ui: Ui) -> anyhow::Result<()> {
+pub(super) fn print_plan(p: &Plan, ui: Ui) -> anyhow::Result<()> {
     if ui.json {
         println!("{}", serde_json::to_string(p).context("rendering the plan")?);
     } else {
@@ -161,7 +146,7 @@ async fn execute(
 
 /// First Ctrl-C: start nothing new, let running operations finish and be recorded. Second: exit at once (state
 /// already records every create in flight as an intent, so the next run adopts or retries it).
-fn interrupt_on_ctrl_c(verb: &str) -> exec::Interrupt {
+pub(super) fn interrupt_on_ctrl_c(verb: &str) -> exec::Interrupt {
     let flag = exec::Interrupt::default();
     let set = flag.clone();
     let verb = verb.to_string();

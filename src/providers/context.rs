@@ -27,6 +27,12 @@ pub struct Context {
     sts: OnceLock<aws_sdk_sts::Client>,
     access: Access,
     kube: OnceLock<Clients>,
+    /// Set for `kbp destroy`: the cluster goes after its objects, so in-cluster providers treat an
+    /// unreachable cluster, or Karpenter finalizers nobody removes, as done (with a warning) rather than
+    /// failing; the teardown sweep then removes the instances by their tags.
+    pub destroying: bool,
+    /// Extra kbp tags for new resources: `kbp:owner` and `kbp:expires` of a sandbox stack (`--ttl`).
+    pub lifetime_tags: std::collections::BTreeMap<String, String>,
     progress: Mutex<Option<UnboundedSender<Event>>>,
 }
 
@@ -56,6 +62,8 @@ impl Context {
             sts: OnceLock::new(),
             access: Access::default(),
             kube: OnceLock::new(),
+            destroying: false,
+            lifetime_tags: Default::default(),
             progress: Mutex::new(None),
         }
     }

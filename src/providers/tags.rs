@@ -9,6 +9,12 @@ use crate::graph::Address;
 
 pub const STACK: &str = "kbp:stack";
 pub const ADDRESS: &str = "kbp:address";
+/// Sandbox stacks (`kbp apply --ttl`): who applied the stack (the caller's ARN) and when it expires (RFC 3339,
+/// UTC). `kbp gc` reads them.
+pub const OWNER: &str = "kbp:owner";
+pub const EXPIRES: &str = "kbp:expires";
+/// Every tag kbp sets itself starts with this; none of them is part of a resource's desired `tags`.
+pub const PREFIX: &str = "kbp:";
 
 pub fn kbp_tags(stack: &str, address: &Address) -> BTreeMap<String, String> {
     BTreeMap::from([(STACK.to_string(), stack.to_string()), (ADDRESS.to_string(), address.to_string())])
@@ -30,5 +36,5 @@ pub fn tag_map(v: Option<&Value>) -> BTreeMap<String, String> {
 
 /// Tags as read back from AWS, without the kbp tags (which are not part of the desired `tags` attribute).
 pub fn user_tags(all: impl IntoIterator<Item = (String, String)>) -> serde_json::Map<String, Value> {
-    all.into_iter().filter(|(k, _)| k != STACK && k != ADDRESS).map(|(k, v)| (k, Value::String(v))).collect()
+    all.into_iter().filter(|(k, _)| !k.starts_with(PREFIX)).map(|(k, v)| (k, Value::String(v))).collect()
 }

@@ -76,6 +76,12 @@ pub(super) const CLUSTER: &[Field] = &[
         "Envelope-encrypt Kubernetes secrets with a KMS key kbp creates for the cluster (deleted, after AWS's 7-day waiting period, by destroy).",
     ),
     field(
+        "ttl",
+        str_rule("a duration", k8s::duration),
+        Optional,
+        "Sandbox time to live, like `8h`: resources are tagged with their owner (the caller's ARN) and expiry when created, and `kbp gc` destroys the stack once it has expired. `kbp apply --ttl` overrides it.",
+    ),
+    field(
         "tags",
         STACK_TAGS,
         Default("{}"),

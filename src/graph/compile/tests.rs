@@ -15,6 +15,7 @@ pub(crate) fn sample() -> Blueprint {
             public_access_cidrs: vec!["0.0.0.0/0".into()],
             log_types: vec!["api".into(), "audit".into(), "authenticator".into()],
             secrets_encryption: true,
+            ttl: None,
             tags: BTreeMap::from([("team".into(), "platform".into())]),
         },
         vpc: Vpc {

@@ -69,9 +69,7 @@ fn difference(
 /// Describe filters that select what this stack made for this address (a superset: see [`wildcard_safe`];
 /// callers keep only what [`carries_kbp_tags`]).
 pub fn kbp_filters(desired: &Desired<'_>) -> Vec<Filter> {
-    desired
-        .kbp_tags
-        .iter()
+    identity(desired)
         .map(|(k, v)| Filter::builder().name(format!("tag:{k}")).values(wildcard_safe(v)).build())
         .collect()
 }
@@ -126,7 +124,16 @@ pub fn adopt<T: Tagged>(operation: &str, desired: &Desired<'_>, found: &[T]) -> 
 /// that ignored a tag filter would otherwise hand back someone else's resource to adopt.
 fn carries_kbp_tags(tags: &[Tag], desired: &Desired<'_>) -> bool {
     let have: BTreeMap<String, String> = from_sdk(tags).collect();
-    desired.kbp_tags.iter().all(|(k, v)| have.get(k) == Some(v))
+    identity(desired).all(|(k, v)| have.get(k) == Some(v))
+}
+
+/// The kbp tags that say which resource this is (stack and address), not the ones that may change between
+/// runs (a sandbox's expiry).
+fn identity<'a>(desired: &'a Desired<'_>) -> impl Iterator<Item = (&'a String, &'a String)> {
+    desired
+        .kbp_tags
+        .iter()
+        .filter(|(k, _)| *k == crate::providers::tags::STACK || *k == crate::providers::tags::ADDRESS)
 }
 
 /// The one resource found for an address, if any. Two or more mean an earlier create was repeated; kbp will not

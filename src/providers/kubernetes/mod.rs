@@ -10,14 +10,65 @@ mod crds;
 mod custom_object;
 mod session;
 
-use super::Registry;
+use async_trait::async_trait;
+
+use super::{Applied, Context, Desired, Observed, Provider, ProviderError, Registry};
+use crate::graph::Attrs;
 
 pub use crds::load as load_crds;
 pub use session::FIELD_MANAGER;
 
 pub fn register(r: &mut Registry) {
-    r.add(crds::KarpenterCrds);
-    r.add(controller::Controller);
-    r.add(custom_object::node_class());
-    r.add(custom_object::node_pool());
+    r.add(InCluster(crds::KarpenterCrds));
+    r.add(InCluster(controller::Controller));
+    r.add(InCluster(custom_object::node_class()));
+    r.add(InCluster(custom_object::node_pool()));
+}
+
+/// What every in-cluster provider does in a destroy when the cluster does not answer (deleted outside kbp,
+/// its endpoint closed, kbp's access removed): its objects are as good as gone, since the cluster goes next
+/// and the teardown sweep removes what Karpenter launched by its tags. A refresh reports them gone, a delete
+/// succeeds with a warning. Outside a destroy, nothing changes.
+struct InCluster<P>(P);
+
+#[async_trait]
+impl<P: Provider> Provider for InCluster<P> {
+    fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+
+    fn force_new(&self) -> &'static [&'static str] {
+        self.0.force_new()
+    }
+
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        match self.0.read(cx, id, prior).await {
+            Err(e) if session::cluster_gone_in_destroy(cx, &e) => Ok(None),
+            other => other,
+        }
+    }
+
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        self.0.create(cx, desired).await
+    }
+
+    async fn update(
+        &self,
+        cx: &Context,
+        id: &str,
+        prior: &Attrs,
+        desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        self.0.update(cx, id, prior, desired).await
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+        match self.0.delete(cx, id, prior).await {
+            Err(e) if session::cluster_gone_in_destroy(cx, &e) => {
+                tracing::warn!("{} {id}: the cluster does not answer ({e}); its objects go with it", self.kind());
+                Ok(())
+            }
+            other => other,
+        }
+    }
 }

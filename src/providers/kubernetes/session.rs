@@ -211,6 +211,27 @@ impl<'a> Session<'a> {
     }
 }
 
+impl Session<'_> {
+    /// Drops every finalizer of `r` (a merge patch), so the API server deletes it at once. Only for destroy,
+    /// when the controller that owns the finalizers is gone and the cluster goes next anyway.
+    pub async fn remove_finalizers(&self, r: &ObjectRef) -> Result<(), ProviderError> {
+        let op = "kubernetes:patch";
+        let Some(api) = self.api(r, op).await? else { return Ok(()) };
+        let patch = serde_json::json!({ "metadata": { "finalizers": null } });
+        match api.patch(&r.name, &kube::api::PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(error(op, r, e)),
+        }
+    }
+}
+
+/// In a destroy, whether `e` means the cluster cannot be reached (it is gone or going, or refuses kbp): the
+/// objects go with the cluster, and the teardown sweep removes what they launched by its tags.
+pub fn cluster_gone_in_destroy(cx: &Context, e: &ProviderError) -> bool {
+    cx.destroying && (e.code == "Unreachable" || e.operation == "kubernetes:connect")
+}
+
 /// What keeps an object being deleted: its finalizers.
 fn holders(o: &Value) -> String {
     let finalizers: Vec<&str> = o["metadata"]["finalizers"]

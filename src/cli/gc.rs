@@ -1,0 +1,123 @@
+//! `kbp gc`: sandbox stacks past their time to live, found by their tags and destroyed, concurrently, as
+//! completely as `kbp destroy --from-tags` does. A stack without a TTL is only touched when named.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use time::OffsetDateTime;
+
+use super::args::{GcArgs, Global, RunArgs};
+use super::common::{self, FAILED};
+use super::destroy::{destroy_found, discover};
+use crate::teardown::{self, StackInfo};
+use crate::ui::Ui;
+
+/// Why a stack is (or is not) collected.
+fn verdict(s: &StackInfo, a: &GcArgs, now: OffsetDateTime) -> Option<&'static str> {
+    let named = a.stacks.contains(&s.name);
+    let expired = s.expires.is_some_and(|e| e <= now);
+    let old_enough = match (a.older_than, s.created) {
+        (None, _) => true,
+        (Some(age), Some(created)) => now - created >= age,
+        (Some(_), None) => false,
+    };
+    match (named, expired, old_enough) {
+        (true, _, _) => Some("named"),
+        (false, true, true) => Some("expired"),
+        _ => None,
+    }
+}
+
+fn age(s: &StackInfo, now: OffsetDateTime) -> String {
+    s.created
+        .map(|c| {
+            humantime::format_duration(std::time::Duration::from_secs((now - c).whole_seconds().max(0) as u64))
+                .to_string()
+        })
+        .unwrap_or_else(|| "?".into())
+}
+
+pub async fn run(a: GcArgs, g: &Global) -> u8 {
+    let ui = Ui::new(a.json, g.no_color);
+    let result = async {
+        let region = common::default_region(a.region.as_deref()).await?;
+        let run = RunArgs { parallelism: 10, json: a.json, kubeconfig: None, context: None };
+        let cx = common::context("", &region, &run).await;
+        let now = OffsetDateTime::now_utc();
+        let stacks = teardown::stacks(&cx).await.context("looking for kbp stacks")?;
+        let mut doomed = Vec::new();
+        let mut rows = Vec::new();
+        for s in &stacks {
+            let why = verdict(s, &a, now);
+            if let Some(why) = why {
+                doomed.push((s.name.clone(), why));
+            }
+            rows.push(serde_json::json!({
+                "name": s.name, "owner": s.owner, "age": age(s, now),
+                "expires": s.expires.and_then(|e| e.format(&time::format_description::well_known::Rfc3339).ok()),
+                "action": why.map(|w| format!("destroy ({w})")).unwrap_or_else(|| "keep".into()),
+            }));
+        }
+        for named in a.stacks.iter().filter(|n| !stacks.iter().any(|s| &s.name == *n)) {
+            doomed.push((named.clone(), "named"));
+            rows.push(serde_json::json!({ "name": named, "action": "destroy (named)" }));
+        }
+        if a.json {
+            println!("{}", serde_json::json!({ "region": region, "stacks": rows }));
+        } else if rows.is_empty() {
+            println!("No kbp stacks in {region}.");
+        } else {
+            println!("{:<28} {:<10} {:<22} {:<50} ACTION", "STACK", "AGE", "EXPIRES", "OWNER");
+            for r in &rows {
+                let text = |k: &str| r[k].as_str().unwrap_or("-").to_string();
+                println!(
+                    "{:<28} {:<10} {:<22} {:<50} {}",
+                    text("name"),
+                    text("age"),
+                    text("expires"),
+                    text("owner"),
+                    text("action")
+                );
+            }
+        }
+        if a.dry_run || doomed.is_empty() {
+            return Ok(0);
+        }
+        let names: Vec<&str> = doomed.iter().map(|(n, _)| n.as_str()).collect();
+        if !a.auto_approve && !common::confirm(&format!("\nDestroy {}?", names.join(", ")))? {
+            eprintln!("gc cancelled.");
+            return Ok(FAILED);
+        }
+        let results = futures::future::join_all(doomed.iter().map(|(name, _)| {
+            let run = run.clone();
+            let region = region.clone();
+            async move {
+                let mut cx = common::context(name, &region, &run).await;
+                cx.destroying = true;
+                let cx = Arc::new(cx);
+                let (leftovers, tagged) = discover(&cx, name).await?;
+                let failed = destroy_found(&cx, &leftovers, &tagged, ui).await;
+                Ok::<_, anyhow::Error>((name.clone(), failed, leftovers.items.len() + tagged.items.len()))
+            }
+        }))
+        .await;
+        let mut ok = true;
+        for r in results {
+            match r {
+                Ok((name, 0, n)) => println!("Destroyed stack {name} ({n} resources)."),
+                Ok((name, failed, _)) => {
+                    ok = false;
+                    eprintln!(
+                        "Stack {name}: {failed} resources could not be deleted; run `kbp gc --stack {name}` again."
+                    );
+                }
+                Err(e) => {
+                    ok = false;
+                    eprintln!("error: {e:#}");
+                }
+            }
+        }
+        Ok(if ok { 0 } else { FAILED })
+    };
+    result.await.unwrap_or_else(|e: anyhow::Error| common::report(&e))
+}

@@ -1,0 +1,287 @@
+//! Teardown that leaves nothing behind, against the emulator: after `kbp apply`, fixtures made with the AWS SDK
+//! stand in for what Karpenter and a load-balancer controller create outside kbp's state (instances with
+//! Karpenter's tags, a launch template, an instance profile for the node role, a detached network interface, a
+//! security group); `kbp destroy` must leave zero resources of the stack — checked by listing the emulator,
+//! not by kbp's own report — also when killed partway and run again, and from tags alone when the state file
+//! is lost. `kbp gc` destroys expired sandboxes and keeps the others.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
+use support::*;
+
+const STACK: &str = "ex-karpenter-mng";
+
+fn filter(name: &str, value: &str) -> Filter {
+    Filter::builder().name(name).values(value).build()
+}
+
+fn tags(resource: ResourceType, pairs: &[(&str, &str)]) -> TagSpecification {
+    let mut spec = TagSpecification::builder().resource_type(resource);
+    for (k, v) in pairs {
+        spec = spec.tags(Tag::builder().key(*k).value(*v).build());
+    }
+    spec.build()
+}
+
+/// What Karpenter and a load-balancer controller would have made for the running stack.
+async fn karpenter_and_lb_leftovers(em: &Emulator, stack: &str) {
+    let ec2 = em.ec2().await;
+    let subnets = ec2.describe_subnets().filters(filter("tag:karpenter.sh/discovery", stack)).send().await.unwrap();
+    let subnets: Vec<_> = subnets
+        .subnets()
+        .iter()
+        .map(|s| (s.subnet_id().unwrap().to_string(), s.vpc_id().unwrap().to_string()))
+        .collect();
+    assert!(subnets.len() >= 2, "the stack's private subnets: {subnets:?}");
+    let vpc = subnets[0].1.clone();
+    let image = ec2.describe_images().send().await.unwrap().images()[0].image_id().unwrap().to_string();
+    let cluster_tag = format!("kubernetes.io/cluster/{stack}");
+    let node_tags = [
+        ("karpenter.sh/nodepool", "default"),
+        ("karpenter.k8s.aws/ec2nodeclass", "default"),
+        (cluster_tag.as_str(), "owned"),
+        ("eks:eks-cluster-name", stack),
+    ];
+    for (subnet, _) in subnets.iter().take(2) {
+        ec2.run_instances()
+            .image_id(&image)
+            .instance_type(aws_sdk_ec2::types::InstanceType::M5Large)
+            .min_count(1)
+            .max_count(1)
+            .subnet_id(subnet)
+            .tag_specifications(tags(ResourceType::Instance, &node_tags))
+            .send()
+            .await
+            .unwrap();
+    }
+    ec2.create_launch_template()
+        .launch_template_name(format!("karpenter.k8s.aws/{stack}-default"))
+        .launch_template_data(aws_sdk_ec2::types::RequestLaunchTemplateData::builder().image_id(&image).build())
+        .tag_specifications(tags(ResourceType::LaunchTemplate, &[("karpenter.k8s.aws/cluster", stack)]))
+        .send()
+        .await
+        .unwrap();
+    ec2.create_network_interface().subnet_id(&subnets[0].0).description("aws-K8S-i-leftover").send().await.unwrap();
+    ec2.create_security_group()
+        .group_name(format!("k8s-{stack}-ingress"))
+        .description("managed by the AWS load balancer controller")
+        .vpc_id(&vpc)
+        .tag_specifications(tags(ResourceType::SecurityGroup, &[("elbv2.k8s.aws/cluster", stack)]))
+        .send()
+        .await
+        .unwrap();
+    // Karpenter names its instance profiles after the cluster and adds the node role (here named after the
+    // cluster, as in karpenter-mng).
+    let iam = em.iam().await;
+    let profile = format!("{stack}_1234567890");
+    iam.create_instance_profile().instance_profile_name(&profile).send().await.unwrap();
+    iam.add_role_to_instance_profile().instance_profile_name(&profile).role_name(stack).send().await.unwrap();
+}
+
+/// Fails listing whatever the emulator still holds that a destroyed stack could have left.
+async fn assert_nothing_left(em: &Emulator) {
+    let mut left = Vec::new();
+    let ec2 = em.ec2().await;
+    for r in ec2.describe_instances().send().await.unwrap().reservations() {
+        for i in r.instances() {
+            let state = i.state().and_then(|s| s.name()).map(|n| n.as_str().to_string()).unwrap_or_default();
+            if state != "terminated" {
+                left.push(format!("instance {} ({state})", i.instance_id().unwrap_or("?")));
+            }
+        }
+    }
+    for t in ec2.describe_launch_templates().send().await.unwrap().launch_templates() {
+        left.push(format!("launch template {}", t.launch_template_name().unwrap_or("?")));
+    }
+    for n in ec2.describe_network_interfaces().send().await.unwrap().network_interfaces() {
+        left.push(format!("network interface {}", n.network_interface_id().unwrap_or("?")));
+    }
+    for g in ec2.describe_security_groups().send().await.unwrap().security_groups() {
+        if g.group_name() != Some("default") {
+            left.push(format!("security group {} {}", g.group_id().unwrap_or("?"), g.group_name().unwrap_or("")));
+        }
+    }
+    for v in ec2.describe_vpcs().send().await.unwrap().vpcs() {
+        if v.is_default() != Some(true) {
+            left.push(format!("vpc {}", v.vpc_id().unwrap_or("?")));
+        }
+    }
+    let default_vpcs: Vec<String> = ec2
+        .describe_vpcs()
+        .filters(filter("is-default", "true"))
+        .send()
+        .await
+        .unwrap()
+        .vpcs()
+        .iter()
+        .filter_map(|v| v.vpc_id().map(str::to_string))
+        .collect();
+    for s in ec2.describe_subnets().send().await.unwrap().subnets() {
+        if !default_vpcs.iter().any(|v| Some(v.as_str()) == s.vpc_id()) {
+            left.push(format!("subnet {}", s.subnet_id().unwrap_or("?")));
+        }
+    }
+    for n in ec2.describe_nat_gateways().send().await.unwrap().nat_gateways() {
+        let state = n.state().map(|s| s.as_str().to_string()).unwrap_or_default();
+        if state != "deleted" {
+            left.push(format!("nat gateway {} ({state})", n.nat_gateway_id().unwrap_or("?")));
+        }
+    }
+    for a in ec2.describe_addresses().send().await.unwrap().addresses() {
+        left.push(format!("address {}", a.allocation_id().unwrap_or("?")));
+    }
+    let iam = em.iam().await;
+    for r in iam.list_roles().send().await.unwrap().roles() {
+        if r.role_name() != "AWSServiceRoleForEC2Spot" {
+            left.push(format!("role {}", r.role_name()));
+        }
+    }
+    for p in iam.list_instance_profiles().send().await.unwrap().instance_profiles() {
+        left.push(format!("instance profile {}", p.instance_profile_name()));
+    }
+    for p in iam.list_open_id_connect_providers().send().await.unwrap().open_id_connect_provider_list() {
+        left.push(format!("oidc provider {}", p.arn().unwrap_or("?")));
+    }
+    for p in iam.list_policies().scope(aws_sdk_iam::types::PolicyScopeType::Local).send().await.unwrap().policies() {
+        left.push(format!("policy {}", p.policy_name().unwrap_or("?")));
+    }
+    for c in em.eks().await.list_clusters().send().await.unwrap().clusters() {
+        left.push(format!("eks cluster {c}"));
+    }
+    for q in em.sqs().await.list_queues().send().await.unwrap().queue_urls() {
+        left.push(format!("queue {q}"));
+    }
+    for r in em.eventbridge().await.list_rules().send().await.unwrap().rules() {
+        left.push(format!("rule {}", r.name().unwrap_or("?")));
+    }
+    assert!(left.is_empty(), "left behind:\n  {}\n{}", left.join("\n  "), em.log());
+}
+
+fn applied(em: &Emulator) -> Workspace {
+    let ws = Workspace::with_blueprint("karpenter-mng");
+    kbp_ok(em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    ws
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn destroy_removes_karpenters_leftovers_and_leaves_nothing() {
+    let em = Emulator::start();
+    let ws = applied(&em);
+    karpenter_and_lb_leftovers(&em, STACK).await;
+
+    let dry = kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--dry-run"], ws.path());
+    let listed = stdout(&dry);
+    for what in ["instance", "launch template", "network interface", "security group", "instance profile"] {
+        assert!(listed.contains(what), "--dry-run lists the leftover {what}:\n{listed}");
+    }
+    assert!(listed.contains("eks_cluster.main"), "and the state's resources:\n{listed}");
+    assert_eq!(em.eks().await.list_clusters().send().await.unwrap().clusters().len(), 1, "--dry-run deletes nothing");
+
+    let out = kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    assert!(stdout(&out).contains("Final scan: nothing of stack"), "{}", describe_output(&out));
+    assert_nothing_left(&em).await;
+}
+
+/// Which lines of `kbp destroy --json` count toward a kill point.
+type KillWhen = Box<dyn Fn(&str) -> bool>;
+
+/// Runs `kbp destroy --json` and SIGKILLs it once `when` has been true of `count` output lines.
+fn destroy_killed(em: &Emulator, ws: &Workspace, when: &dyn Fn(&str) -> bool, count: usize) -> bool {
+    let mut child = kbp_command(em, &["destroy", ws.blueprint_arg(), "--auto-approve", "--json"], ws.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut seen = 0;
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        if when(&line) {
+            seen += 1;
+            if seen >= count {
+                child.kill().unwrap();
+                let _ = child.wait();
+                return true;
+            }
+        }
+    }
+    let _ = child.wait();
+    false
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_destroy_killed_at_any_point_finishes_when_run_again() {
+    let em = Emulator::start();
+    // Kill points: during the in-cluster deletes, during the leftover sweep, early and late in the AWS deletes.
+    let points: [(&str, KillWhen, usize); 4] = [
+        ("first NodePool delete", Box::new(|l: &str| l.contains("\"finished\"") && l.contains("node_pool.")), 1),
+        ("leftover sweep", Box::new(|l: &str| l.contains("\"leftover\"")), 3),
+        ("early AWS deletes", Box::new(|l: &str| l.contains("\"finished\"") && l.contains("\"delete\"")), 8),
+        ("late AWS deletes", Box::new(|l: &str| l.contains("\"finished\"") && l.contains("\"delete\"")), 45),
+    ];
+    for (name, when, count) in points {
+        let ws = applied(&em);
+        karpenter_and_lb_leftovers(&em, STACK).await;
+        assert!(destroy_killed(&em, &ws, &*when, count), "destroy reached the kill point `{name}`");
+        let again = kbp(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
+        assert_exit_code(&again, 0, &format!("destroy after a kill at `{name}`"));
+        assert_nothing_left(&em).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn from_tags_cleans_a_stack_whose_state_is_lost() {
+    let em = Emulator::start();
+    let ws = applied(&em);
+    karpenter_and_lb_leftovers(&em, STACK).await;
+    std::fs::remove_file(ws.path().join(format!(".kbp/{STACK}.state.json"))).unwrap();
+
+    let out = kbp_ok(&em, &["destroy", "--from-tags", STACK, "--region", "us-west-2", "--auto-approve"], ws.path());
+    assert!(stdout(&out).contains("Final scan: nothing of stack"), "{}", describe_output(&out));
+    assert_nothing_left(&em).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gc_destroys_expired_sandboxes_and_keeps_the_rest() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("minimal");
+    let apply = |name: &str, ttl: Option<&str>| {
+        let set = format!("cluster.name={name}");
+        let mut args = vec!["apply", ws.blueprint_arg(), "--auto-approve", "--set", set.as_str()];
+        if let Some(t) = ttl {
+            args.extend(["--ttl", t]);
+        }
+        kbp_ok(&em, &args, ws.path());
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| apply("gc-old-1", Some("1s")));
+        s.spawn(|| apply("gc-old-2", Some("1s")));
+        s.spawn(|| apply("gc-fresh", Some("8h")));
+        s.spawn(|| apply("gc-no-ttl", None));
+    });
+    std::thread::sleep(Duration::from_secs(2));
+
+    let listed = stdout(&kbp_ok(&em, &["gc", "--region", "us-west-2", "--dry-run"], ws.path()));
+    for name in ["gc-old-1", "gc-old-2", "gc-fresh", "gc-no-ttl"] {
+        assert!(listed.contains(name), "{name} listed:\n{listed}");
+    }
+    assert!(listed.contains("moto"), "the owner is the caller's ARN:\n{listed}");
+
+    kbp_ok(&em, &["gc", "--region", "us-west-2", "--auto-approve"], ws.path());
+    let mut clusters: Vec<String> = em.eks().await.list_clusters().send().await.unwrap().clusters().to_vec();
+    clusters.sort();
+    assert_eq!(clusters, ["gc-fresh", "gc-no-ttl"], "the expired stacks are gone, the others kept");
+    let ec2 = em.ec2().await;
+    for gone in ["gc-old-1", "gc-old-2"] {
+        let vpcs = ec2.describe_vpcs().filters(filter("tag:kbp:stack", gone)).send().await.unwrap();
+        assert!(vpcs.vpcs().is_empty(), "{gone}'s VPC is gone");
+    }
+    for kept in ["gc-fresh", "gc-no-ttl"] {
+        let vpcs = ec2.describe_vpcs().filters(filter("tag:kbp:stack", kept)).send().await.unwrap();
+        assert_eq!(vpcs.vpcs().len(), 1, "{kept}'s VPC is kept");
+    }
+}
