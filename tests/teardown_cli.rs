@@ -285,3 +285,75 @@ async fn gc_destroys_expired_sandboxes_and_keeps_the_rest() {
         assert_eq!(vpcs.vpcs().len(), 1, "{kept}'s VPC is kept");
     }
 }
+
+/// A kube client for the stack's cluster, as kbp makes it (endpoint and CA from EKS, an EKS token).
+async fn cluster_client(em: &Emulator) -> kube::Client {
+    let c = em.eks().await.describe_cluster().name(STACK).send().await.unwrap().cluster.unwrap();
+    let cluster = kbp::access::cluster::Cluster {
+        name: STACK.into(),
+        region: "us-west-2".into(),
+        endpoint: c.endpoint().unwrap().to_string(),
+        ca_data: c.certificate_authority().and_then(|ca| ca.data()).unwrap().to_string(),
+    };
+    let clients = kbp::access::cluster::Clients::new(kbp::access::cluster::Access::Eks, em.sdk_config().await);
+    clients.client(&cluster).await.unwrap()
+}
+
+fn api(
+    client: &kube::Client,
+    api_version: &str,
+    kind: &str,
+    plural: &str,
+    ns: Option<&str>,
+) -> kube::Api<kube::api::DynamicObject> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let gvk = kube::api::GroupVersionKind::gvk(group, version, kind);
+    let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
+    match ns {
+        Some(ns) => kube::Api::namespaced_with(client.clone(), ns, &resource),
+        None => kube::Api::all_with(client.clone(), &resource),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn destroy_goes_on_when_karpenter_is_gone_and_its_finalizers_stay() {
+    let em = Emulator::start();
+    let ws = applied(&em);
+    karpenter_and_lb_leftovers(&em, STACK).await;
+    // A node Karpenter launched (its NodeClaim, owned by the NodePool), then the controller uninstalled by hand:
+    // nothing will remove the NodeClaim's and the EC2NodeClass's finalizers any more.
+    let client = cluster_client(&em).await;
+    let pools = api(&client, "karpenter.sh/v1", "NodePool", "nodepools", None);
+    let pool = pools.get("default").await.unwrap();
+    let claim: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": { "name": "default-x1y2z", "labels": { "karpenter.sh/nodepool": "default" },
+            "ownerReferences": [{ "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "name": "default",
+                "uid": pool.metadata.uid.clone().unwrap(), "blockOwnerDeletion": true }] },
+        "spec": { "nodeClassRef": { "group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default" },
+            "requirements": [{ "key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"] }] },
+    }))
+    .unwrap();
+    let claims = api(&client, "karpenter.sh/v1", "NodeClaim", "nodeclaims", None);
+    claims.create(&Default::default(), &claim).await.unwrap();
+    // The simulated controller puts its finalizer on the claim while it runs.
+    for _ in 0..100 {
+        let c = claims.get("default-x1y2z").await.unwrap();
+        if c.metadata.finalizers.as_ref().is_some_and(|f| f.iter().any(|f| f == "karpenter.sh/termination")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    api(&client, "apps/v1", "Deployment", "deployments", Some("karpenter"))
+        .delete("karpenter", &Default::default())
+        .await
+        .unwrap();
+
+    let out = kbp_command(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path())
+        .env("KBP_FINALIZER_WAIT", "2s")
+        .output()
+        .unwrap();
+    assert_exit_code(&out, 0, "destroy with Karpenter gone");
+    assert!(stderr(&out).contains("dropping its finalizers"), "the user is told: {}", stderr(&out));
+    assert_nothing_left(&em).await;
+}

@@ -8,7 +8,7 @@
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::session::{ObjectRef, Session};
+use super::session::{destroy_wait, ObjectRef, Session};
 use crate::graph::{compile::kinds, Attrs};
 use crate::kubernetes::oci;
 use crate::providers::wait::{Budget, Poll, Wait};
@@ -150,17 +150,31 @@ impl Provider for KarpenterCrds {
     async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
         let session = Session::open(cx, prior).await?;
         let address = crate::graph::Address::new("karpenter_crds", "main");
+        let hint = "the API server is still deleting the CRD's objects, whose finalizers hold it";
+        let budget =
+            if cx.destroying { Budget { timeout: destroy_wait(), ..Budget::minutes(5) } } else { Budget::minutes(5) };
         for name in id.split(',').filter(|n| !n.is_empty()) {
             let r = ObjectRef::new(CRD_API, CRD, None, name);
-            session
-                .delete_and_wait(
-                    &r,
-                    false,
-                    &address,
-                    Budget::minutes(5),
-                    "the API server is still deleting the CRD's objects",
-                )
-                .await?;
+            let crd = session.get(&r).await?;
+            match session.delete_and_wait(&r, false, &address, budget, hint).await {
+                // In a destroy, objects whose controller is gone (NodeClaims of an uninstalled Karpenter) keep
+                // their finalizers forever; drop them, the sweep removes their instances.
+                Err(e) if cx.destroying && e.code.is_empty() => {
+                    let Some(crd) = crd else { continue };
+                    let group = crd["spec"]["group"].as_str().unwrap_or_default();
+                    let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
+                    let versions = crd["spec"]["versions"].as_array().cloned().unwrap_or_default();
+                    let version = versions.iter().find(|v| v["storage"] == true).and_then(|v| v["name"].as_str());
+                    let api_version = format!("{group}/{}", version.unwrap_or("v1"));
+                    for o in session.list(&api_version, kind, None, None, None).await? {
+                        let held = ObjectRef::of(&o)?;
+                        tracing::warn!("{held}: nothing removes its finalizers any more; dropping them");
+                        session.remove_finalizers(&held).await?;
+                    }
+                    session.wait_gone(&r, &address, Budget::minutes(1), hint).await?;
+                }
+                other => other?,
+            }
         }
         Ok(())
     }

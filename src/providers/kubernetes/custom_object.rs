@@ -15,15 +15,6 @@ use crate::graph::{compile::kinds, Address, Attrs};
 use crate::providers::wait::Budget;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
-/// In a destroy, how long to wait for Karpenter's finalizers before dropping them (`KBP_FINALIZER_WAIT`, a
-/// duration, overrides it): the sweep that follows terminates the nodes anyway.
-fn destroy_wait() -> std::time::Duration {
-    std::env::var("KBP_FINALIZER_WAIT")
-        .ok()
-        .and_then(|v| humantime::parse_duration(&v).ok())
-        .unwrap_or(std::time::Duration::from_secs(5 * 60))
-}
-
 pub struct CustomObject {
     kind: &'static str,
     api_version: &'static str,
@@ -139,8 +130,11 @@ impl Provider for CustomObject {
         let session = Session::open(cx, prior).await?;
         let address = Address::keyed(self.address_type, "main", id);
         let r = self.object(id);
-        let budget =
-            if cx.destroying { Budget { timeout: destroy_wait(), ..self.delete_budget } } else { self.delete_budget };
+        let budget = if cx.destroying {
+            Budget { timeout: super::session::destroy_wait(), ..self.delete_budget }
+        } else {
+            self.delete_budget
+        };
         match session.delete_and_wait(&r, self.foreground, &address, budget, self.delete_hint).await {
             Err(e) if cx.destroying && e.code.is_empty() => {
                 tracing::warn!("{r}: Karpenter did not finish in time ({e}); dropping its finalizers");

@@ -226,6 +226,15 @@ impl Session<'_> {
     }
 }
 
+/// In a destroy, how long to wait for finalizers before dropping them (`KBP_FINALIZER_WAIT`, a duration,
+/// overrides it): the sweep that follows terminates the nodes anyway.
+pub fn destroy_wait() -> Duration {
+    std::env::var("KBP_FINALIZER_WAIT")
+        .ok()
+        .and_then(|v| humantime::parse_duration(&v).ok())
+        .unwrap_or(Duration::from_secs(5 * 60))
+}
+
 /// In a destroy, whether `e` means the cluster cannot be reached (it is gone or going, or refuses kbp): the
 /// objects go with the cluster, and the teardown sweep removes what they launched by its tags.
 pub fn cluster_gone_in_destroy(cx: &Context, e: &ProviderError) -> bool {
