@@ -29,3 +29,15 @@ def test_an_explicit_false_keeps_the_interface(ec2):
     instance = ec2.run_instances(ImageId=_image(ec2), MinCount=1, MaxCount=1, NetworkInterfaces=[nic])["Instances"][0]
     ec2.terminate_instances(InstanceIds=[instance["InstanceId"]])
     assert len(_enis(ec2, subnet)) == 1
+
+
+def test_a_nat_gateways_interface_is_requester_managed_and_goes_with_it(ec2):
+    subnet = _subnet(ec2)
+    allocation = ec2.allocate_address(Domain="vpc")["AllocationId"]
+    nat = ec2.create_nat_gateway(SubnetId=subnet, AllocationId=allocation)["NatGateway"]["NatGatewayId"]
+    [eni] = _enis(ec2, subnet)
+    assert (eni["Status"], eni["RequesterManaged"], eni["InterfaceType"]) == ("in-use", True, "nat_gateway")
+    ec2.delete_nat_gateway(NatGatewayId=nat)
+    assert _enis(ec2, subnet) == []
+    ec2.release_address(AllocationId=allocation)
+    assert ec2.describe_addresses()["Addresses"] == []

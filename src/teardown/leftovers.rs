@@ -74,7 +74,12 @@ pub async fn leftovers(cx: &Context, scope: &Scope) -> Result<Inventory, Provide
 
     for eni in &enis {
         let Some(id) = eni.network_interface_id() else { continue };
-        if eni.status() != Some(&NetworkInterfaceStatus::Available) || kept(scope, Some(id)) {
+        // Requester-managed interfaces (NAT gateways', load balancers') go with their owner; AWS refuses to
+        // delete them directly.
+        if eni.status() != Some(&NetworkInterfaceStatus::Available)
+            || eni.requester_managed() == Some(true)
+            || kept(scope, Some(id))
+        {
             continue;
         }
         let mut detail = vec!["detached".to_string()];
