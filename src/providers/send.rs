@@ -23,3 +23,22 @@ where
         })
         .await
 }
+
+/// Every item of a paged AWS list call. `page(token)` sends one request for the page after `token` (with
+/// [`send`]) and returns its items and the next token or marker; an empty token ends the list too.
+pub async fn all_pages<T, F, Fut>(mut page: F) -> Result<Vec<T>, ProviderError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), ProviderError>>,
+{
+    let mut out = Vec::new();
+    let mut token = None;
+    loop {
+        let (items, next) = page(token).await?;
+        out.extend(items);
+        token = next.filter(|t| !t.is_empty());
+        if token.is_none() {
+            return Ok(out);
+        }
+    }
+}

@@ -7,7 +7,7 @@ use aws_sdk_ec2::types::{Filter, Instance, InstanceStateName, NetworkInterfaceSt
 use futures::{StreamExt, TryStreamExt};
 
 use super::{ec2_name, ec2_tag, filter, Inventory, Item, Kind, Scope};
-use crate::providers::send::send;
+use crate::providers::send::{all_pages, send};
 use crate::providers::tags::STACK;
 use crate::providers::{Context, ProviderError};
 
@@ -159,39 +159,30 @@ async fn instances(cx: &Context, stack: &str, vpcs: &[String]) -> Result<Vec<Ins
 }
 
 pub(super) async fn describe_instances(cx: &Context, filters: Vec<Filter>) -> Result<Vec<Instance>, ProviderError> {
-    let mut out = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
+    let filters = &filters;
+    all_pages(|token| async move {
         let page = send(cx, "ec2:DescribeInstances", &[], || {
             cx.ec2().describe_instances().set_filters(Some(filters.clone())).set_next_token(token.clone()).send()
         })
         .await?;
-        out.extend(page.reservations().iter().flat_map(|r| r.instances().iter().cloned()));
-        token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            return Ok(out);
-        }
-    }
+        let items = page.reservations().iter().flat_map(|r| r.instances().iter().cloned()).collect();
+        Ok((items, page.next_token().map(str::to_string)))
+    })
+    .await
 }
 
 async fn launch_templates(cx: &Context, stack: &str) -> Result<Vec<aws_sdk_ec2::types::LaunchTemplate>, ProviderError> {
-    let f = filter("tag:karpenter.k8s.aws/cluster", stack);
-    let mut out = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
+    let f = &filter("tag:karpenter.k8s.aws/cluster", stack);
+    let all = all_pages(|token| async move {
         let page = send(cx, "ec2:DescribeLaunchTemplates", &[], || {
             cx.ec2().describe_launch_templates().filters(f.clone()).set_next_token(token.clone()).send()
         })
         .await?;
-        // Checked again: a tag filter an implementation ignores must not widen the match.
-        let ours =
-            |t: &&aws_sdk_ec2::types::LaunchTemplate| ec2_tag(t.tags(), "karpenter.k8s.aws/cluster") == Some(stack);
-        out.extend(page.launch_templates().iter().filter(ours).cloned());
-        token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            return Ok(out);
-        }
-    }
+        Ok((page.launch_templates().to_vec(), page.next_token().map(str::to_string)))
+    })
+    .await?;
+    // Checked again: a tag filter an implementation ignores must not widen the match.
+    Ok(all.into_iter().filter(|t| ec2_tag(t.tags(), "karpenter.k8s.aws/cluster") == Some(stack)).collect())
 }
 
 pub(super) async fn network_interfaces(
@@ -201,20 +192,15 @@ pub(super) async fn network_interfaces(
     if vpcs.is_empty() {
         return Ok(Vec::new());
     }
-    let f = Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
-    let mut out = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
+    let f = &Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
+    all_pages(|token| async move {
         let page = send(cx, "ec2:DescribeNetworkInterfaces", &[], || {
             cx.ec2().describe_network_interfaces().filters(f.clone()).set_next_token(token.clone()).send()
         })
         .await?;
-        out.extend(page.network_interfaces().iter().cloned());
-        token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            return Ok(out);
-        }
-    }
+        Ok((page.network_interfaces().to_vec(), page.next_token().map(str::to_string)))
+    })
+    .await
 }
 
 pub(super) async fn security_groups(
@@ -224,20 +210,15 @@ pub(super) async fn security_groups(
     if vpcs.is_empty() {
         return Ok(Vec::new());
     }
-    let f = Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
-    let mut out = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
+    let f = &Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
+    all_pages(|token| async move {
         let page = send(cx, "ec2:DescribeSecurityGroups", &[], || {
             cx.ec2().describe_security_groups().filters(f.clone()).set_next_token(token.clone()).send()
         })
         .await?;
-        out.extend(page.security_groups().iter().cloned());
-        token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            return Ok(out);
-        }
-    }
+        Ok((page.security_groups().to_vec(), page.next_token().map(str::to_string)))
+    })
+    .await
 }
 
 /// Instance profiles of the node role (Karpenter creates one per EC2NodeClass) and profiles tagged for the

@@ -12,7 +12,7 @@ use futures::{StreamExt, TryStreamExt};
 use super::leftovers::{describe_instances, network_interfaces, security_groups};
 use super::{ec2_name, ec2_tag, filter, Inventory, Item, Kind};
 use crate::providers::attrs::absent_if_gone;
-use crate::providers::send::send;
+use crate::providers::send::{all_pages, send};
 use crate::providers::tags::{ADDRESS, STACK};
 use crate::providers::{Context, ProviderError};
 
@@ -156,31 +156,25 @@ async fn eks_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
 async fn iam_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
     let iam = cx.iam();
     let mut candidates: Vec<(Kind, String)> = Vec::new();
-    let mut marker: Option<String> = None;
-    loop {
+    let roles = all_pages(|marker| async move {
         let page = send(cx, "iam:ListRoles", &[], || iam.list_roles().set_marker(marker.clone()).send()).await?;
-        for r in page.roles() {
-            if !r.path().starts_with(SERVICE_ROLE_PATH) {
-                candidates.push((Kind::IamRole, r.role_name().to_string()));
-            }
-        }
-        marker = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
-        if marker.is_none() {
-            break;
-        }
+        let next = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
+        Ok((page.roles().to_vec(), next))
+    })
+    .await?;
+    for r in roles.iter().filter(|r| !r.path().starts_with(SERVICE_ROLE_PATH)) {
+        candidates.push((Kind::IamRole, r.role_name().to_string()));
     }
-    let mut marker: Option<String> = None;
-    loop {
+    let policies = all_pages(|marker| async move {
         let page = send(cx, "iam:ListPolicies", &[], || {
             iam.list_policies().scope(aws_sdk_iam::types::PolicyScopeType::Local).set_marker(marker.clone()).send()
         })
         .await?;
-        candidates.extend(page.policies().iter().filter_map(|p| Some((Kind::IamPolicy, p.arn()?.to_string()))));
-        marker = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
-        if marker.is_none() {
-            break;
-        }
-    }
+        let next = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
+        Ok((page.policies().to_vec(), next))
+    })
+    .await?;
+    candidates.extend(policies.iter().filter_map(|p| Some((Kind::IamPolicy, p.arn()?.to_string()))));
     let oidc = send(cx, "iam:ListOpenIDConnectProviders", &[], || iam.list_open_id_connect_providers().send()).await?;
     candidates.extend(
         oidc.open_id_connect_provider_list().iter().filter_map(|p| Some((Kind::OidcProvider, p.arn()?.to_string()))),
@@ -258,19 +252,15 @@ pub(super) async fn instance_profile_tags(cx: &Context, name: &str) -> Result<Ha
 }
 
 pub(super) async fn all_instance_profiles(cx: &Context) -> Result<Vec<String>, ProviderError> {
-    let mut out = Vec::new();
-    let mut marker: Option<String> = None;
-    loop {
+    all_pages(|marker| async move {
         let page = send(cx, "iam:ListInstanceProfiles", &[], || {
             cx.iam().list_instance_profiles().set_marker(marker.clone()).send()
         })
         .await?;
-        out.extend(page.instance_profiles().iter().map(|p| p.instance_profile_name().to_string()));
-        marker = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
-        if marker.is_none() {
-            return Ok(out);
-        }
-    }
+        let names = page.instance_profiles().iter().map(|p| p.instance_profile_name().to_string()).collect();
+        Ok((names, page.marker().filter(|_| page.is_truncated()).map(str::to_string)))
+    })
+    .await
 }
 
 /// SQS queues, EventBridge rules (kbp names both after the stack) and KMS keys tagged for the stack.
@@ -280,19 +270,14 @@ async fn other_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderErr
 }
 
 async fn queues(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
-    let mut urls = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
+    let urls = all_pages(|token| async move {
         let page = send(cx, "sqs:ListQueues", &[], || {
             cx.sqs().list_queues().queue_name_prefix(stack).set_next_token(token.clone()).send()
         })
         .await?;
-        urls.extend(page.queue_urls().iter().cloned());
-        token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            break;
-        }
-    }
+        Ok((page.queue_urls().to_vec(), page.next_token().map(str::to_string)))
+    })
+    .await?;
     let mut items = Vec::new();
     for url in urls {
         let r = send(cx, "sqs:ListQueueTags", &[], || cx.sqs().list_queue_tags().queue_url(&url).send()).await;
@@ -306,19 +291,15 @@ async fn queues(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
 }
 
 async fn rules(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
-    let mut rules = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
+    let rules = all_pages(|token| async move {
         let page = send(cx, "events:ListRules", &[], || {
             cx.eventbridge().list_rules().name_prefix(stack).set_next_token(token.clone()).send()
         })
         .await?;
-        rules.extend(page.rules().iter().filter_map(|r| Some((r.name()?.to_string(), r.arn()?.to_string()))));
-        token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            break;
-        }
-    }
+        let rules = page.rules().iter().filter_map(|r| Some((r.name()?.to_string(), r.arn()?.to_string()))).collect();
+        Ok((rules, page.next_token().map(str::to_string)))
+    })
+    .await?;
     let mut items = Vec::new();
     for (name, arn) in rules {
         let r = send(cx, "events:ListTagsForResource", &[], || {
