@@ -147,7 +147,7 @@ async fn leftovers_finds_what_karpenter_left_in_the_vpc_and_delete_removes_it() 
     let scope = Scope {
         stack: "s1".into(),
         vpc_ids: vec![],
-        node_role: Some("s1-node".into()),
+        node_roles: vec!["s1-node".into()],
         keep: BTreeSet::from([kept_sg.clone()]),
     };
     let found = teardown::leftovers(&cx, &scope).await.unwrap();

@@ -60,7 +60,7 @@ async fn with_state(
     let refreshed =
         common::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize).await?;
     let p = plan::diff_destroy(graph, &refreshed.state, &registry);
-    let scope = scope_of(stack, &refreshed.state, Some(bp.karpenter.node_role_name.clone()));
+    let scope = scope_of(stack, &refreshed.state, vec![bp.karpenter.node_role_name.clone()]);
     let found = teardown::leftovers(&cx, &scope).await.context("looking for leftovers outside state")?;
     print_plan(&p, ui)?;
     show_leftovers(&found, ui, "would also be deleted");
@@ -126,30 +126,20 @@ async fn from_tags(a: &DestroyArgs, name: &str, ui: Ui) -> anyhow::Result<u8> {
         return Ok(FAILED);
     }
     println!("\nDestroy complete! {} resources deleted.", leftovers.items.len() + tagged.items.len());
-    Ok(final_scan(&cx, &scope_of(name, &State::new(name, &region), None), ui).await)
+    Ok(final_scan(&cx, &scope_of(name, &State::new(name, &region), Vec::new()), ui).await)
 }
 
 /// Everything of stack `name` the region holds: (leftovers of its cluster, resources tagged for it).
 pub(super) async fn discover(cx: &Context, name: &str) -> anyhow::Result<(Inventory, Inventory)> {
     let tagged = teardown::stack(cx, name).await.context("looking for the stack's tagged resources")?;
-    // Karpenter's instance profiles hang off the stack's roles; look under each.
-    let mut leftovers = Inventory { items: Vec::new() };
-    let roles: Vec<Option<String>> = tagged
-        .items
-        .iter()
-        .filter(|i| i.kind == teardown::Kind::IamRole)
-        .map(|i| Some(i.id.clone()))
-        .chain([None])
-        .collect();
-    let keep: BTreeSet<String> = tagged.items.iter().map(|i| i.id.clone()).collect();
-    for role in roles {
-        let scope = Scope { stack: name.to_string(), vpc_ids: Vec::new(), node_role: role, keep: keep.clone() };
-        for item in teardown::leftovers(cx, &scope).await.context("looking for leftovers")?.items {
-            if !leftovers.items.contains(&item) {
-                leftovers.items.push(item);
-            }
-        }
-    }
+    // Karpenter's instance profiles hang off the stack's roles; the node role is one of them.
+    let scope = Scope {
+        stack: name.to_string(),
+        vpc_ids: Vec::new(),
+        node_roles: tagged.items.iter().filter(|i| i.kind == teardown::Kind::IamRole).map(|i| i.id.clone()).collect(),
+        keep: tagged.items.iter().map(|i| i.id.clone()).collect(),
+    };
+    let leftovers = teardown::leftovers(cx, &scope).await.context("looking for leftovers")?;
     Ok((leftovers, tagged))
 }
 
@@ -160,14 +150,14 @@ pub(super) async fn destroy_found(cx: &Context, leftovers: &Inventory, tagged: &
 }
 
 /// The stack's VPCs and the IDs kbp's state owns (never leftovers).
-fn scope_of(stack: &str, state: &State, node_role: Option<String>) -> Scope {
+fn scope_of(stack: &str, state: &State, node_roles: Vec<String>) -> Scope {
     let vpc_ids = state.resources.values().filter(|r| r.kind == kinds::VPC).filter_map(|r| r.id.clone()).collect();
     let mut keep = BTreeSet::new();
     for r in state.resources.values() {
         keep.extend(r.id.clone());
         keep.extend(r.outputs.values().filter_map(|v| v.as_str().map(str::to_string)));
     }
-    Scope { stack: stack.to_string(), vpc_ids, node_role, keep }
+    Scope { stack: stack.to_string(), vpc_ids, node_roles, keep }
 }
 
 fn only(p: &Plan, keep: impl Fn(&plan::Change) -> bool) -> Plan {

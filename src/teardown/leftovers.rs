@@ -225,7 +225,7 @@ pub(super) async fn security_groups(
 /// cluster, each with why it is listed.
 async fn instance_profiles(cx: &Context, scope: &Scope) -> Result<Vec<(String, String)>, ProviderError> {
     let mut found: BTreeMap<String, String> = BTreeMap::new();
-    if let Some(role) = &scope.node_role {
+    for role in &scope.node_roles {
         let mut marker: Option<String> = None;
         loop {
             let r = send(cx, "iam:ListInstanceProfilesForRole", &[], || {

@@ -33,8 +33,8 @@ pub struct Scope {
     pub stack: String,
     /// The stack's VPC(s) if known (from state); when empty, the VPC tagged `kbp:stack=<stack>` is used.
     pub vpc_ids: Vec<String>,
-    /// The IAM role name of Karpenter's nodes, whose instance profiles Karpenter creates.
-    pub node_role: Option<String>,
+    /// IAM role names Karpenter's nodes may use, whose instance profiles Karpenter creates.
+    pub node_roles: Vec<String>,
     /// IDs, ARNs and names in kbp's state: never listed by [`leftovers`].
     pub keep: BTreeSet<String>,
 }
