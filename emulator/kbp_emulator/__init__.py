@@ -6,7 +6,9 @@
   `profile`, `ec2_nat`);
 - AWS's names and duplicate error for service-linked roles (`iam_slr`);
 - GetCallerIdentity's IAM-user ARN in AWS's `iam` form (`sts_identity`);
-- instances' primary network interfaces deleted on termination, as AWS does (`ec2_instances`).
+- instances' primary network interfaces deleted on termination, as AWS does (`ec2_instances`);
+- S3 conditional writes (PutObject/DeleteObject with If-Match/If-None-Match) atomic under concurrency
+  (`s3_conditional`), and GetBucketVersioning in AWS's `VersioningConfiguration` shape (`s3_versioning`).
 
 Everything is patched into moto in-process; clients only ever see the AWS API. emulator/README.md lists what
 is and is not modelled.
@@ -27,6 +29,7 @@ PATCHES = {
     "ec2": ("kbp_emulator.ec2_nat", "kbp_emulator.ec2_instances"),
     "iam": ("kbp_emulator.iam_slr",),
     "sts": ("kbp_emulator.sts_identity",),
+    "s3": ("kbp_emulator.s3_conditional", "kbp_emulator.s3_versioning"),
 }
 _patched: set[str] = set()
 

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import boto3
 import pytest
 import requests
+from botocore.config import Config
 from moto.server import ThreadedMotoServer
 
 import kbp_emulator
@@ -49,13 +50,14 @@ def timed():
     return use
 
 
-def _client(endpoint: str, service: str):
+def _client(endpoint: str, service: str, **kwargs):
     return boto3.client(
         service,
         endpoint_url=endpoint,
         region_name=REGION,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
+        **kwargs,
     )
 
 
@@ -77,6 +79,12 @@ def iam(endpoint):
 @pytest.fixture
 def sts(endpoint):
     return _client(endpoint, "sts")
+
+
+@pytest.fixture
+def s3(endpoint):
+    """Path-style (http://host:port/bucket/key), as kbp's S3 state backend addresses the emulator."""
+    return _client(endpoint, "s3", config=Config(s3={"addressing_style": "path"}))
 
 
 @pytest.fixture
