@@ -15,13 +15,13 @@ fn args<'a>(cmd: &'a str, ws: &'a Workspace, name: &'a str, extra: &[&'a str]) -
     v
 }
 
-#[test]
-fn a_held_lock_fails_at_once_naming_the_holder() {
+#[tokio::test]
+async fn a_held_lock_fails_at_once_naming_the_holder() {
     let em = Emulator::start();
     let ws = Workspace::with_blueprint("minimal");
     let state = ws.path().join(".kbp/lock-test.state.json");
     let backend = kbp::state::LocalBackend::new(&state);
-    let _held = kbp::state::Backend::lock(&backend, "apply", Duration::ZERO).unwrap();
+    let _held = kbp::state::Backend::lock(&backend, "apply", Duration::ZERO).await.unwrap();
 
     let started = Instant::now();
     let out = kbp(&em, &args("plan", &ws, "cluster.name=lock-test", &[]), ws.path());

@@ -20,6 +20,44 @@ pub struct Blueprint {
     pub node_classes: BTreeMap<String, NodeClass>,
     /// NodePools keyed by their Kubernetes name.
     pub node_pools: BTreeMap<String, NodePool>,
+    /// Where the stack's state lives.
+    pub state: StateSettings,
+}
+
+/// The blueprint's `[state]` table; `--state`/`KBP_STATE` override it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateSettings {
+    /// `local` or `s3`.
+    pub backend: String,
+    pub path: Option<String>,
+    pub bucket: Option<String>,
+    pub key: Option<String>,
+    pub region: Option<String>,
+    pub kms_key_id: Option<String>,
+    pub profile: Option<String>,
+    pub role_arn: Option<String>,
+}
+
+impl Blueprint {
+    /// Where this stack's state lives, as the blueprint says (its `[state]` table, else the default file).
+    pub fn state_location(&self) -> crate::state::Location {
+        use crate::state::location::{default_key, default_local, Location, S3Location};
+        let st = &self.state;
+        match (st.backend.as_str(), &st.bucket) {
+            ("s3", Some(bucket)) => Location::S3(S3Location {
+                bucket: bucket.clone(),
+                key: st.key.clone().unwrap_or_else(|| default_key(&self.cluster.name)),
+                region: Some(st.region.clone().unwrap_or_else(|| self.cluster.region.clone())),
+                kms_key_id: st.kms_key_id.clone(),
+                profile: st.profile.clone(),
+                role_arn: st.role_arn.clone(),
+            }),
+            _ => match &st.path {
+                Some(path) => Location::Local { path: path.into() },
+                None => default_local(&self.cluster.name),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::state::Location;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "kbp",
@@ -56,6 +58,8 @@ pub enum Command {
     Kubeconfig(KubeconfigArgs),
     /// Destroy expired sandbox stacks found by their tags (`kbp apply --ttl`).
     Gc(GcArgs),
+    /// Remove the state lock a killed run left behind (remote state; the error of the blocked run shows the ID).
+    ForceUnlock(ForceUnlockArgs),
     /// Print an ExecCredential with an EKS bearer token, for kubectl's exec plugin (like `aws eks get-token`).
     Token(TokenArgs),
 }
@@ -69,9 +73,9 @@ pub enum Command {
 pub struct RenderArgs {
     #[command(flatten)]
     pub bp: BlueprintArgs,
-    /// State file to take the AWS values from (default: the stack's state file, if it exists).
-    #[arg(long, value_name = "PATH")]
-    pub state: Option<PathBuf>,
+    /// State to take the AWS values from, a path or s3://BUCKET/KEY (default: the stack's state, if it exists).
+    #[arg(long, value_name = "LOCATION", env = "KBP_STATE", value_parser = parse_location)]
+    pub state: Option<Location>,
     /// Leave the CRDs out (no chart pull); the custom objects are then printed without schema validation.
     #[arg(long)]
     pub skip_crds: bool,
@@ -118,9 +122,10 @@ pub struct BlueprintArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct StateArgs {
-    /// State file; default `.kbp/<cluster-name>.state.json` in the working directory.
-    #[arg(long, value_name = "PATH")]
-    pub state: Option<PathBuf>,
+    /// Where state lives: a file path, or s3://BUCKET/KEY[?region=R&kms_key_id=K&profile=P&role_arn=A] (default:
+    /// the blueprint's [state] table, else `.kbp/<cluster-name>.state.json` in the working directory).
+    #[arg(long, value_name = "LOCATION", env = "KBP_STATE", value_parser = parse_location)]
+    pub state: Option<Location>,
     /// How long to wait for another kbp run holding the state lock (`0s` fails at once).
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
     pub lock_timeout: Duration,
@@ -180,6 +185,16 @@ pub struct GraphArgs {
     pub format: GraphFormat,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    /// Terraform-like text.
+    Text,
+    /// One JSON document (the same as --json).
+    Json,
+    /// A summary and a collapsible diff for a pull-request comment.
+    Markdown,
+}
+
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     #[command(flatten)]
@@ -188,6 +203,9 @@ pub struct PlanArgs {
     pub state: StateArgs,
     #[command(flatten)]
     pub run: RunArgs,
+    /// How to print the plan on stdout (--json is --format json).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: PlanFormat,
     /// Save the plan; `kbp apply FILE` then applies exactly it.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -282,6 +300,46 @@ pub enum StateCommand {
         #[command(flatten)]
         query: StateQuery,
     },
+    /// Print the whole state document (JSON) on stdout.
+    Pull(StateQuery),
+    /// Replace the state with a file; refused for another stack or lineage, an older serial, or a different
+    /// document at the same serial, unless --force.
+    Push {
+        /// A state file, as `kbp state pull` prints it.
+        file: PathBuf,
+        /// Replace whatever is there.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        query: StateQuery,
+    },
+    /// Forget resources: kbp stops managing them, and leaves what they name in AWS as it is.
+    Rm {
+        /// Addresses such as `vpc.main` or `subnet.private["us-west-2a"]`.
+        #[arg(required = true)]
+        addresses: Vec<String>,
+        #[command(flatten)]
+        query: StateQuery,
+    },
+    /// Rename a resource's address in state (after renaming it in the blueprint), so it is not replaced.
+    Mv {
+        from: String,
+        to: String,
+        #[command(flatten)]
+        query: StateQuery,
+    },
+    /// Move the state to another location (local file to S3 and back), both locked; serial and lineage are
+    /// kept, and the old location is left pointing to the new one.
+    Migrate {
+        /// The new location: a file path or s3://BUCKET/KEY[?region=…].
+        #[arg(long, value_name = "LOCATION", value_parser = parse_location)]
+        to: Location,
+        /// Replace a state already at the new location.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        query: StateQuery,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -291,10 +349,31 @@ pub struct StateQuery {
     pub blueprint: Option<PathBuf>,
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
-    #[arg(long, value_name = "PATH")]
-    pub state: Option<PathBuf>,
+    /// Where state lives: a file path or s3://BUCKET/KEY[?region=…] (overrides the blueprint's [state]).
+    #[arg(long, value_name = "LOCATION", env = "KBP_STATE", value_parser = parse_location)]
+    pub state: Option<Location>,
+    /// How long to wait for another run holding the state lock (commands that change state).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
     #[arg(long)]
     pub json: bool,
+}
+
+/// `kbp force-unlock LOCK_ID`: for a lock left by a run that was killed (a local lock never needs it: the OS
+/// releases it with its process).
+#[derive(Debug, Args)]
+pub struct ForceUnlockArgs {
+    /// The lock ID, as the error of the blocked run shows it.
+    pub lock_id: String,
+    #[command(flatten)]
+    pub query: StateQuery,
+    /// Remove the lock without asking (required when stdin is not a terminal).
+    #[arg(long)]
+    pub auto_approve: bool,
+}
+
+pub fn parse_location(s: &str) -> Result<Location, String> {
+    s.parse()
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {

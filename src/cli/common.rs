@@ -2,17 +2,16 @@
 //! AWS configuration, refreshing, and asking for confirmation.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 
-use super::args::{BlueprintArgs, RunArgs, StateArgs};
+use super::args::{BlueprintArgs, RunArgs};
 use crate::blueprint::{self, Blueprint};
 use crate::graph::{self, ResourceGraph};
 use crate::plan::{self, Refreshed};
 use crate::providers::{Context, Registry};
-use crate::state::{Backend, LocalBackend, LockGuard, State};
+use crate::state::{self, Backend, Location, LockGuard, State};
 
 /// Exit code for errors.
 pub const FAILED: u8 = 1;
@@ -39,35 +38,46 @@ pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGra
     Ok((bp, graph))
 }
 
-/// `--state`, or `.kbp/<stack>.state.json` in the working directory.
-pub fn state_path(explicit: Option<&Path>, stack: &str) -> PathBuf {
-    explicit.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".kbp").join(format!("{stack}.state.json")))
+/// Where the stack's state lives: `--state` (or `KBP_STATE`), else the blueprint's `[state]` table, else the
+/// default local file. A bucket without a region is taken to be in the stack's.
+pub fn state_location(explicit: Option<&Location>, bp: &Blueprint) -> Location {
+    explicit.cloned().unwrap_or_else(|| bp.state_location()).in_region(&bp.cluster.region)
 }
 
 /// State locked for `operation`: the lock guard, the backend, and the state (new if there is none yet).
 pub struct Locked {
-    pub _guard: LockGuard,
-    pub backend: LocalBackend,
+    pub guard: LockGuard,
+    pub backend: Box<dyn Backend>,
     pub state: State,
-    /// Whether a state file existed (a new state's lineage is not fixed until its first write).
+    /// Whether a state existed (a new state's lineage is not fixed until its first write).
     pub existed: bool,
 }
 
-pub fn lock_state(args: &StateArgs, stack: &str, region: &str, operation: &str) -> anyhow::Result<Locked> {
-    let path = state_path(args.state.as_deref(), stack);
-    let backend = LocalBackend::new(&path);
-    let guard = backend.lock(operation, args.lock_timeout)?;
-    let loaded = backend.load()?;
+/// Opens the state at `location` and locks it for `operation`; a state of another stack there is refused.
+/// What the user should know about the backend (a bucket without versioning) is printed as warnings.
+pub async fn lock_state(
+    location: &Location,
+    lock_timeout: std::time::Duration,
+    stack: &str,
+    region: &str,
+    operation: &str,
+) -> anyhow::Result<Locked> {
+    let backend = state::open(location).await?;
+    let guard = backend.lock(operation, lock_timeout).await?;
+    let loaded = backend.load().await?;
+    for advice in backend.advice().await {
+        eprintln!("warning: {advice}");
+    }
     let existed = loaded.is_some();
     let state = loaded.unwrap_or_else(|| State::new(stack, region));
     if state.stack != stack {
         bail!(
-            "state {} belongs to stack `{}`, not `{stack}`\n  hint: pass --state for this stack's own state file",
-            path.display(),
+            "state {} belongs to stack `{}`, not `{stack}`\n  hint: pass --state for this stack's own state (or set `key` in the blueprint's [state] table)",
+            backend.describe(),
             state.stack
         );
     }
-    Ok(Locked { _guard: guard, backend, state, existed })
+    Ok(Locked { guard, backend, state, existed })
 }
 
 pub async fn aws(stack: &str, region: &str, run: &RunArgs) -> Arc<Context> {

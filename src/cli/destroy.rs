@@ -52,7 +52,8 @@ async fn with_state(
     ui: Ui,
 ) -> anyhow::Result<u8> {
     let stack = &bp.cluster.name;
-    let locked = common::lock_state(&a.state, stack, &bp.cluster.region, "destroy")?;
+    let location = common::state_location(a.state.state.as_ref(), bp);
+    let locked = common::lock_state(&location, a.state.lock_timeout, stack, &bp.cluster.region, "destroy").await?;
     let mut cx = common::context(stack, &bp.cluster.region, &a.run).await;
     cx.destroying = true;
     let cx = Arc::new(cx);
@@ -74,7 +75,7 @@ async fn with_state(
         eprintln!("destroy cancelled.");
         return Ok(FAILED);
     }
-    let state = Arc::new(StateHandle::new(Box::new(locked.backend), refreshed.state));
+    let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
 
     // 1. In the cluster.
     let in_cluster = |c: &plan::Change| c.kind.starts_with("k8s_");

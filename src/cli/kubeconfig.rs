@@ -8,8 +8,8 @@ use crate::graph::Address;
 use anyhow::Context as _;
 
 pub async fn run(a: KubeconfigArgs, _g: &Global) -> u8 {
-    let result = || -> anyhow::Result<u8> {
-        let state = load_state(&a.query)?;
+    let result = async {
+        let state = load_state(&a.query).await?;
         let cluster = Address::new("eks_cluster", "main");
         let output = |name: &str| state.output(&cluster, name).and_then(|v| v.as_str().map(str::to_string));
         let (Some(name), Some(endpoint), Some(ca_data)) =
@@ -40,7 +40,7 @@ pub async fn run(a: KubeconfigArgs, _g: &Global) -> u8 {
             println!("Context {} written to {} and made current.", entry.name, path.display());
             println!("  kubectl get nodes   # authenticates with `kbp token --cluster {}`", entry.cluster);
         }
-        Ok(0)
+        anyhow::Ok(0)
     };
-    result().unwrap_or_else(|e| common::report(&e))
+    result.await.unwrap_or_else(|e| common::report(&e))
 }

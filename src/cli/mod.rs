@@ -4,6 +4,7 @@
 mod args;
 mod common;
 mod destroy;
+mod force_unlock;
 mod gc;
 mod graph;
 mod kubeconfig;
@@ -38,7 +39,8 @@ pub fn main() -> ExitCode {
                 }
             };
             rt.block_on(async move {
-                match command {
+                tokio::spawn(stop_on_ctrl_c_outside_a_walk());
+                let code = match command {
                     Command::Plan(a) => plan::run(a, &cli.global).await,
                     Command::Apply(a) => run::apply(a, &cli.global).await,
                     Command::Destroy(a) => destroy::run(a, &cli.global).await,
@@ -48,12 +50,38 @@ pub fn main() -> ExitCode {
                     Command::Token(a) => token::run(a, &cli.global).await,
                     Command::Render(a) => render::run(a, &cli.global).await,
                     Command::Kubeconfig(a) => kubeconfig::run(a, &cli.global).await,
+                    Command::ForceUnlock(a) => force_unlock::run(a, &cli.global).await,
                     Command::Validate(_) | Command::Graph(_) => unreachable!("handled without a runtime"),
-                }
+                };
+                // However the command ended, a remote state lock it still holds is let go.
+                release_locks().await;
+                code
             })
         }
     };
     ExitCode::from(code)
+}
+
+/// Set while `exec::walk` runs: Ctrl-C is then the walk's to handle ([`run::interrupt_on_ctrl_c`]).
+pub(crate) static WALKING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Ctrl-C while nothing is being changed (refreshing, planning, asking): stop at once, letting go of a remote
+/// state lock first so the next run does not find it held.
+async fn stop_on_ctrl_c_outside_a_walk() {
+    while tokio::signal::ctrl_c().await.is_ok() {
+        if !WALKING.load(std::sync::atomic::Ordering::SeqCst) {
+            release_locks().await;
+            eprintln!("\nInterrupted.");
+            std::process::exit(130);
+        }
+    }
+}
+
+/// Releases the remote state locks this process still holds, saying which could not be.
+pub(crate) async fn release_locks() {
+    for e in crate::state::release_held_locks().await {
+        eprintln!("warning: could not release the state lock: {e}");
+    }
 }
 
 fn init_tracing(verbose: u8) {

@@ -21,7 +21,7 @@ const OUTPUTS: &[(&str, &str, &str)] = &[
 ];
 
 pub async fn run(a: OutputArgs, _g: &Global) -> u8 {
-    let state = match load_state(&a.query) {
+    let state = match load_state(&a.query).await {
         Ok(s) => s,
         Err(e) => return common::report(&e),
     };

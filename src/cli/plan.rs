@@ -2,20 +2,23 @@
 
 use anyhow::Context as _;
 
-use super::args::{Global, PlanArgs};
+use super::args::{Global, PlanArgs, PlanFormat};
 use super::common::{self, FAILED};
 use crate::plan::{self, render};
 use crate::providers::Registry;
 use crate::ui::Ui;
 
 pub async fn run(a: PlanArgs, g: &Global) -> u8 {
-    let ui = Ui::new(a.run.json, g.no_color);
+    let format = if a.run.json { PlanFormat::Json } else { a.format };
+    let ui = Ui::new(format != PlanFormat::Text, g.no_color);
     let (bp, graph) = match common::load(&a.bp, ui.color) {
         Ok(x) => x,
         Err(code) => return code,
     };
     let result = async {
-        let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "plan")?;
+        let location = common::state_location(a.state.state.as_ref(), &bp);
+        let locked =
+            common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "plan").await?;
         let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
         let registry = Registry::aws();
         let parallelism = a.run.parallelism as usize;
@@ -25,22 +28,27 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         } else {
             plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone)
         };
-        // A saved plan is checked against the state as stored, not as refreshed in memory.
+        // A saved plan is checked against the state as stored, not as refreshed in memory, and goes back to it.
         p.state_serial = locked.state.serial;
         if !locked.existed {
             p.state_lineage = None;
         }
-        if a.run.json {
-            println!("{}", serde_json::to_string_pretty(&p).context("rendering the plan")?);
-        } else {
-            print!("{}", render::human(&p, &render::Style { color: ui.color }));
+        p.state_location = Some(location.clone());
+        match format {
+            PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&p).context("rendering the plan")?),
+            PlanFormat::Markdown => print!("{}", plan::markdown::markdown(&p)),
+            PlanFormat::Text => print!("{}", render::human(&p, &render::Style { color: ui.color })),
         }
         if let Some(out) = &a.out {
             p.save(out).with_context(|| format!("saving the plan to {}", out.display()))?;
-            if !a.run.json {
-                println!("\nSaved the plan to {}. Apply exactly it with: kbp apply {}", out.display(), out.display());
+            let message =
+                format!("Saved the plan to {}. Apply exactly it with: kbp apply {}", out.display(), out.display());
+            match format {
+                PlanFormat::Text => println!("\n{message}"),
+                _ => eprintln!("{message}"),
             }
         }
+        locked.guard.release().await?;
         anyhow::Ok(p.has_changes())
     }
     .await;

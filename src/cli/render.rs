@@ -11,7 +11,6 @@ use crate::graph::compile::kinds;
 use crate::graph::value::{resolve, UNKNOWN};
 use crate::graph::Attrs;
 use crate::kubernetes::{manifests, validate};
-use crate::state::{Backend, LocalBackend};
 
 pub async fn run(a: RenderArgs, g: &Global) -> u8 {
     let (bp, graph) = match common::load(&a.bp, !g.no_color) {
@@ -19,8 +18,9 @@ pub async fn run(a: RenderArgs, g: &Global) -> u8 {
         Err(code) => return code,
     };
     let result = async {
-        let path = common::state_path(a.state.as_deref(), &bp.cluster.name);
-        let state = if path.exists() || a.state.is_some() { LocalBackend::new(&path).load()? } else { None };
+        // Values only AWS knows come from the stack's state where there is one; none yet is no error.
+        let location = common::state_location(a.state.as_ref(), &bp);
+        let state = crate::state::open(&location).await?.load().await?;
         let lookup =
             |address: &crate::graph::Address, output: &str| state.as_ref().and_then(|s| s.output(address, output));
         let attrs_of = |kind: &str| -> Vec<Attrs> {

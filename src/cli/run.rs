@@ -31,7 +31,9 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    let locked = common::lock_state(&a.state, &bp.cluster.name, &bp.cluster.region, "apply")?;
+    let location = common::state_location(a.state.state.as_ref(), &bp);
+    let locked =
+        common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "apply").await?;
     let mut cx = common::context(&bp.cluster.name, &bp.cluster.region, &a.run).await;
     let ttl = match (a.ttl, &bp.cluster.ttl) {
         (Some(d), _) => Some(d),
@@ -46,20 +48,31 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let refreshed =
         common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
     let p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
-    let state = Arc::new(StateHandle::new(Box::new(locked.backend), refreshed.state));
-    execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await
+    let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
+    let code = execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await?;
+    locked.guard.release().await?;
+    Ok(code)
 }
 
 async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     if !a.sets.is_empty() {
         bail!("--set does not apply to a saved plan: the plan already fixes every value\n  hint: make a new plan with the --set flags");
     }
-    let locked = common::lock_state(&a.state, &p.stack, &p.region, "apply")?;
+    // The plan goes back to the state it was made against, which it records; --state may only name the same.
+    let recorded = p.state_location.clone().unwrap_or_else(|| crate::state::location::default_local(&p.stack));
+    let location = match &a.state.state {
+        Some(given) if !given.same_place(&recorded) => bail!(
+            "the saved plan was made against state {recorded}, not {given}\n  hint: drop --state (and KBP_STATE) to apply it where it was made, or make a new plan against {given}"
+        ),
+        Some(given) => given.clone().in_region(&p.region),
+        None => recorded.in_region(&p.region),
+    };
+    let locked = common::lock_state(&location, a.state.lock_timeout, &p.stack, &p.region, "apply").await?;
     if locked.existed && p.state_lineage.as_deref().is_some_and(|l| l != locked.state.lineage) {
         bail!(
             "the saved plan was made for another state (lineage {}), not {}\n  hint: run `kbp plan --out` again",
             p.state_lineage.as_deref().unwrap_or("none"),
-            locked.backend.describe_path()
+            locked.backend.describe()
         );
     }
     if p.state_serial != locked.state.serial || (p.state_lineage.is_some() && !locked.existed) {
@@ -71,9 +84,11 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     }
     let cx = common::aws(&p.stack, &p.region, &a.run).await;
     let registry = Registry::aws();
-    let state = Arc::new(StateHandle::new(Box::new(locked.backend), locked.state));
+    let state = Arc::new(StateHandle::new(locked.backend, locked.state));
     // The plan was reviewed when it was saved: applying a file is the approval.
-    execute(p, cx, &registry, state, &a.run, true, ui, "apply").await
+    let code = execute(p, cx, &registry, state, &a.run, true, ui, "apply").await?;
+    locked.guard.release().await?;
+    Ok(code)
 }
 
 pub(super) fn print_plan(p: &Plan, ui: Ui) -> anyhow::Result<()> {
@@ -147,6 +162,7 @@ async fn execute(
 /// First Ctrl-C: start nothing new, let running operations finish and be recorded. Second: exit at once (state
 /// already records every create in flight as an intent, so the next run adopts or retries it).
 pub(super) fn interrupt_on_ctrl_c(verb: &str) -> exec::Interrupt {
+    super::WALKING.store(true, std::sync::atomic::Ordering::SeqCst);
     let flag = exec::Interrupt::default();
     let set = flag.clone();
     let verb = verb.to_string();
@@ -155,6 +171,9 @@ pub(super) fn interrupt_on_ctrl_c(verb: &str) -> exec::Interrupt {
             set.store(true, std::sync::atomic::Ordering::SeqCst);
             eprintln!("\nInterrupted: waiting for running operations to finish (Ctrl-C again to stop now; `kbp {verb}` resumes).");
             if tokio::signal::ctrl_c().await.is_ok() {
+                // Every create in flight is recorded as an intent, so stopping here loses nothing; a remote
+                // lock is let go first, or the next run would need `kbp force-unlock`.
+                super::release_locks().await;
                 std::process::exit(130);
             }
         }

@@ -253,20 +253,22 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                     _ => uuid::Uuid::new_v4().to_string(),
                 };
                 // Intent first: if kbp dies during the call, the next run knows to look for what it made.
-                sh.state.update(|s| {
-                    s.resources.insert(
-                        step.address.clone(),
-                        ResourceState {
-                            address: step.address.clone(),
-                            kind: step.kind.clone(),
-                            id: None,
-                            status: Status::Creating { client_token: token.clone() },
-                            attributes: attrs.clone(),
-                            outputs: Default::default(),
-                            dependencies: dependencies.clone(),
-                        },
-                    );
-                })?;
+                sh.state
+                    .update(|s| {
+                        s.resources.insert(
+                            step.address.clone(),
+                            ResourceState {
+                                address: step.address.clone(),
+                                kind: step.kind.clone(),
+                                id: None,
+                                status: Status::Creating { client_token: token.clone() },
+                                attributes: attrs.clone(),
+                                outputs: Default::default(),
+                                dependencies: dependencies.clone(),
+                            },
+                        );
+                    })
+                    .await?;
                 let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: &token };
                 provider.create(cx, &d).await?
             } else {
@@ -282,20 +284,22 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
             };
             let stored = provider.canonical(attrs);
             let id = applied.id.clone();
-            sh.state.update(|s| {
-                s.resources.insert(
-                    step.address.clone(),
-                    ResourceState {
-                        address: step.address.clone(),
-                        kind: step.kind.clone(),
-                        id: Some(applied.id),
-                        status: Status::Ready,
-                        attributes: stored,
-                        outputs: applied.outputs,
-                        dependencies,
-                    },
-                );
-            })?;
+            sh.state
+                .update(|s| {
+                    s.resources.insert(
+                        step.address.clone(),
+                        ResourceState {
+                            address: step.address.clone(),
+                            kind: step.kind.clone(),
+                            id: Some(applied.id),
+                            status: Status::Ready,
+                            attributes: stored,
+                            outputs: applied.outputs,
+                            dependencies,
+                        },
+                    );
+                })
+                .await?;
             Ok(Some(id))
         }
         Op::Delete => {
@@ -317,11 +321,11 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
             if let Some(id) = &id {
                 provider.delete(cx, id, &existing.attributes).await?;
             }
-            sh.state.update(|s| s.resources.remove(&step.address))?;
+            sh.state.update(|s| s.resources.remove(&step.address)).await?;
             Ok(id)
         }
         Op::Forget => {
-            sh.state.update(|s| s.resources.remove(&step.address))?;
+            sh.state.update(|s| s.resources.remove(&step.address)).await?;
             Ok(None)
         }
     }

@@ -127,7 +127,7 @@ async fn creates_in_dependency_order_concurrently_and_persists_state() {
     // d's reference to b was resolved to b's id before d was created.
     let d = state.get(&Address::new("thing", "d")).unwrap();
     assert_eq!(d.attributes["needs"], json!(["id-b", "id-c"]));
-    let on_disk = LocalBackend::new(&h.path).load().unwrap().unwrap();
+    let on_disk = LocalBackend::new(&h.path).load().await.unwrap().unwrap();
     assert_eq!(on_disk.resources.len(), 5);
     // Intent and result of each create are two writes.
     assert_eq!(on_disk.serial, 10);

@@ -157,6 +157,7 @@ fn finish(
         destroy,
         state_lineage: Some(state.lineage.clone()),
         state_serial: state.serial,
+        state_location: None,
         summary: summarize(&changes),
         changes,
         deferred,

@@ -3,6 +3,7 @@
 //! the saved-plan file. It decides; it does not act (that is [`crate::exec`]).
 
 pub mod diff;
+pub mod markdown;
 pub mod refresh;
 pub mod render;
 
@@ -100,6 +101,10 @@ pub struct Plan {
     /// The state this plan was made against: a saved plan is applied only onto that exact state.
     pub state_lineage: Option<String>,
     pub state_serial: u64,
+    /// Where that state lives; `kbp apply PLAN` writes back there (absent in plans of older kbp: the default
+    /// local file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_location: Option<crate::state::Location>,
     pub changes: Vec<Change>,
     pub deferred: Vec<Deferred>,
     pub unchanged: usize,

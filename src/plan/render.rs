@@ -84,7 +84,7 @@ pub fn human(plan: &Plan, style: &Style) -> String {
     out
 }
 
-fn attr_line(action: Action, a: &AttrChange, width: usize, style: &Style) -> String {
+pub(super) fn attr_line(action: Action, a: &AttrChange, width: usize, style: &Style) -> String {
     let forces = if a.forces_replacement { style.paint("35", "  # forces replacement") } else { String::new() };
     match (action, &a.before, &a.after) {
         (Action::Create, _, Some(after)) => format!("{:width$} = {}", a.path, show(after)),

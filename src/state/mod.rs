@@ -1,8 +1,14 @@
 //! State: what kbp made, as last seen. Owns the state document (format version, serial, lineage, one entry per
-//! resource) and where it lives ([`store`]: local file now, remote later behind the same [`Backend`] trait).
-//! It knows nothing of plans or providers.
+//! resource), where it lives ([`location`]: a local file or an S3 object, each a [`Backend`]: [`local`], [`s3`]),
+//! how one run changes it ([`handle`]) and how users edit it by hand ([`edit`]). It knows nothing of plans or
+//! providers.
 
-pub mod store;
+pub mod backend;
+pub mod edit;
+pub mod handle;
+pub mod local;
+pub mod location;
+pub mod s3;
 
 use std::collections::BTreeMap;
 
@@ -10,7 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::graph::{Address, Attrs};
 
-pub use store::{Backend, LocalBackend, LockGuard, StateError, StateHandle};
+pub use backend::{open, release_held_locks, Backend, LockGuard, LockInfo, StateError};
+pub use handle::StateHandle;
+pub use local::LocalBackend;
+pub use location::Location;
 
 pub const FORMAT_VERSION: u32 = 1;
 

@@ -133,6 +133,26 @@ impl Emulator {
         aws_sdk_eventbridge::Client::new(&self.sdk_config().await)
     }
 
+    pub async fn s3(&self) -> aws_sdk_s3::Client {
+        let config = aws_sdk_s3::config::Builder::from(&self.sdk_config().await).force_path_style(true).build();
+        aws_sdk_s3::Client::from_conf(config)
+    }
+
+    /// Creates bucket `name` (with versioning when `versioned`), as a team would once for its state.
+    pub async fn bucket(&self, name: &str, versioned: bool) {
+        let s3 = self.s3().await;
+        let location = aws_sdk_s3::types::CreateBucketConfiguration::builder()
+            .location_constraint(aws_sdk_s3::types::BucketLocationConstraint::from(REGION))
+            .build();
+        s3.create_bucket().bucket(name).create_bucket_configuration(location).send().await.unwrap();
+        if versioned {
+            let on = aws_sdk_s3::types::VersioningConfiguration::builder()
+                .status(aws_sdk_s3::types::BucketVersioningStatus::Enabled)
+                .build();
+            s3.put_bucket_versioning().bucket(name).versioning_configuration(on).send().await.unwrap();
+        }
+    }
+
     pub async fn sts(&self) -> aws_sdk_sts::Client {
         aws_sdk_sts::Client::new(&self.sdk_config().await)
     }

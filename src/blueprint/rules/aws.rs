@@ -197,6 +197,41 @@ pub(crate) fn json_object(s: &str) -> Result<(), Problem> {
     }
 }
 
+/// An S3 general-purpose bucket name (3–63 lowercase letters, digits, `-` and `.`).
+pub(crate) fn bucket_name(s: &str) -> Result<(), Problem> {
+    match crate::state::location::bucket_name_problem(s) {
+        Some(problem) => Err(Problem::new(problem).hint("S3 bucket names are like `acme-kbp-state`")),
+        None => Ok(()),
+    }
+}
+
+/// An S3 object key for state: 1–1024 bytes, not ending in `/` (that would name a folder).
+pub(crate) fn state_key(s: &str) -> Result<(), Problem> {
+    if s.is_empty() || s.len() > 1024 || s.ends_with('/') {
+        return Err(Problem::new(format!("`{s}` is not an object key for state"))
+            .hint("use 1 to 1024 characters not ending in `/`, such as `kbp/<cluster>.state.json`"));
+    }
+    Ok(())
+}
+
+/// An IAM role ARN, `arn:PARTITION:iam::ACCOUNT:role/NAME`.
+pub(crate) fn role_arn(s: &str) -> Result<(), Problem> {
+    let parts: Vec<&str> = s.splitn(6, ':').collect();
+    let ok = parts.len() == 6
+        && parts[0] == "arn"
+        && parts[1].starts_with("aws")
+        && parts[2] == "iam"
+        && parts[3].is_empty()
+        && parts[4].len() == 12
+        && is_digits(parts[4])
+        && parts[5].strip_prefix("role/").is_some_and(|n| !n.is_empty());
+    if !ok {
+        return Err(Problem::new(format!("`{s}` is not an IAM role ARN"))
+            .hint("write it as `arn:aws:iam::123456789012:role/NAME`"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,11 @@ use super::rules::{aws, k8s, Check};
 
 mod nodes;
 mod stack;
+mod state;
 
 use nodes::{DEFAULT_NODE_POOLS, NODE_CLASS, NODE_POOL};
 use stack::{ADDON, CLUSTER, KARPENTER, NODE_GROUP, VPC};
+use state::STATE;
 
 /// A string rule with the wording used for it in messages ("expected …") and in the reference.
 #[derive(Clone, Copy)]
@@ -105,6 +107,7 @@ pub(crate) const BLUEPRINT: &[Field] = &[
         Default(DEFAULT_NODE_POOLS),
         "NodePools by name.",
     ),
+    field("state", Ty::Table(STATE), Default("{}"), "Where kbp keeps the stack's state: a local file, or S3 for teams and CI."),
 ];
 
 const ROOT: Ty = Ty::Table(BLUEPRINT);

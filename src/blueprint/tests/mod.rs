@@ -278,3 +278,30 @@ fn reference_documents_every_table_and_default() {
     }
     assert_eq!(md.matches("### `[[node_group.taints]]`").count(), 1);
 }
+
+#[test]
+fn state_table_names_where_state_lives_and_refuses_the_other_backends_fields() {
+    use crate::state::Location;
+    let bp = |table: &str| check_str("state.toml", &format!("{HEADER}[state]\n{table}"), &[]);
+    let located = |table: &str| bp(table).map(|l| l.blueprint.state_location()).map_err(|d| d.render(false));
+    assert_eq!(located("").unwrap(), Location::Local { path: ".kbp/t.state.json".into() });
+    assert_eq!(located("path = \"st/t.json\"").unwrap(), Location::Local { path: "st/t.json".into() });
+    let Location::S3(s3) = located("backend = \"s3\"\nbucket = \"acme-kbp-state\"\nkms_key_id = \"alias/k\"").unwrap()
+    else {
+        panic!("expected s3")
+    };
+    assert_eq!((s3.key.as_str(), s3.region.as_deref()), ("kbp/t.state.json", Some("us-west-2")));
+    assert_eq!(s3.kms_key_id.as_deref(), Some("alias/k"));
+    for (table, says) in [
+        ("backend = \"s3\"", "needs a `bucket`"),
+        ("bucket = \"acme-kbp-state\"", "`bucket` is for the `s3` state backend"),
+        ("backend = \"s3\"\nbucket = \"acme-kbp-state\"\npath = \"x.json\"", "`path` is for the `local`"),
+        ("backend = \"s3\"\nbucket = \"Acme_State\"", "lowercase"),
+        ("backend = \"s3\"\nbucket = \"acme-kbp-state\"\nkey = \"dir/\"", "not an object key"),
+        ("backend = \"s3\"\nbucket = \"acme-kbp-state\"\nrole_arn = \"ci\"", "not an IAM role ARN"),
+        ("backend = \"gcs\"", "one of `local`, `s3`"),
+    ] {
+        let e = located(table).expect_err(table);
+        assert!(e.contains(says), "{table}: {e}");
+    }
+}

@@ -18,6 +18,35 @@ pub(crate) fn validate(bp: &Blueprint, index: &Index, diags: &mut Diagnostics) {
     karpenter(&mut c, bp);
     pools::node_classes(&mut c, bp);
     pools::node_pools(&mut c, bp);
+    state(&mut c, bp);
+}
+
+/// The `[state]` fields that belong to one backend are refused with the other.
+fn state(c: &mut Checker, bp: &Blueprint) {
+    let st = &bp.state;
+    if st.backend == "s3" && st.bucket.is_none() {
+        c.error("state.backend", &[], "the `s3` state backend needs a `bucket`".to_string())
+            .map(|b| b.hint("add `bucket = \"NAME\"` to [state], naming an existing bucket (versioning on)"));
+    }
+    let s3_only = [
+        ("bucket", st.bucket.is_some()),
+        ("key", st.key.is_some()),
+        ("region", st.region.is_some()),
+        ("kms_key_id", st.kms_key_id.is_some()),
+        ("profile", st.profile.is_some()),
+        ("role_arn", st.role_arn.is_some()),
+    ];
+    if st.backend == "local" {
+        for (name, _) in s3_only.iter().filter(|(_, set)| *set) {
+            let at = format!("state.{name}");
+            c.error(&at, &["state.backend"], format!("`{name}` is for the `s3` state backend, not `local`"))
+                .map(|b| b.hint("set `backend = \"s3\"`, or remove it"));
+        }
+    }
+    if st.backend == "s3" && st.path.is_some() {
+        c.error("state.path", &["state.backend"], "`path` is for the `local` state backend, not `s3`".to_string())
+            .map(|b| b.hint("use `key` for the object's key in the bucket"));
+    }
 }
 
 pub(crate) struct Checker<'a> {

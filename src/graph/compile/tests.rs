@@ -101,6 +101,16 @@ pub(crate) fn sample() -> Blueprint {
                 },
             },
         )]),
+        state: StateSettings {
+            backend: "local".into(),
+            path: None,
+            bucket: None,
+            key: None,
+            region: None,
+            kms_key_id: None,
+            profile: None,
+            role_arn: None,
+        },
     }
 }
 

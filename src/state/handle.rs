@@ -1,0 +1,61 @@
+//! The state in use by one run: loaded once, changed through [`StateHandle::update`], which bumps the serial and
+//! persists before returning, so nothing a provider did is ever only in memory.
+
+use std::sync::Mutex;
+
+use super::backend::{Backend, StateError};
+use super::State;
+
+pub struct StateHandle {
+    backend: Box<dyn Backend>,
+    state: Mutex<State>,
+    /// Writes go out one at a time and in order, so the last one persisted is the newest.
+    writing: tokio::sync::Mutex<()>,
+}
+
+impl StateHandle {
+    pub fn new(backend: Box<dyn Backend>, state: State) -> Self {
+        StateHandle { backend, state: Mutex::new(state), writing: tokio::sync::Mutex::new(()) }
+    }
+
+    pub fn snapshot(&self) -> State {
+        self.lock().clone()
+    }
+
+    pub async fn update<T>(&self, f: impl FnOnce(&mut State) -> T) -> Result<T, StateError> {
+        let _writing = self.writing.lock().await;
+        let (out, copy) = {
+            let mut s = self.lock();
+            let out = f(&mut s);
+            s.serial += 1;
+            (out, s.clone())
+        };
+        self.backend.persist(&copy).await?;
+        Ok(out)
+    }
+
+    pub fn describe(&self) -> String {
+        self.backend.describe()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("invariant: state mutex is never poisoned (no panics while held)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::LocalBackend;
+
+    #[tokio::test]
+    async fn handle_bumps_the_serial_and_persists_each_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.json");
+        let h = StateHandle::new(Box::new(LocalBackend::new(&p)), State::new("demo", "us-west-2"));
+        h.update(|s| s.resources.clear()).await.unwrap();
+        h.update(|_| ()).await.unwrap();
+        let on_disk = LocalBackend::new(&p).load().await.unwrap().unwrap();
+        assert_eq!(on_disk.serial, 2);
+    }
+}
