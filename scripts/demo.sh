@@ -2,8 +2,8 @@
 # The demo: one Karpenter-ready cluster, created and destroyed against a private local AWS emulator.
 #   scripts/demo.sh [BLUEPRINT_NAME]      (default karpenter-mng, from blueprints/)
 # Starts its own emulator on a free port (an emulator you already run is left alone), builds kbp, then in a
-# temporary working directory runs validate, plan, apply, state list, a plan that must show no changes,
-# and destroy. Set KBP_DEMO_KEEP=1 to keep the working directory (state file, logs) afterwards.
+# temporary working directory runs validate, plan, apply, state list, outputs, moves the state into an S3
+# bucket (as a team shares it), a plan that must show no changes, and destroy. Set KBP_DEMO_KEEP=1 to keep the working directory (state file, logs) afterwards.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -65,6 +65,20 @@ run kbp plan "$BP" "${SETS[@]}"
 run kbp apply --auto-approve "$BP" "${SETS[@]}"
 run kbp state list
 run kbp output
+
+# What a team does next: keep the state in S3 (a versioned bucket, made once), so CI and colleagues share it.
+echo
+echo "demo: a versioned bucket for shared state, as a team would create once" >&2
+"${KBP_EMULATOR_VENV:-$REPO_ROOT/.venv-emulator}/bin/python" - <<'PY'
+import os, boto3
+s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name=os.environ["AWS_REGION"])
+s3.create_bucket(Bucket="demo-kbp-state", CreateBucketConfiguration={"LocationConstraint": os.environ["AWS_REGION"]})
+s3.put_bucket_versioning(Bucket="demo-kbp-state", VersioningConfiguration={"Status": "Enabled"})
+PY
+STACK="$(kbp state pull | python3 -c 'import json, sys; print(json.load(sys.stdin)["stack"])')"
+run kbp state migrate --to "s3://demo-kbp-state/kbp/$STACK.state.json"
+export KBP_STATE="s3://demo-kbp-state/kbp/$STACK.state.json"
+echo "\$ export KBP_STATE=$KBP_STATE    # every command below reads and locks the state in S3"
 run kbp kubeconfig --file "$WORK/kubeconfig"   # kubectl --kubeconfig "$WORK/kubeconfig" would now reach it
 echo
 echo "\$ kbp render $BP | grep '^kind:'      # what kbp deployed in the cluster"

@@ -12,6 +12,11 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/kbp-target}"
 
 scripts/emulator.sh install
 
+if ! cargo nextest --version >/dev/null 2>&1; then
+  echo "+ cargo install cargo-nextest --locked   # the test runner, once" >&2
+  cargo install cargo-nextest --locked
+fi
+
 # tests/oci_chart.rs pulls a Helm chart from a real OCI registry it starts on loopback: Debian's docker-registry
 # (the CNCF distribution registry). Those tests fail, not skip, without it.
 if ! command -v docker-registry >/dev/null 2>&1; then
