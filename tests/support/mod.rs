@@ -9,6 +9,8 @@
 //! latency profile (emulator/profiles/), scaled.
 #![allow(dead_code)]
 
+pub mod fault_proxy;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
