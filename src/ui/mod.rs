@@ -3,6 +3,7 @@
 //! their own modules and printed from here.
 
 mod progress;
+pub mod redact;
 
 use std::io::IsTerminal;
 
