@@ -1,7 +1,8 @@
 //! The whole AWS side of the stack, end to end against the emulator with realistic (scaled) life cycles:
 //! `kbp apply` creates the cluster, node group, add-ons, access entries, Pod Identity, Karpenter's IAM, the
 //! Spot service-linked role and the interruption queue with its rules; a second plan is empty; destroy leaves
-//! nothing but the account-wide Spot role. Everything is checked by reading the emulator back with the SDK.
+//! nothing but the account-wide Spot role. Everything is checked by reading the emulator back with the SDK,
+//! including that the controller role and the queue trust only this stack's cluster and rules.
 
 mod support;
 
@@ -11,6 +12,12 @@ use support::*;
 /// Realistic delays at 1/100: the cluster takes 6 s, the node group 1.8 s, an add-on 0.6 s.
 fn realistic() -> Emulator {
     Emulator::start_with("realistic", 0.01)
+}
+
+/// A policy document as IAM or SQS returns it (IAM URL-encodes it).
+fn document(raw: &str) -> Value {
+    let text = urlencoding::decode(raw).map(|d| d.into_owned()).unwrap_or_else(|_| raw.to_string());
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("a policy document: {e}\n{text}"))
 }
 
 async fn role_policies(em: &Emulator, role: &str) -> Vec<String> {
@@ -29,6 +36,11 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     for d in plan["deferred"].as_array().unwrap() {
         assert!(d["kind"].as_str().unwrap().starts_with("k8s_"), "only in-cluster objects wait for later: {d}");
     }
+    assert!(
+        plan["warnings"][0].as_str().unwrap().contains("reachable from the whole internet"),
+        "{}",
+        plan["warnings"]
+    );
 
     let out = kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
     let err = stderr(&out);
@@ -97,6 +109,18 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let attached = role_policies(&em, &controller).await;
     assert_eq!(attached.len(), 6, "{attached:?}");
     assert_eq!(role_policies(&em, stack).await.len(), 4);
+    let account = em.sts().await.get_caller_identity().send().await.unwrap().account().unwrap().to_string();
+    let role = em.iam().await.get_role().role_name(&controller).send().await.unwrap();
+    let trust = document(role.role().unwrap().assume_role_policy_document().unwrap());
+    assert_eq!(trust["Statement"][0]["Principal"]["Service"], "pods.eks.amazonaws.com", "{trust}");
+    assert_eq!(
+        trust["Statement"][0]["Condition"],
+        serde_json::json!({
+            "StringEquals": {"aws:SourceAccount": account},
+            "ArnLike": {"aws:SourceArn": format!("arn:aws:eks:us-west-2:{account}:podidentityassociation/{stack}/*")},
+        }),
+        "{trust}"
+    );
 
     let sqs = em.sqs().await;
     let url = sqs.get_queue_url().queue_name(stack).send().await.unwrap().queue_url().unwrap().to_string();
@@ -111,7 +135,6 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let get = |n: &str| attrs.get(&aws_sdk_sqs::types::QueueAttributeName::from(n)).cloned().unwrap_or_default();
     assert_eq!(get("MessageRetentionPeriod"), "300");
     assert_eq!(get("SqsManagedSseEnabled"), "true");
-    assert!(get("Policy").contains("events.amazonaws.com"));
     let queue_arn = get("QueueArn");
     let events = em.eventbridge().await;
     let rules = events.list_rules().name_prefix(stack).send().await.unwrap();
@@ -120,6 +143,22 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
         let targets = events.list_targets_by_rule().rule(r.name().unwrap()).send().await.unwrap();
         assert_eq!(targets.targets()[0].arn(), queue_arn, "{:?} targets the queue", r.name());
     }
+    // EventBridge may deliver for these five rules only, and no other service principal may send.
+    let policy = document(&get("Policy"));
+    let allow = &policy["Statement"][0];
+    assert_eq!(allow["Principal"], serde_json::json!({"Service": "events.amazonaws.com"}), "{policy}");
+    let mut allowed: Vec<&str> = allow["Condition"]["ArnEquals"]["aws:SourceArn"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list of rule ARNs: {policy}"))
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    allowed.sort();
+    let mut rule_arns: Vec<&str> = rules.rules().iter().map(|r| r.arn().unwrap()).collect();
+    rule_arns.sort();
+    assert_eq!(allowed, rule_arns);
+    assert_eq!(policy["Statement"][1]["Sid"], "DenyHTTP", "{policy}");
+    assert!(!policy.to_string().contains("sqs.amazonaws.com"), "{policy}");
 
     assert_exit_code(&kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path()), 0, "plan after apply");
     let outputs: Value = serde_json::from_slice(&kbp_ok(&em, &["output", "--json"], ws.path()).stdout).unwrap();
@@ -137,6 +176,26 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
         roles.roles().iter().map(|r| r.role_name()).filter(|n| !n.starts_with("AWSServiceRole")).collect();
     assert!(left.is_empty(), "only the account-wide Spot role stays: {left:?}");
     assert!(roles.roles().iter().any(|r| r.role_name().starts_with("AWSServiceRoleForEC2Spot")), "Spot role kept");
+}
+
+#[test]
+fn plan_warns_when_the_api_is_open_to_the_whole_internet() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("minimal");
+    let out = kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path());
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = plan["warnings"].as_array().unwrap_or_else(|| panic!("a warnings array: {plan}"));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(warning.contains("reachable from the whole internet") && warning.contains("public_access_cidrs"));
+    assert!(stderr(&out).contains(&format!("warning: {warning}")), "{}", stderr(&out));
+
+    let restricted =
+        ["plan", ws.blueprint_arg(), "--json", "--set", "cluster.public_access_cidrs=[\"203.0.113.0/24\"]"];
+    let out = kbp_ok(&em, &restricted, ws.path());
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(plan.get("warnings").is_none(), "{}", plan["warnings"]);
+    assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,6 +1,6 @@
 //! IAM for the cluster and its nodes: the EKS cluster role, the controller node group's role, the role of the
 //! nodes Karpenter launches, the Karpenter controller's role (trusting Pod Identity or the cluster's OIDC
-//! provider), and the account's EC2 Spot service-linked role.
+//! provider, either way only from this stack's cluster), and the account's EC2 Spot service-linked role.
 
 use serde_json::{json, Value};
 
@@ -32,7 +32,7 @@ pub fn compile(b: &mut Builder) {
     attach_managed(b, &node_role, "karpenter_node", NODE_POLICIES);
 
     let trust = match b.bp.karpenter.identity {
-        Identity::PodIdentity => service_trust("pods.eks.amazonaws.com", true),
+        Identity::PodIdentity => pod_identity_trust(b),
         Identity::Irsa => irsa_trust(b),
     };
     let controller_name = b.bp.karpenter.controller_role_name.clone();
@@ -90,6 +90,30 @@ fn service_trust(service: &str, tag_session: bool) -> Value {
         "Version": "2012-10-17",
         "Statement": [{ "Effect": "Allow", "Principal": { "Service": service }, "Action": actions }],
     })
+}
+
+/// EKS Pod Identity, as the pods.eks.amazonaws.com principal, may assume the role for an association of this
+/// stack's cluster, in this account, and no other (the cross-service confused deputy guard AWS recommends).
+/// Pod Identity passes the association's ARN as `aws:SourceArn`, `…:podidentityassociation/<cluster>/<id>`;
+/// the ID is only known once the association exists, and the association needs this role first, so the
+/// condition matches every association of the cluster. Built from the caller identity, not from the cluster's
+/// outputs, so that the role is still created while the cluster is.
+fn pod_identity_trust(b: &Builder) -> Value {
+    let mut trust = service_trust("pods.eks.amazonaws.com", true);
+    let caller = b.caller();
+    let account = reference(&caller, "account_id");
+    let associations = join(vec![
+        json!("arn:"),
+        reference(&caller, "partition"),
+        json!(format!(":eks:{}:", b.bp.cluster.region)),
+        account.clone(),
+        json!(format!(":podidentityassociation/{}/*", b.cluster_name())),
+    ]);
+    trust["Statement"][0]["Condition"] = json!({
+        "StringEquals": { "aws:SourceAccount": account },
+        "ArnLike": { "aws:SourceArn": associations },
+    });
+    trust
 }
 
 /// IAM roles for service accounts: the karpenter service account's projected token, issued by the cluster's OIDC

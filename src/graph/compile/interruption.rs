@@ -1,8 +1,14 @@
 //! Interruption handling: the SQS queue Karpenter reads (SSE on, five-minute retention, since a stale
-//! interruption notice is useless), its policy letting EventBridge deliver, and the EventBridge rules of
-//! Karpenter's getting-started stack, each targeting the queue.
+//! interruption notice is useless), the EventBridge rules of Karpenter's getting-started stack, each targeting
+//! the queue, and the queue's policy letting only those rules deliver.
+//!
+//! Upstream's queue policy lets `events.amazonaws.com` and `sqs.amazonaws.com` send with no condition, so any
+//! EventBridge rule or SQS feature of any account could write to the queue. Here EventBridge may send only on
+//! behalf of this stack's own rules (`aws:SourceArn`, as EventBridge documents for SQS targets), and
+//! `sqs.amazonaws.com` gets nothing: every message comes from those rules, and nothing in the stack (no
+//! dead-letter redrive, no SNS subscription) sends as that principal.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::karpenter_iam::queue_address;
 use super::{kinds, Builder};
@@ -39,38 +45,12 @@ pub fn compile(b: &mut Builder) {
         }),
     ));
     let queue_arn = reference(&queue, "arn");
-    b.add(Resource::new(
-        Address::new("sqs_queue_policy", "interruption"),
-        kinds::SQS_QUEUE_POLICY,
-        json!({
-            "queue_url": reference(&queue, "url"),
-            "policy": {
-                "Version": "2012-10-17",
-                "Id": "EC2InterruptionPolicy",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": { "Service": ["events.amazonaws.com", "sqs.amazonaws.com"] },
-                        "Action": "sqs:SendMessage",
-                        "Resource": queue_arn,
-                    },
-                    {
-                        "Sid": "DenyHTTP",
-                        "Effect": "Deny",
-                        "Principal": "*",
-                        "Action": "sqs:*",
-                        "Resource": queue_arn,
-                        "Condition": { "Bool": { "aws:SecureTransport": false } },
-                    },
-                ],
-            },
-        }),
-    ));
+    let mut rule_arns = Vec::new();
     for (address_name, suffix, source, detail_type) in RULES {
         // EventBridge rule names are at most 64 characters.
         let mut rule_name = format!("{name}-{suffix}");
         rule_name.truncate(64);
-        b.add(Resource::new(
+        let rule = b.add(Resource::new(
             Address::new("event_rule", address_name),
             kinds::EVENT_RULE,
             json!({
@@ -82,5 +62,36 @@ pub fn compile(b: &mut Builder) {
                 "tags": b.tags(&[], None),
             }),
         ));
+        rule_arns.push(reference(&rule, "arn"));
     }
+    b.add(Resource::new(
+        Address::new("sqs_queue_policy", "interruption"),
+        kinds::SQS_QUEUE_POLICY,
+        json!({ "queue_url": reference(&queue, "url"), "policy": queue_policy(queue_arn, rule_arns) }),
+    ));
+}
+
+fn queue_policy(queue_arn: Value, rule_arns: Vec<Value>) -> Value {
+    json!({
+        "Version": "2012-10-17",
+        "Id": "EC2InterruptionPolicy",
+        "Statement": [
+            {
+                "Sid": "AllowEventBridgeRules",
+                "Effect": "Allow",
+                "Principal": { "Service": "events.amazonaws.com" },
+                "Action": "sqs:SendMessage",
+                "Resource": queue_arn,
+                "Condition": { "ArnEquals": { "aws:SourceArn": rule_arns } },
+            },
+            {
+                "Sid": "DenyHTTP",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": "sqs:*",
+                "Resource": queue_arn,
+                "Condition": { "Bool": { "aws:SecureTransport": false } },
+            },
+        ],
+    })
 }

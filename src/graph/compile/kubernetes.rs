@@ -130,10 +130,35 @@ fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {
                 "httpPutResponseHopLimit": 1,
                 "httpTokens": "required",
             },
-            "blockDeviceMappings": [{ "deviceName": v.device_name, "ebs": ebs }],
+            "blockDeviceMappings": block_devices(c, ebs),
             "tags": tags,
         },
     })
+}
+
+/// Bottlerocket's OS volume, as Karpenter's own Bottlerocket default declares it.
+const BOTTLEROCKET_OS_DEVICE: &str = "/dev/xvda";
+const BOTTLEROCKET_OS_SIZE: &str = "4Gi";
+
+/// The configured volume, and for Bottlerocket its OS volume too. Bottlerocket boots from `/dev/xvda` and keeps
+/// kubelet and container data on `/dev/xvdb`; once a node class declares any mapping, Karpenter leaves the
+/// undeclared volume to the AMI's own mapping, which is not encrypted unless the account encrypts EBS by default.
+fn block_devices(c: &NodeClass, ebs: Value) -> Value {
+    let bottlerocket = c.ami_alias.split('@').next() == Some("bottlerocket");
+    let mut devices = Vec::new();
+    if bottlerocket && c.root_volume.device_name != BOTTLEROCKET_OS_DEVICE {
+        devices.push(json!({
+            "deviceName": BOTTLEROCKET_OS_DEVICE,
+            "ebs": {
+                "volumeSize": BOTTLEROCKET_OS_SIZE,
+                "volumeType": "gp3",
+                "encrypted": true,
+                "deleteOnTermination": true,
+            },
+        }));
+    }
+    devices.push(json!({ "deviceName": c.root_volume.device_name, "ebs": ebs }));
+    Value::Array(devices)
 }
 
 fn node_pool_manifest(name: &str, p: &NodePool) -> Value {

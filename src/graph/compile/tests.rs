@@ -237,3 +237,107 @@ fn karpenter_nodes_join_the_cluster_security_group() {
     assert_eq!(terms[0]["tags"]["karpenter.sh/discovery"], "demo");
     assert!(class.dependencies().contains(&addr("eks_cluster.main")), "{terms}");
 }
+
+/// `v` with the caller identity's outputs filled in, and every other reference left as the plan shows it.
+fn with_caller(v: &Value) -> Value {
+    crate::graph::value::resolve(v, &|a, o| match (a.to_string().as_str(), o) {
+        ("caller_identity.current", "partition") => Some(json!("aws")),
+        ("caller_identity.current", "account_id") => Some(json!("123456789012")),
+        _ => None,
+    })
+    .0
+}
+
+#[test]
+fn pod_identity_trust_is_scoped_to_this_account_and_cluster() {
+    let g = compile(&sample()).unwrap();
+    let role = g.get(&addr("iam_role.karpenter_controller")).unwrap();
+    let trust = with_caller(&role.attrs["assume_role_policy"]);
+    let statement = &trust["Statement"][0];
+    assert_eq!(statement["Principal"], json!({"Service": "pods.eks.amazonaws.com"}));
+    assert_eq!(statement["Action"], json!(["sts:AssumeRole", "sts:TagSession"]));
+    assert_eq!(
+        statement["Condition"],
+        json!({
+            "StringEquals": {"aws:SourceAccount": "123456789012"},
+            "ArnLike": {"aws:SourceArn": "arn:aws:eks:us-west-2:123456789012:podidentityassociation/demo/*"},
+        })
+    );
+    // The account comes from the caller identity, not from the cluster: the role is made while the cluster is.
+    assert_eq!(
+        role.attrs["assume_role_policy"]["Statement"][0]["Condition"]["StringEquals"]["aws:SourceAccount"],
+        crate::graph::value::reference(&addr("caller_identity.current"), "account_id")
+    );
+    assert!(role.dependencies().contains(&addr("caller_identity.current")));
+    assert!(!role.dependencies().contains(&addr("eks_cluster.main")));
+}
+
+#[test]
+fn irsa_trust_keeps_its_oidc_conditions_only() {
+    let mut bp = sample();
+    bp.karpenter.identity = Identity::Irsa;
+    let g = compile(&bp).unwrap();
+    let role = g.get(&addr("iam_role.karpenter_controller")).unwrap();
+    let statement = &role.attrs["assume_role_policy"]["Statement"][0];
+    assert_eq!(statement["Action"], "sts:AssumeRoleWithWebIdentity");
+    let conditions: Vec<&String> = statement["Condition"].as_object().unwrap().keys().collect();
+    assert_eq!(conditions, ["StringEquals"]);
+}
+
+#[test]
+fn only_this_stacks_rules_may_send_to_the_interruption_queue() {
+    let g = compile(&sample()).unwrap();
+    let p = g.get(&addr("sqs_queue_policy.interruption")).unwrap();
+    let statements = p.attrs["policy"]["Statement"].as_array().unwrap();
+    assert_eq!(statements.len(), 2);
+    let allow = &statements[0];
+    assert_eq!(allow["Principal"], json!({"Service": "events.amazonaws.com"}));
+    assert_eq!(allow["Action"], "sqs:SendMessage");
+    let rules: Vec<Value> =
+        ["health", "spot_interruption", "rebalance", "instance_state_change", "capacity_reservation_interruption"]
+            .iter()
+            .map(|r| crate::graph::value::reference(&Address::new("event_rule", r), "arn"))
+            .collect();
+    assert_eq!(allow["Condition"], json!({"ArnEquals": {"aws:SourceArn": rules}}));
+    for r in g.resources().filter(|r| r.kind == kinds::EVENT_RULE) {
+        assert!(p.dependencies().contains(&r.address), "the policy waits for {}", r.address);
+    }
+    let deny = &statements[1];
+    assert_eq!((deny["Sid"].as_str(), deny["Effect"].as_str()), (Some("DenyHTTP"), Some("Deny")));
+    assert_eq!(deny["Condition"], json!({"Bool": {"aws:SecureTransport": false}}));
+    assert!(!p.attrs["policy"].to_string().contains("sqs.amazonaws.com"));
+}
+
+fn block_devices(bp: &Blueprint) -> Value {
+    let g = compile(bp).unwrap();
+    g.get(&addr("ec2_node_class.main[\"default\"]")).unwrap().attrs["manifest"]["spec"]["blockDeviceMappings"].clone()
+}
+
+#[test]
+fn bottlerocket_declares_both_volumes_encrypted() {
+    let ebs =
+        |size: &str| json!({"volumeSize": size, "volumeType": "gp3", "encrypted": true, "deleteOnTermination": true});
+    assert_eq!(
+        block_devices(&sample()),
+        json!([
+            {"deviceName": "/dev/xvda", "ebs": ebs("4Gi")},
+            {"deviceName": "/dev/xvdb", "ebs": ebs("20Gi")},
+        ])
+    );
+    // A blueprint that configures the OS volume itself gets just that one.
+    let mut bp = sample();
+    bp.node_classes.get_mut("default").unwrap().root_volume.device_name = "/dev/xvda".into();
+    assert_eq!(block_devices(&bp), json!([{"deviceName": "/dev/xvda", "ebs": ebs("20Gi")}]));
+}
+
+#[test]
+fn other_ami_families_keep_one_root_volume() {
+    let mut bp = sample();
+    let class = bp.node_classes.get_mut("default").unwrap();
+    class.ami_alias = "al2023@latest".into();
+    class.root_volume.device_name = "/dev/xvda".into();
+    let devices = block_devices(&bp);
+    assert_eq!(devices.as_array().unwrap().len(), 1, "{devices}");
+    assert_eq!(devices[0]["deviceName"], "/dev/xvda");
+    assert_eq!(devices[0]["ebs"]["volumeSize"], "20Gi");
+}
