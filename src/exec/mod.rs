@@ -20,6 +20,7 @@ pub use events::{Event, Op};
 
 use crate::graph::{value, Address, Resource};
 use crate::plan::{Action, Plan};
+use crate::providers::create::create_once;
 use crate::providers::{tags, Context, Desired, ProviderError, Registry};
 use crate::state::{ResourceState, StateError, StateHandle, Status};
 
@@ -249,7 +250,7 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
             let existing = snapshot.get(&step.address).cloned();
             let applied = if step.op == Op::Create {
                 let token = match existing.as_ref().map(|e| &e.status) {
-                    Some(Status::Creating { client_token }) => client_token.clone(),
+                    Some(Status::Creating { client_token, .. }) => client_token.clone(),
                     _ => uuid::Uuid::new_v4().to_string(),
                 };
                 // Intent first: if kbp dies during the call, the next run knows to look for what it made.
@@ -261,7 +262,7 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                                 address: step.address.clone(),
                                 kind: step.kind.clone(),
                                 id: None,
-                                status: Status::Creating { client_token: token.clone() },
+                                status: Status::creating(token.clone()),
                                 attributes: attrs.clone(),
                                 outputs: Default::default(),
                                 dependencies: dependencies.clone(),
@@ -270,7 +271,8 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                     })
                     .await?;
                 let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: &token };
-                provider.create(cx, &d).await?
+                let resumed_from = existing.as_ref().and_then(|e| e.status.intent_started());
+                create_once(provider.as_ref(), cx, &d, resumed_from).await?
             } else {
                 let existing =
                     existing.ok_or_else(|| StepError::Engine(format!("{} is not in state", step.address)))?;
@@ -307,7 +309,7 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
             let Some(existing) = snapshot.get(&step.address).cloned() else { return Ok(None) };
             let id = match (&existing.id, &existing.status) {
                 (Some(id), _) => Some(id.clone()),
-                (None, Status::Creating { client_token }) => {
+                (None, Status::Creating { client_token, .. }) => {
                     let d = Desired {
                         address: &step.address,
                         attrs: &existing.attributes,

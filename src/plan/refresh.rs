@@ -130,11 +130,14 @@ async fn look_for_interrupted_create(
     r: &ResourceState,
     desired: Option<Attrs>,
 ) -> Result<Outcome, ProviderError> {
-    let Status::Creating { client_token } = &r.status else { return Ok(Outcome::StillPending) };
+    let Status::Creating { client_token, .. } = &r.status else { return Ok(Outcome::StillPending) };
     let attrs = desired.unwrap_or_else(|| r.attributes.clone());
     let d =
         Desired { address: &r.address, attrs: &attrs, kbp_tags: tags::kbp_tags(&cx.stack, &r.address), client_token };
     let Some(id) = provider.find(cx, &d).await? else { return Ok(Outcome::StillPending) };
+    if cx.applying {
+        provider.wait_ready(cx, &r.address, &id).await?;
+    }
     Ok(match provider.read(cx, &id, &attrs).await? {
         Some(o) => Outcome::Adopted(id, o),
         None => Outcome::StillPending,
@@ -222,7 +225,7 @@ mod tests {
         for (name, id) in [("a", "id-1"), ("b", "id-2"), ("c", "id-3"), ("lost", "id-gone")] {
             state.resources.insert(Address::new("thing", name), entry(name, Some(id), Status::Ready));
         }
-        let creating = || Status::Creating { client_token: "tok".into() };
+        let creating = || Status::Creating { client_token: "tok".into(), started: None };
         state.resources.insert(Address::new("thing", "interrupted"), entry("interrupted", None, creating()));
         state.resources.insert(Address::new("thing", "never_made"), entry("never_made", None, creating()));
 

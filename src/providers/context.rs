@@ -31,6 +31,10 @@ pub struct Context {
     /// unreachable cluster, or Karpenter finalizers nobody removes, as done (with a warning) rather than
     /// failing; the teardown sweep then removes the instances by their tags.
     pub destroying: bool,
+    /// Set for `kbp apply`: a resource whose interrupted create is found in a transitional state (a cluster
+    /// still CREATING) is waited on during refresh, before anything that depends on it is planned and made.
+    /// `kbp plan` only reports it.
+    pub applying: bool,
     /// Extra kbp tags for new resources: `kbp:owner` and `kbp:expires` of a sandbox stack (`--ttl`).
     pub lifetime_tags: std::collections::BTreeMap<String, String>,
     progress: Mutex<Option<UnboundedSender<Event>>>,
@@ -40,11 +44,7 @@ impl Context {
     /// Loads the AWS configuration the way every AWS tool does: env, profiles, SSO, IMDS; the region of the
     /// blueprint wins over the profile's.
     pub async fn load(stack: &str, region: &str) -> Self {
-        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .region(aws_config::Region::new(region.to_string()))
-            .load()
-            .await;
-        Self::from_sdk(sdk, stack, region)
+        Self::from_sdk(crate::aws::load(Some(region), None).await, stack, region)
     }
 
     pub fn from_sdk(sdk: SdkConfig, stack: &str, region: &str) -> Self {
@@ -63,6 +63,7 @@ impl Context {
             access: Access::default(),
             kube: OnceLock::new(),
             destroying: false,
+            applying: false,
             lifetime_tags: Default::default(),
             progress: Mutex::new(None),
         }
@@ -106,30 +107,30 @@ impl Context {
     }
 
     pub fn ec2(&self) -> &aws_sdk_ec2::Client {
-        self.ec2.get_or_init(|| aws_sdk_ec2::Client::new(&self.sdk))
+        self.ec2.get_or_init(|| crate::aws_client!(aws_sdk_ec2, &self.sdk))
     }
 
     pub fn iam(&self) -> &aws_sdk_iam::Client {
-        self.iam.get_or_init(|| aws_sdk_iam::Client::new(&self.sdk))
+        self.iam.get_or_init(|| crate::aws_client!(aws_sdk_iam, &self.sdk))
     }
 
     pub fn kms(&self) -> &aws_sdk_kms::Client {
-        self.kms.get_or_init(|| aws_sdk_kms::Client::new(&self.sdk))
+        self.kms.get_or_init(|| crate::aws_client!(aws_sdk_kms, &self.sdk))
     }
 
     pub fn eks(&self) -> &aws_sdk_eks::Client {
-        self.eks.get_or_init(|| aws_sdk_eks::Client::new(&self.sdk))
+        self.eks.get_or_init(|| crate::aws_client!(aws_sdk_eks, &self.sdk))
     }
 
     pub fn sqs(&self) -> &aws_sdk_sqs::Client {
-        self.sqs.get_or_init(|| aws_sdk_sqs::Client::new(&self.sdk))
+        self.sqs.get_or_init(|| crate::aws_client!(aws_sdk_sqs, &self.sdk))
     }
 
     pub fn eventbridge(&self) -> &aws_sdk_eventbridge::Client {
-        self.eventbridge.get_or_init(|| aws_sdk_eventbridge::Client::new(&self.sdk))
+        self.eventbridge.get_or_init(|| crate::aws_client!(aws_sdk_eventbridge, &self.sdk))
     }
 
     pub fn sts(&self) -> &aws_sdk_sts::Client {
-        self.sts.get_or_init(|| aws_sdk_sts::Client::new(&self.sdk))
+        self.sts.get_or_init(|| crate::aws_client!(aws_sdk_sts, &self.sdk))
     }
 }

@@ -13,11 +13,20 @@ pub struct ProviderError {
     pub message: String,
     /// What the user can do about it.
     pub hint: Option<String>,
+    /// AWS may or may not have carried the request out: the connection failed or timed out after it was sent,
+    /// or AWS answered with a server error. A create that fails so must be looked for before it is sent again.
+    pub outcome_unknown: bool,
 }
 
 impl ProviderError {
     pub fn new(operation: &str, code: &str, message: impl Into<String>) -> Self {
-        ProviderError { operation: operation.to_string(), code: code.to_string(), message: message.into(), hint: None }
+        ProviderError {
+            operation: operation.to_string(),
+            code: code.to_string(),
+            message: message.into(),
+            hint: None,
+            outcome_unknown: false,
+        }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -31,21 +40,37 @@ impl ProviderError {
         E: ProvideErrorMetadata + std::error::Error + 'static,
     {
         use aws_sdk_ec2::error::SdkError;
-        let (code, message) = match &err {
+        let (code, message, unknown) = match &err {
             SdkError::ServiceError(se) => {
                 let e = se.err();
-                (e.code().unwrap_or("").to_string(), e.message().unwrap_or("").to_string())
+                let code = e.code().unwrap_or("").to_string();
+                let unknown = se.raw().status().is_server_error() || SERVER_ERRORS.contains(&code.as_str());
+                (code, e.message().unwrap_or("").to_string(), unknown)
             }
-            SdkError::DispatchFailure(d) => ("".to_string(), format!("could not reach AWS: {d:?}")),
-            SdkError::TimeoutError(_) => ("".to_string(), "the request timed out".to_string()),
-            other => (
-                other.code().unwrap_or("").to_string(),
-                aws_smithy_types::error::display::DisplayErrorContext(other).to_string(),
-            ),
+            // Not sent at all: nothing was carried out.
+            SdkError::ConstructionFailure(_) => (String::new(), causes(&err), false),
+            SdkError::DispatchFailure(d) if d.is_user() => {
+                (String::new(), format!("could not send the request: {}", causes(&err)), false)
+            }
+            SdkError::DispatchFailure(_) => (String::new(), format!("could not reach AWS: {}", causes(&err)), true),
+            SdkError::TimeoutError(_) => (String::new(), "the request timed out".to_string(), true),
+            other => (other.code().unwrap_or("").to_string(), causes(other), true),
         };
         let mut e = ProviderError::new(operation, &code, message);
         e.hint = default_hint(&e.code);
+        e.outcome_unknown = unknown;
         e
+    }
+
+    /// A create refused because the resource (by its unique name) exists: perhaps this stack's own, made by an
+    /// earlier attempt whose answer was lost.
+    pub fn is_already_exists(&self) -> bool {
+        let c = self.code.as_str();
+        c.ends_with("AlreadyExists")
+            || c.ends_with("AlreadyExistsException")
+            || c.ends_with(".Duplicate")
+            || c == "ResourceInUseException"
+            || c == "Resource.AlreadyAssociated"
     }
 
     pub fn is(&self, code: &str) -> bool {
@@ -61,6 +86,24 @@ impl ProviderError {
             || self.code.ends_with("NonExistentQueue")
     }
 }
+
+/// An error and its causes on one line, each by its Display (never a Debug dump), repeats left out.
+pub fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = next {
+        let text = err.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = err.source();
+    }
+    parts.join(": ")
+}
+
+/// Server-side failures by code, whatever the HTTP status says: AWS may have carried the request out.
+const SERVER_ERRORS: &[&str] =
+    &["InternalError", "InternalFailure", "ServiceUnavailable", "InternalServerError", "ServerException"];
 
 fn default_hint(code: &str) -> Option<String> {
     let h = match code {

@@ -5,6 +5,7 @@
 
 pub mod attrs;
 pub mod context;
+pub mod create;
 pub mod ec2;
 pub mod eks;
 pub mod error;
@@ -94,6 +95,13 @@ pub trait Provider: Send + Sync {
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError>;
+
+    /// Waits until `id`, found rather than created (an earlier run died during its create, or an answer was
+    /// lost), is ready for its dependents: a cluster still CREATING would make them fail. Most kinds are ready as
+    /// soon as they exist.
+    async fn wait_ready(&self, _cx: &Context, _address: &Address, _id: &str) -> Result<(), ProviderError> {
+        Ok(())
+    }
 
     /// Brings the resource to `desired` in place; only called when no force-new attribute changed.
     async fn update(

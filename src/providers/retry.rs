@@ -1,5 +1,7 @@
-//! Bounded, jittered retries for the errors AWS means as "try again": throttling, and the eventual consistency
-//! of a resource that was just created or is still being released by another.
+//! kbp's own retries, only for what AWS means by an error code rather than what a plain retry fixes (that is
+//! the SDK's, configured once in [`crate::aws`]): the eventual consistency of a resource that was just created or
+//! is still being released by another, and throttling of the few creates the SDK must not retry
+//! ([`super::send::send_unretried`]).
 
 use std::future::Future;
 use std::time::Duration;
@@ -21,8 +23,8 @@ impl Default for RetryPolicy {
     }
 }
 
-/// Codes that mean "slow down" on every service.
-const THROTTLING: &[&str] = &[
+/// Codes that mean "slow down" on every service: the request was refused, so sending it again is safe.
+pub(crate) const THROTTLING: &[&str] = &[
     "Throttling",
     "ThrottlingException",
     "RequestLimitExceeded",
@@ -33,8 +35,8 @@ const THROTTLING: &[&str] = &[
 ];
 
 impl RetryPolicy {
-    /// Runs `call` until it succeeds, fails with an error that is neither throttling nor one of `transient`, or
-    /// the attempts run out. `transient` lists the codes that are eventual consistency for this call, such as
+    /// Runs `call` until it succeeds, fails with an error that is not one of `transient`, or the attempts run
+    /// out. `transient` lists the codes that are eventual consistency for this call, such as
     /// `InvalidVpcID.NotFound` right after CreateVpc or `DependencyViolation` while an ENI is released.
     pub async fn run<T, F, Fut>(&self, transient: &[&str], mut call: F) -> Result<T, ProviderError>
     where
@@ -46,7 +48,7 @@ impl RetryPolicy {
             match call().await {
                 Ok(v) => return Ok(v),
                 Err(e) => {
-                    let retryable = THROTTLING.contains(&e.code.as_str()) || transient.contains(&e.code.as_str());
+                    let retryable = transient.contains(&e.code.as_str());
                     if !retryable || attempt >= self.max_attempts {
                         return Err(e);
                     }
@@ -96,7 +98,7 @@ mod tests {
     async fn gives_up_after_max_attempts_and_on_other_codes() {
         let n = AtomicU32::new(0);
         let r: Result<(), _> = fast()
-            .run(&[], || async {
+            .run(THROTTLING, || async {
                 n.fetch_add(1, Ordering::SeqCst);
                 Err(ProviderError::new("iam:CreateRole", "Throttling", "slow down"))
             })
@@ -112,6 +114,19 @@ mod tests {
             .await;
         assert!(r.is_err());
         assert_eq!(n.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn throttling_is_the_sdks_to_retry_unless_named() {
+        let n = AtomicU32::new(0);
+        let r: Result<(), _> = fast()
+            .run(&[], || async {
+                n.fetch_add(1, Ordering::SeqCst);
+                Err(ProviderError::new("ec2:DescribeVpcs", "RequestLimitExceeded", "slow down"))
+            })
+            .await;
+        assert!(r.is_err());
+        assert_eq!(n.load(Ordering::SeqCst), 1, "the SDK already retried it");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::future::Future;
 
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 
+use super::retry::RetryPolicy;
 use super::{Context, ProviderError};
 
 /// Sends one request (`request` builds and sends it) under `cx.retry`, retrying throttling and the `transient`
@@ -41,4 +42,32 @@ where
             return Ok(out);
         }
     }
+}
+
+/// Sends a create that AWS would carry out twice if it arrived twice (no client token, no unique name:
+/// CreateVpc, AllocateAddress, kms:CreateKey…). `request` must turn the SDK's own retries off for the call
+/// (`.customize().config_override(…retry_config(RetryConfig::disabled()))`, see each service's `once()`): a retry
+/// after a lost answer would make a second resource. Only throttling and the `refused` codes (eventual consistency
+/// such as a VPC not visible yet) are retried here — AWS refused the request, so nothing was made; any other
+/// failure is returned, marked [`ProviderError::outcome_unknown`] when AWS may have
+/// carried it out, for [`super::create`] to look for what it made before sending it again.
+pub async fn send_unretried<O, E, F, Fut>(
+    cx: &Context,
+    op: &str,
+    refused: &[&str],
+    mut request: F,
+) -> Result<O, ProviderError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    let codes: Vec<&str> = super::retry::THROTTLING.iter().chain(refused).copied().collect();
+    let throttled = RetryPolicy { max_attempts: crate::aws::MAX_ATTEMPTS, ..cx.retry.clone() };
+    throttled
+        .run(&codes, || {
+            let sent = request();
+            async move { sent.await.map_err(|e| ProviderError::from_sdk(op, e)) }
+        })
+        .await
 }

@@ -87,14 +87,7 @@ impl HasStatus for aws_smithy_runtime_api::http::Response {
 impl S3Backend {
     /// Clients for the bucket from the standard AWS chain, with the location's region, profile and role.
     pub async fn connect(s3: &S3Location) -> S3Backend {
-        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
-        if let Some(region) = &s3.region {
-            loader = loader.region(aws_config::Region::new(region.clone()));
-        }
-        if let Some(profile) = &s3.profile {
-            loader = loader.profile_name(profile);
-        }
-        let mut sdk = loader.load().await;
+        let mut sdk = crate::aws::load(s3.region.as_deref(), s3.profile.as_deref()).await;
         if let Some(role) = &s3.role_arn {
             let provider = aws_config::sts::AssumeRoleProvider::builder(role)
                 .session_name("kbp-state")
@@ -112,8 +105,8 @@ impl S3Backend {
     /// Clients for the bucket from an AWS configuration loaded elsewhere.
     pub fn with_config(s3: &S3Location, sdk: &aws_config::SdkConfig) -> S3Backend {
         S3Backend {
-            client: aws_sdk_s3::Client::new(sdk),
-            sts: aws_sdk_sts::Client::new(sdk),
+            client: crate::aws_client!(aws_sdk_s3, sdk),
+            sts: crate::aws_client!(aws_sdk_sts, sdk),
             location: Location::S3(s3.clone()),
             s3: s3.clone(),
             seen: Mutex::new(None),

@@ -6,12 +6,14 @@
 //!   the subnets, security groups and VPC with `DependencyViolation`;
 //! - [`stack()`]: everything tagged `kbp:stack=<name>`, for a stack whose state file is lost;
 //! - [`stacks`]: the kbp stacks in a region with their owner and expiry, for `kbp gc`;
+//! - [`orphans`]: second resources at one address of a stack (creates whose outcome was unknown), to remove;
 //! - [`delete()`]: deleting any such inventory in an order AWS accepts, idempotently and resumably.
 //!
 //! It does not decide what to delete (the CLI asks and filters) nor print anything (it reports [`Step`]s).
 
 mod delete;
 mod leftovers;
+mod orphans;
 mod stack;
 mod stacks;
 
@@ -23,6 +25,7 @@ use time::OffsetDateTime;
 
 pub use delete::delete;
 pub use leftovers::leftovers;
+pub use orphans::{held_ids, orphans};
 pub use stack::stack;
 pub use stacks::stacks;
 

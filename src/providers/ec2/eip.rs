@@ -8,6 +8,7 @@ use serde_json::json;
 use super::wait::Budget;
 use super::{gone_as_none, missing, object, ok_if_gone, optional_str, send, send_when_unused, tagging};
 use crate::graph::Attrs;
+use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
 pub struct Eip;
@@ -38,8 +39,9 @@ impl Provider for Eip {
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
         let domain = DomainType::from(optional_str(desired.attrs, "domain").unwrap_or("vpc"));
         let tags = tagging::spec(ResourceType::ElasticIp, desired);
-        let resp = send(cx, "ec2:AllocateAddress", &[], || {
-            cx.ec2().allocate_address().domain(domain.clone()).tag_specifications(tags.clone()).send()
+        let resp = send_unretried(cx, "ec2:AllocateAddress", &[], || {
+            let call = cx.ec2().allocate_address().domain(domain.clone()).tag_specifications(tags.clone());
+            call.customize().config_override(super::once()).send()
         })
         .await?;
         let id = resp.allocation_id().ok_or_else(|| missing("ec2:AllocateAddress", "allocation ID"))?;

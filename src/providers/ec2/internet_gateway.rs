@@ -11,6 +11,7 @@ use super::{
     tagging,
 };
 use crate::graph::Attrs;
+use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
 pub struct InternetGateway;
@@ -46,8 +47,13 @@ impl Provider for InternetGateway {
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
         let vpc_id = required_str(desired.attrs, "vpc_id", "ec2:AttachInternetGateway")?;
         let tags = tagging::spec(ResourceType::InternetGateway, desired);
-        let created = send(cx, "ec2:CreateInternetGateway", &[], || {
-            cx.ec2().create_internet_gateway().tag_specifications(tags.clone()).send()
+        let created = send_unretried(cx, "ec2:CreateInternetGateway", &[], || {
+            cx.ec2()
+                .create_internet_gateway()
+                .tag_specifications(tags.clone())
+                .customize()
+                .config_override(super::once())
+                .send()
         })
         .await?;
         let id = created
@@ -68,13 +74,27 @@ impl Provider for InternetGateway {
         Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
+    /// Tags; and the attachment, for a gateway adopted before its create got that far (an answer lost, a run
+    /// killed between CreateInternetGateway and AttachInternetGateway).
     async fn update(
         &self,
         cx: &Context,
         id: &str,
-        _prior: &Attrs,
+        prior: &Attrs,
         desired: &Desired<'_>,
     ) -> Result<Applied, ProviderError> {
+        let unattached = prior.get("vpc_id").and_then(|v| v.as_str()).is_none_or(str::is_empty);
+        if let (true, Some(vpc_id)) = (unattached, desired.attrs.get("vpc_id").and_then(|v| v.as_str())) {
+            let r = send(cx, "ec2:AttachInternetGateway", &[NOT_FOUND, "InvalidVpcID.NotFound"], || {
+                cx.ec2().attach_internet_gateway().internet_gateway_id(id).vpc_id(vpc_id).send()
+            })
+            .await;
+            match r {
+                // A retry of an attach whose answer was lost.
+                Err(e) if e.is("Resource.AlreadyAssociated") => {}
+                r => r.map(drop)?,
+            }
+        }
         retag(cx, id, desired).await
     }
 

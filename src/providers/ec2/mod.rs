@@ -24,6 +24,12 @@ use serde_json::{json, Value};
 use super::{Applied, Context, Desired, ProviderError, Registry};
 use crate::graph::Attrs;
 
+/// Per-call settings for a create AWS would carry out twice if it arrived twice: no SDK retry (see
+/// [`crate::providers::send::send_unretried`]).
+pub(crate) fn once() -> aws_sdk_ec2::config::Builder {
+    aws_sdk_ec2::config::Builder::default().retry_config(aws_config::retry::RetryConfig::disabled())
+}
+
 pub fn register(r: &mut Registry) {
     r.add(vpc::Vpc);
     r.add(subnet::Subnet);

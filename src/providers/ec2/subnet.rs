@@ -8,6 +8,7 @@ use serde_json::json;
 use super::wait::Budget;
 use super::{bool_attr, gone_as_none, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging};
 use crate::graph::Attrs;
+use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
 pub struct Subnet;
@@ -49,9 +50,9 @@ impl Provider for Subnet {
         let cidr = required_str(desired.attrs, "cidr_block", op)?;
         let zone = required_str(desired.attrs, "availability_zone", op)?;
         let tags = tagging::spec(ResourceType::Subnet, desired);
-        let created = send(cx, op, &["InvalidVpcID.NotFound"], || {
+        let created = send_unretried(cx, op, &["InvalidVpcID.NotFound"], || {
             let call = cx.ec2().create_subnet().vpc_id(vpc_id).cidr_block(cidr).availability_zone(zone);
-            call.tag_specifications(tags.clone()).send()
+            call.tag_specifications(tags.clone()).customize().config_override(super::once()).send()
         })
         .await?;
         let id = created.subnet().and_then(|s| s.subnet_id()).ok_or_else(|| missing(op, "subnet ID"))?;

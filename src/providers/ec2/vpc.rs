@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::wait::{self, Budget, Poll};
 use super::{arn, bool_attr, gone_as_none, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging};
 use crate::graph::Attrs;
+use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
 
 pub struct Vpc;
@@ -47,8 +48,9 @@ impl Provider for Vpc {
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
         let cidr = required_str(desired.attrs, "cidr_block", "ec2:CreateVpc")?;
         let tags = tagging::spec(ResourceType::Vpc, desired);
-        let created = send(cx, "ec2:CreateVpc", &[], || {
-            cx.ec2().create_vpc().cidr_block(cidr).tag_specifications(tags.clone()).send()
+        let created = send_unretried(cx, "ec2:CreateVpc", &[], || {
+            let call = cx.ec2().create_vpc().cidr_block(cidr).tag_specifications(tags.clone());
+            call.customize().config_override(super::once()).send()
         })
         .await?;
         let id = created.vpc().and_then(|v| v.vpc_id()).ok_or_else(|| missing("ec2:CreateVpc", "VPC ID"))?;

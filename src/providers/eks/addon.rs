@@ -66,7 +66,9 @@ impl Provider for Addon {
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let (cluster, name) = split_id(KIND, id, "add-on")?;
-        let Some(a) = describe(cx, cluster, name).await?.filter(is_live) else { return Ok(None) };
+        let Some(a) = describe(cx, cluster, name).await?.filter(|r| cx.destroying || is_live(r)) else {
+            return Ok(None);
+        };
         // Only a version the user pinned is an attribute; an unpinned one is an output.
         let pinned = !prior.get("addon_version").is_some_and(Value::is_null);
         let attrs = json!({
@@ -159,6 +161,11 @@ impl Provider for Addon {
     }
 
     /// Not preserved: the add-on's Kubernetes objects go with it, as they came with it.
+    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<(), ProviderError> {
+        let (cluster, name) = split_id(KIND, id, "name")?;
+        wait_active(cx, Some(address), cluster, name).await.map(drop)
+    }
+
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         const OP: &str = "eks:DeleteAddon";
         let (cluster, name) = split_id(KIND, id, "add-on")?;

@@ -70,7 +70,7 @@ impl Provider for Cluster {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        let Some(c) = describe(cx, id).await?.filter(is_live) else { return Ok(None) };
+        let Some(c) = describe(cx, id).await?.filter(|r| cx.destroying || is_live(r)) else { return Ok(None) };
         Ok(Some(Observed { attrs: attrs(&c), outputs: outputs(&c) }))
     }
 
@@ -134,6 +134,10 @@ impl Provider for Cluster {
         Ok(Applied { id: id.to_string(), outputs: outputs(&c) })
     }
 
+    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<(), ProviderError> {
+        wait_active(cx, Some(address), id, CREATE_BUDGET).await.map(drop)
+    }
+
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         const OP: &str = "eks:DeleteCluster";
         let hint = format!(
@@ -152,7 +156,9 @@ pub(super) async fn describe(cx: &Context, name: &str) -> Result<Option<Describe
     Ok(absent_if_gone(r)?.and_then(|out| out.cluster))
 }
 
-/// A cluster being deleted is gone for kbp: nothing can stop the deletion.
+/// A cluster being deleted is gone for kbp: nothing can stop the deletion. Except for destroy, which reads it as
+/// there (`cx.destroying`) so that a rerun of a killed destroy waits for it to go before deleting the network,
+/// role and key it still uses.
 fn is_live(c: &Described) -> bool {
     c.status() != Some(&ClusterStatus::Deleting)
 }

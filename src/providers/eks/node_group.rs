@@ -94,7 +94,9 @@ impl Provider for NodeGroup {
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let (cluster, name) = split_id(KIND, id, "node group")?;
-        let Some(ng) = describe(cx, cluster, name).await?.filter(is_live) else { return Ok(None) };
+        let Some(ng) = describe(cx, cluster, name).await?.filter(|r| cx.destroying || is_live(r)) else {
+            return Ok(None);
+        };
         Ok(Some(Observed { attrs: attrs(&ng), outputs: outputs(id, &ng) }))
     }
 
@@ -180,6 +182,11 @@ impl Provider for NodeGroup {
 
     /// The cluster cannot be deleted before its node groups are gone, and their nodes' ENIs go with them, so
     /// the delete waits until EKS no longer knows the group.
+    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<(), ProviderError> {
+        let (cluster, name) = split_id(KIND, id, "name")?;
+        wait_active(cx, Some(address), cluster, name).await.map(drop)
+    }
+
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
         const OP: &str = "eks:DeleteNodegroup";
         let (cluster, name) = split_id(KIND, id, "node group")?;

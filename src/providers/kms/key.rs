@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::graph::Attrs;
 use crate::providers::attrs::{absent_if_gone, ok_if_gone, optional_str, required_str};
-use crate::providers::send::send;
+use crate::providers::send::{all_pages, send, send_unretried};
 use crate::providers::{tags, Applied, Context, Desired, Observed, Provider, ProviderError};
 
 const KIND: &str = "aws_kms_key";
@@ -51,23 +51,54 @@ impl Provider for Key {
         Ok(Some(Observed { attrs, outputs: outputs(id, meta.arn().unwrap_or_default()) }))
     }
 
-    /// The alias is the key's stable name: a key whose create was interrupted is found through it.
+    /// A key is found by the kbp tags written in CreateKey itself: the alias comes in a second call, so a run that
+    /// died (or lost CreateKey's answer) before it has a key that only its tags name. The alias is tried first,
+    /// as the quick way for a key that got that far.
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
         let alias = required_str(KIND, desired.attrs, "alias")?;
-        let found =
+        let by_alias =
             absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(alias).send()).await)?;
-        Ok(found.and_then(|d| d.key_metadata().map(|m| m.key_id().to_string())))
+        if let Some(id) = by_alias.as_ref().and_then(|d| d.key_metadata()).map(|m| m.key_id().to_string()) {
+            if carries_kbp_tags(cx, &id, desired).await? {
+                return Ok(Some(id));
+            }
+        }
+        let keys = all_pages(|marker| async move {
+            let page = send(cx, "kms:ListKeys", &[], || cx.kms().list_keys().set_marker(marker.clone()).send()).await?;
+            let ids = page.keys().iter().filter_map(|k| k.key_id().map(str::to_string)).collect();
+            Ok((ids, page.next_marker().map(str::to_string)))
+        })
+        .await?;
+        let mut ours = Vec::new();
+        for id in keys {
+            if carries_kbp_tags(cx, &id, desired).await? && live(cx, &id).await? {
+                ours.push(id);
+            }
+        }
+        match ours.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one.clone())),
+            many => Err(ProviderError::new(
+                "kms:ListKeys",
+                "",
+                format!("{} KMS keys carry the kbp tags of {}: {}", many.len(), desired.address, many.join(", ")),
+            )
+            .with_hint("schedule the deletion of the ones that are not in use (`aws kms schedule-key-deletion`), then run kbp again")),
+        }
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
         let a = desired.attrs;
         let alias = required_str(KIND, a, "alias")?;
         let all_tags = tags::merged(a, &desired.kbp_tags);
-        let created = send(cx, "kms:CreateKey", &[], || {
+        // CreateKey has no client token: a retry after a lost answer would make a second key.
+        let created = send_unretried(cx, "kms:CreateKey", &[], || {
             cx.kms()
                 .create_key()
                 .description(optional_str(a, "description").unwrap_or_default())
                 .set_tags(Some(kms_tags(&all_tags)))
+                .customize()
+                .config_override(once())
                 .send()
         })
         .await?;
@@ -100,6 +131,7 @@ impl Provider for Key {
             .await?;
         }
         set_rotation(cx, id, a).await?;
+        ensure_alias(cx, id, required_str(KIND, a, "alias")?).await?;
         let want = tags::merged(a, &desired.kbp_tags);
         let have: BTreeMap<String, String> =
             tags::tag_map(prior.get("tags")).into_iter().chain(desired.kbp_tags.clone()).collect();
@@ -139,6 +171,62 @@ impl Provider for Key {
             Err(e) => Err(e),
         }
     }
+}
+
+/// Points the alias at key `id`, creating it if a create was interrupted between CreateKey and CreateAlias.
+async fn ensure_alias(cx: &Context, id: &str, alias: &str) -> Result<(), ProviderError> {
+    let target = || async {
+        let d =
+            absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(alias).send()).await)?;
+        Ok::<_, ProviderError>(d.and_then(|d| d.key_metadata().map(|m| m.key_id().to_string())))
+    };
+    match target().await? {
+        Some(t) if t == id => Ok(()),
+        Some(_) => {
+            send(cx, "kms:UpdateAlias", &[], || cx.kms().update_alias().alias_name(alias).target_key_id(id).send())
+                .await
+                .map(drop)
+        }
+        None => {
+            let created = send(cx, "kms:CreateAlias", &["NotFoundException"], || {
+                cx.kms().create_alias().alias_name(alias).target_key_id(id).send()
+            })
+            .await;
+            match created {
+                // A retry of a CreateAlias whose answer was lost: fine if the alias now names this key.
+                Err(e) if e.is_already_exists() && target().await?.as_deref() == Some(id) => Ok(()),
+                other => other.map(drop),
+            }
+        }
+    }
+}
+
+/// Whether key `id` carries this stack's and address's kbp tags.
+async fn carries_kbp_tags(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<bool, ProviderError> {
+    // Keys of other accounts' grants or AWS-managed keys refuse ListResourceTags: not ours.
+    let listed = send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(id).send()).await;
+    let tags = match listed {
+        Ok(t) => t,
+        Err(e) if e.is_not_found() || e.code.contains("AccessDenied") => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let have: BTreeMap<&str, &str> = tags.tags().iter().map(|t| (t.tag_key(), t.tag_value())).collect();
+    Ok([tags::STACK, tags::ADDRESS]
+        .iter()
+        .all(|k| desired.kbp_tags.get(*k).is_some_and(|v| have.get(k) == Some(&v.as_str()))))
+}
+
+/// Whether key `id` is usable (not pending deletion: a destroyed stack's key lingers for days).
+async fn live(cx: &Context, id: &str) -> Result<bool, ProviderError> {
+    let d = absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(id).send()).await)?;
+    Ok(d.and_then(|d| d.key_metadata().map(|m| m.key_state().cloned()))
+        .flatten()
+        .is_some_and(|s| !matches!(s, KeyState::PendingDeletion | KeyState::PendingReplicaDeletion)))
+}
+
+/// Per-call settings for CreateKey: no SDK retry (see [`crate::providers::send::send_unretried`]).
+fn once() -> aws_sdk_kms::config::Builder {
+    aws_sdk_kms::config::Builder::default().retry_config(aws_config::retry::RetryConfig::disabled())
 }
 
 async fn set_rotation(cx: &Context, id: &str, a: &Attrs) -> Result<(), ProviderError> {
