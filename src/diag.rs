@@ -1,18 +1,32 @@
 //! Diagnostics: errors and warnings about user input, each with a place (file:line:col), the field it concerns,
-//! what was expected and a hint. Rendered for a terminal (with source excerpts, via codespan-reporting), as one
-//! line each (`file:line:col: error: message`), or serialized as JSON.
+//! what was expected and a hint. Rendered for a terminal (with source excerpts, via codespan-reporting; see
+//! `render`), as one line each (`file:line:col: error: message`), or serialized as JSON.
 //!
 //! A [`Diagnostics`] owns the texts its items point into (the blueprint file, each `--set` argument), so rendering
 //! needs nothing else. It does not decide what is wrong; the blueprint stage does.
+//!
+//! Its cost is linear in what it holds: places are found through a line index built once per text, it keeps at
+//! most [`KEPT`] items of each severity (counting the rest), and a terminal is shown at most [`SHOWN`].
+
+mod excerpt;
+mod lines;
+mod render;
 
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 
-use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
-use codespan_reporting::files::SimpleFiles;
-use codespan_reporting::term::{self, termcolor};
 use serde::Serialize;
+
+use lines::LineIndex;
+
+/// How many diagnostics text output shows, errors first; a last line counts the others.
+pub const SHOWN: usize = 50;
+
+/// How many errors, and how many warnings, a [`Diagnostics`] keeps; further ones are only counted. Two bytes of
+/// blueprint (`1,` in an array of strings) can make a diagnostic of a few hundred bytes, so keeping every one of
+/// them would let a 1 MiB blueprint take hundreds of MB; no one reads past the first thousands anyway.
+pub const KEPT: usize = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -29,6 +43,7 @@ pub type SourceId = usize;
 pub struct Source {
     pub name: String,
     pub text: String,
+    lines: LineIndex,
 }
 
 /// Where in a source something is: byte span, and 1-based line and column (in characters) of its start.
@@ -55,7 +70,7 @@ pub struct Diagnostic {
     pub severity: Severity,
     pub message: String,
     pub file: String,
-    /// Absent for problems that concern a file as a whole (it cannot be read).
+    /// Absent for problems that concern a file as a whole (it cannot be read, it is too large).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub position: Option<Position>,
     /// The field concerned, such as `node_pools.gpu.requirements[1].values`.
@@ -92,32 +107,47 @@ pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
     #[serde(skip)]
     pub sources: Vec<Source>,
+    /// Errors and warnings kept by [`Diagnostics::error`] and [`Diagnostics::warning`], and those only counted.
+    #[serde(skip)]
+    kept: [usize; 2],
+    #[serde(skip)]
+    dropped: [usize; 2],
+}
+
+/// How many errors and warnings there are in all, and how many of them are in `items`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+    /// How many of them `items` holds (fewer than `errors + warnings` past [`KEPT`]).
+    pub listed: usize,
 }
 
 /// Adds details to the diagnostic just pushed; returned by [`Diagnostics::error`] and [`Diagnostics::warning`].
+/// Past [`KEPT`] the diagnostic was only counted, and the details go nowhere.
 pub struct Builder<'a> {
     diags: &'a mut Diagnostics,
-    item: usize,
+    item: Option<usize>,
 }
 
 impl Builder<'_> {
-    fn item(&mut self) -> &mut Diagnostic {
-        &mut self.diags.items[self.item]
-    }
-
-    pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.item().path = Some(path.into());
+    fn set(self, f: impl FnOnce(&mut Diagnostic)) -> Self {
+        if let Some(i) = self.item {
+            f(&mut self.diags.items[i]);
+        }
         self
     }
 
-    pub fn expected(mut self, expected: impl Into<String>) -> Self {
-        self.item().expected = Some(expected.into());
-        self
+    pub fn path(self, path: impl Into<String>) -> Self {
+        self.set(|d| d.path = Some(path.into()))
     }
 
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.item().hint = Some(hint.into());
-        self
+    pub fn expected(self, expected: impl Into<String>) -> Self {
+        self.set(|d| d.expected = Some(expected.into()))
+    }
+
+    pub fn hint(self, hint: impl Into<String>) -> Self {
+        self.set(|d| d.hint = Some(hint.into()))
     }
 
     pub fn hint_opt(self, hint: Option<String>) -> Self {
@@ -128,10 +158,19 @@ impl Builder<'_> {
     }
 
     pub fn related(self, source: SourceId, span: Range<usize>, message: impl Into<String>) -> Self {
+        if self.item.is_none() {
+            return self;
+        }
         let (file, position) = self.diags.locate(source, span);
         let related = Related { message: message.into(), file, position, source };
-        self.diags.items[self.item].related.push(related);
-        self
+        self.set(|d| d.related.push(related))
+    }
+}
+
+fn slot(severity: Severity) -> usize {
+    match severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
     }
 }
 
@@ -140,24 +179,31 @@ impl Diagnostics {
         Self::default()
     }
 
-    /// A diagnostics holding one error: `path` cannot be read.
-    pub fn io(path: &Path, e: &std::io::Error) -> Self {
+    /// A diagnostics holding one error about the file `file` as a whole.
+    pub fn whole_file(file: impl Into<String>, message: impl Into<String>, hint: Option<String>) -> Self {
         let item = Diagnostic {
             severity: Severity::Error,
-            message: format!("cannot read {}: {e}", path.display()),
-            file: path.display().to_string(),
+            message: message.into(),
+            file: file.into(),
             position: None,
             path: None,
             expected: None,
-            hint: None,
+            hint,
             related: Vec::new(),
             source: None,
         };
-        Diagnostics { items: vec![item], sources: Vec::new() }
+        Diagnostics { items: vec![item], ..Default::default() }
+    }
+
+    /// A diagnostics holding one error: `path` cannot be read.
+    pub fn io(path: &Path, e: &std::io::Error) -> Self {
+        Self::whole_file(path.display().to_string(), format!("cannot read {}: {e}", path.display()), None)
     }
 
     pub fn add_source(&mut self, name: impl Into<String>, text: impl Into<String>) -> SourceId {
-        self.sources.push(Source { name: name.into(), text: text.into() });
+        let text = text.into();
+        let lines = LineIndex::new(&text);
+        self.sources.push(Source { name: name.into(), text, lines });
         self.sources.len() - 1
     }
 
@@ -174,6 +220,11 @@ impl Diagnostics {
     }
 
     fn push(&mut self, severity: Severity, source: SourceId, span: Range<usize>, message: String) -> Builder<'_> {
+        if self.kept[slot(severity)] == KEPT {
+            self.dropped[slot(severity)] += 1;
+            return Builder { diags: self, item: None };
+        }
+        self.kept[slot(severity)] += 1;
         let (file, position) = self.locate(source, span);
         let item = Diagnostic {
             severity,
@@ -187,7 +238,7 @@ impl Diagnostics {
             source: Some(source),
         };
         self.items.push(item);
-        let item = self.items.len() - 1;
+        let item = Some(self.items.len() - 1);
         Builder { diags: self, item }
     }
 
@@ -206,73 +257,31 @@ impl Diagnostics {
         };
         let start = floor(span.start);
         let end = floor(span.end).max(start);
-        let before = &text[..start];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = text[line_start..start].chars().count() + 1;
+        let (line, column) = src.lines.line_column(text, start);
         (src.name.clone(), Position { span: start..end, line, column })
     }
 
     pub fn has_errors(&self) -> bool {
-        self.items.iter().any(|d| d.severity == Severity::Error)
+        self.counts().errors > 0
     }
 
+    /// Whether there is nothing to report (kept or only counted).
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.items.is_empty() && self.dropped == [0, 0]
+    }
+
+    pub fn counts(&self) -> Counts {
+        let errors = self.items.iter().filter(|d| d.severity == Severity::Error).count();
+        Counts {
+            errors: errors + self.dropped[0],
+            warnings: self.items.len() - errors + self.dropped[1],
+            listed: self.items.len(),
+        }
     }
 
     /// Orders items by source and position, so a reader meets them top to bottom.
     pub fn sort(&mut self) {
         self.items.sort_by_key(|d| (d.source, d.position.as_ref().map(|p| p.span.start), d.severity));
-    }
-
-    /// Renders every item for a terminal: `file:line:col`, the source excerpt, what was expected and the hint.
-    pub fn render(&self, color: bool) -> String {
-        let mut files = SimpleFiles::new();
-        for s in &self.sources {
-            files.add(s.name.as_str(), s.text.as_str());
-        }
-        let config = term::Config::default();
-        let mut out = Vec::new();
-        for d in &self.items {
-            let report = self.report(d);
-            let written = if color {
-                term::emit(&mut termcolor::Ansi::new(&mut out), &config, &files, &report)
-            } else {
-                term::emit(&mut termcolor::NoColor::new(&mut out), &config, &files, &report)
-            };
-            // codespan only fails on spans outside their file, which `locate` rules out; keep the item anyway.
-            if written.is_err() {
-                out.extend_from_slice(format!("{d}\n").as_bytes());
-            }
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    }
-
-    fn report(&self, d: &Diagnostic) -> Report<usize> {
-        let severity = match d.severity {
-            Severity::Error => ReportSeverity::Error,
-            Severity::Warning => ReportSeverity::Warning,
-        };
-        let mut report = Report::new(severity).with_message(&d.message);
-        if let (Some(source), Some(p)) = (d.source, &d.position) {
-            let label = Label::primary(source, p.span.clone());
-            report = report.with_label(match &d.expected {
-                Some(e) => label.with_message(format!("expected {e}")),
-                None => label,
-            });
-        }
-        for r in &d.related {
-            report = report.with_label(Label::secondary(r.source, r.position.span.clone()).with_message(&r.message));
-        }
-        let mut notes = Vec::new();
-        if let Some(path) = &d.path {
-            notes.push(format!("field: {path}"));
-        }
-        if let Some(hint) = &d.hint {
-            notes.push(format!("help: {hint}"));
-        }
-        report.with_notes(notes)
     }
 }
 

@@ -4,6 +4,7 @@
 //! blueprint → graph → plan → exec → providers → state, with ui rendering the events of every stage.
 
 pub mod access;
+pub mod aws;
 pub mod blueprint;
 pub mod cli;
 pub mod diag;
@@ -11,6 +12,7 @@ pub mod exec;
 pub mod graph;
 pub mod kubernetes;
 pub mod plan;
+pub mod private_file;
 pub mod providers;
 pub mod state;
 pub mod teardown;

@@ -3,14 +3,18 @@
 //! know what resources a blueprint becomes (that is `graph`).
 //!
 //! The stages, in order, each collecting every problem it finds:
-//! 1. `tree`: parse the TOML with spans (syntax errors stop here, as later stages would only guess);
-//! 2. `overrides`: graft `--set path=value` arguments onto the tree;
+//! 1. `tree`: parse the TOML with spans (syntax errors stop here, as later stages would only guess), once the
+//!    text is known to be within the size limit (`limits`);
+//! 2. `overrides`: graft `--set path=value` arguments onto the tree, then check it is within the nesting and
+//!    count limits;
 //! 3. `walk`: check the tree against the `schema` (unknown keys, types, ranges, value rules), fill in literal
 //!    defaults, and index where every field was written;
 //! 4. `defaults`: fill in computed defaults and build the typed [`Blueprint`];
 //! 5. `validate`: rules across fields, pointing at the fields through the index.
 
+mod advisories;
 mod defaults;
+pub mod limits;
 mod markdown;
 pub mod model;
 mod overrides;
@@ -20,6 +24,7 @@ mod tree;
 mod validate;
 mod walk;
 
+pub use advisories::advisories;
 pub use markdown::reference_markdown;
 pub use model::*;
 
@@ -46,7 +51,7 @@ pub fn load_str(name: &str, text: &str, sets: &[String]) -> Result<Blueprint, Di
 
 /// As [`load`], keeping the warnings (things the APIs accept that will not work as probably meant).
 pub fn check(path: &Path, sets: &[String]) -> Result<Loaded, Diagnostics> {
-    let text = std::fs::read_to_string(path).map_err(|e| Diagnostics::io(path, &e))?;
+    let text = limits::read(path)?;
     let mut loaded = check_str(&path.display().to_string(), &text, sets)?;
     // Paths in a blueprint are relative to the blueprint, not to wherever kbp runs.
     let k = &mut loaded.blueprint.karpenter;
@@ -58,13 +63,14 @@ pub fn check(path: &Path, sets: &[String]) -> Result<Loaded, Diagnostics> {
 
 /// As [`load_str`], keeping the warnings. On failure the diagnostics hold the errors and the warnings.
 pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diagnostics> {
+    limits::check_size(name, text)?;
     let mut diags = Diagnostics::new();
     let file = diags.add_source(name, text);
     let mut root = tree::parse(file, text, &mut diags);
     for set in sets {
         overrides::apply(&mut root, set, &mut diags);
     }
-    if diags.has_errors() {
+    if diags.has_errors() || !limits::check_depth(&root, &mut diags) || !limits::check_counts(&root, &mut diags) {
         diags.sort();
         return Err(diags);
     }

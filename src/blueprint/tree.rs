@@ -119,10 +119,10 @@ pub(crate) fn entries(t: &DeTable<'_>, origin: Origin, offset: usize) -> Vec<Ent
 pub(crate) fn parse(source: SourceId, text: &str, diags: &mut Diagnostics) -> Node {
     let (table, errors) = DeTable::parse_recoverable(text);
     let mut seen = HashSet::new();
-    for e in errors {
+    for e in &errors {
         let span = e.span().unwrap_or(0..0);
         // Recovery can report one mistake several times at the same place; once is enough.
-        if !seen.insert((span.start, e.message().to_string())) {
+        if !seen.insert((span.start, e.message())) {
             continue;
         }
         let (message, expected) = match e.message().split_once(", expected ") {

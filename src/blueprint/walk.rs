@@ -3,6 +3,7 @@
 //! `defaults`). A field whose value is refused is replaced by its default, or a placeholder of the right type,
 //! and marked rejected in the index so that later checks stay quiet about it.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use serde_json::{Map, Value as Json};
@@ -12,6 +13,10 @@ use super::rules::{closest, Problem};
 use super::schema::{code_list, Field, Presence, Rule, Ty, BLUEPRINT};
 use super::tree::{child, item, Entry, Index, Node, Origin, Value};
 use crate::diag::{Diagnostics, SourceId};
+
+/// A refused map key longer than this (as written in a path) is reported, but what it holds is not checked. No
+/// valid key of a map whose values are tables (NodePool, EC2NodeClass and add-on names) is longer.
+const LONG_REFUSED_KEY: usize = 128;
 
 pub(crate) fn walk(root: &Node, diags: &mut Diagnostics, index: &mut Index) -> Json {
     let mut w = Walker { diags, index, muted: false };
@@ -174,11 +179,14 @@ impl Walker<'_> {
         path: &str,
     ) -> Option<Json> {
         let mut out: Vec<Json> = Vec::new();
+        // Items as JSON text, to find duplicates without comparing every pair.
+        let mut seen: HashSet<String> = HashSet::new();
         let mut complete = true;
-        for (i, it) in items.iter().enumerate() {
+        // Items past the maximum are not looked at: the array is refused anyway, and the input may be huge.
+        for (i, it) in items.iter().enumerate().take(max) {
             let p = item(path, i);
             match self.value(it, ty, &p) {
-                Some(v) if unique && out.contains(&v) => {
+                Some(v) if unique && !seen.insert(v.to_string()) => {
                     let r = Report::new(format!("{v} appears more than once"));
                     self.refuse(it, &p, r.hint(Some("remove the duplicate".into())));
                     complete = false;
@@ -296,7 +304,8 @@ impl Walker<'_> {
         path: &str,
     ) -> Json {
         let mut out = Map::new();
-        for e in entries {
+        // Entries past the maximum are not looked at: the table is refused anyway, and the input may be huge.
+        for e in entries.iter().take(max) {
             let p = child(path, &e.key);
             if let Err(problem) = (key.check)(&e.key) {
                 let at = self.place(&e.node, e.key_span.clone(), &p);
@@ -304,6 +313,10 @@ impl Walker<'_> {
                 self.report(at, &p, Report::from_problem(problem, key.expected));
                 if !warning {
                     self.index.reject(&p);
+                    // Every path below repeats the key: a long one would make checking quadratic in its length.
+                    if p.len() - path.len() > LONG_REFUSED_KEY {
+                        continue;
+                    }
                 }
             }
             match self.value(&e.node, ty, &p) {

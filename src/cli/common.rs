@@ -38,6 +38,13 @@ pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGra
     Ok((bp, graph))
 }
 
+/// Prints what the blueprint should reconsider (a plan's `warnings`) on stderr.
+pub fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
 /// Where the stack's state lives: `--state` (or `KBP_STATE`), else the blueprint's `[state]` table, else the
 /// default local file. A bucket without a region is taken to be in the stack's.
 pub fn state_location(explicit: Option<&Location>, bp: &Blueprint) -> Location {

@@ -11,7 +11,6 @@
 //! Every step can be rerun: state records each delete, and the sweep and the scan look at what exists, so a
 //! destroy killed at any point finishes when run again. `--from-tags NAME` does steps 2–4 from tags alone.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -62,7 +61,7 @@ async fn with_state(
         common::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize).await?;
     let p = plan::diff_destroy(graph, &refreshed.state, &registry);
     let scope = scope_of(stack, &refreshed.state, vec![bp.karpenter.node_role_name.clone()]);
-    let found = teardown::leftovers(&cx, &scope).await.context("looking for leftovers outside state")?;
+    let found = sweep(&cx, &scope, &refreshed.state).await?;
     print_plan(&p, ui)?;
     show_leftovers(&found, ui, "would also be deleted");
     if a.dry_run {
@@ -83,8 +82,9 @@ async fn with_state(
     if !outcome.ok() {
         return Ok(incomplete(&outcome, &state));
     }
-    // 2. What Karpenter and controllers made, found again now that the NodePools are gone.
-    let found = teardown::leftovers(&cx, &scope).await.context("looking for leftovers outside state")?;
+    // 2. What Karpenter and controllers made, found again now that the NodePools are gone, and duplicates of the
+    //    stack's own resources.
+    let found = sweep(&cx, &scope, &state.snapshot()).await?;
     let failed = remove(&cx, &found, ui).await;
     // 3. The state's resources.
     let outcome = walk(&only(&p, |c| !in_cluster(c)), &cx, &registry, &state, a, ui).await;
@@ -99,6 +99,15 @@ async fn with_state(
     );
     // 4. Anything left?
     Ok(final_scan(&cx, &scope, ui).await)
+}
+
+/// What destroy removes besides state's resources: Karpenter's and controllers' leftovers, and second resources at
+/// one of the stack's addresses (creates whose outcome was unknown).
+async fn sweep(cx: &Context, scope: &Scope, state: &State) -> anyhow::Result<Inventory> {
+    let mut found = teardown::leftovers(cx, scope).await.context("looking for leftovers outside state")?;
+    let duplicates = teardown::orphans(cx, state).await.context("looking for duplicates of the stack's resources")?;
+    found.items.extend(duplicates.items);
+    Ok(found)
 }
 
 /// `--from-tags NAME`: no state; the stack is what carries its tags, plus what Karpenter made for its cluster.
@@ -153,12 +162,7 @@ pub(super) async fn destroy_found(cx: &Context, leftovers: &Inventory, tagged: &
 /// The stack's VPCs and the IDs kbp's state owns (never leftovers).
 fn scope_of(stack: &str, state: &State, node_roles: Vec<String>) -> Scope {
     let vpc_ids = state.resources.values().filter(|r| r.kind == kinds::VPC).filter_map(|r| r.id.clone()).collect();
-    let mut keep = BTreeSet::new();
-    for r in state.resources.values() {
-        keep.extend(r.id.clone());
-        keep.extend(r.outputs.values().filter_map(|v| v.as_str().map(str::to_string)));
-    }
-    Scope { stack: stack.to_string(), vpc_ids, node_roles, keep }
+    Scope { stack: stack.to_string(), vpc_ids, node_roles, keep: teardown::held_ids(state) }
 }
 
 fn only(p: &Plan, keep: impl Fn(&plan::Change) -> bool) -> Plan {
@@ -217,7 +221,7 @@ fn show_leftovers(found: &Inventory, ui: Ui, what: &str) {
 }
 
 /// Deletes `found`, one progress line (or JSON line) per step; returns how many could not be deleted.
-async fn remove(cx: &Context, found: &Inventory, ui: Ui) -> usize {
+pub(super) async fn remove(cx: &Context, found: &Inventory, ui: Ui) -> usize {
     if found.items.is_empty() {
         return 0;
     }

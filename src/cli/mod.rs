@@ -93,5 +93,11 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    // Logs go to stderr through the redactor at every level (`RUST_LOG=trace` shows the SDK's requests), and in
+    // colour only on a terminal: escape codes in a CI log or a file are noise.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(crate::ui::redact::RedactedStderr)
+        .try_init();
 }

@@ -34,11 +34,15 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             p.state_lineage = None;
         }
         p.state_location = Some(location.clone());
+        if !a.destroy {
+            p.warnings = crate::blueprint::advisories(&bp);
+        }
         match format {
             PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&p).context("rendering the plan")?),
             PlanFormat::Markdown => print!("{}", plan::markdown::markdown(&p)),
             PlanFormat::Text => print!("{}", render::human(&p, &render::Style { color: ui.color })),
         }
+        common::warn(&p.warnings);
         if let Some(out) = &a.out {
             p.save(out).with_context(|| format!("saving the plan to {}", out.display()))?;
             let message =

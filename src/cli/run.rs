@@ -35,6 +35,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let locked =
         common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "apply").await?;
     let mut cx = common::context(&bp.cluster.name, &bp.cluster.region, &a.run).await;
+    cx.applying = true;
     let ttl = match (a.ttl, &bp.cluster.ttl) {
         (Some(d), _) => Some(d),
         (None, Some(text)) => Some(super::args::parse_duration(text).map_err(anyhow::Error::msg)?),
@@ -47,7 +48,8 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let registry = Registry::aws();
     let refreshed =
         common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
-    let p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
+    let mut p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
+    p.warnings = crate::blueprint::advisories(&bp);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
     let code = execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await?;
     locked.guard.release().await?;
@@ -112,6 +114,7 @@ async fn execute(
     verb: &str,
 ) -> anyhow::Result<u8> {
     print_plan(&p, ui)?;
+    common::warn(&p.warnings);
     if !p.has_changes() {
         return Ok(0);
     }
@@ -122,9 +125,18 @@ async fn execute(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let renderer = tokio::spawn(ui.render_events(rx));
     let interrupt = interrupt_on_ctrl_c(verb);
-    let outcome = exec::walk(&p, cx, registry, state.clone(), run.parallelism as usize, tx, interrupt).await;
+    let outcome = exec::walk(&p, cx.clone(), registry, state.clone(), run.parallelism as usize, tx, interrupt).await;
     let _ = renderer.await;
+    let duplicates_left = if verb == "apply" && outcome.ok() && p.summary.add > 0 {
+        remove_duplicates(&cx, &state.snapshot(), ui).await
+    } else {
+        0
+    };
     let s = &p.summary;
+    let (calls, retries) = crate::aws::call_totals();
+    if retries > 0 && !ui.json {
+        eprintln!("AWS: {calls} calls, {retries} retried (throttling, server errors or dropped connections; -v lists each call).");
+    }
     if ui.json {
         println!(
             "{}",
@@ -135,6 +147,8 @@ async fn execute(
                 "failed": outcome.failed.iter().map(|(a, e)| serde_json::json!({"address": a, "error": e})).collect::<Vec<_>>(),
                 "skipped": outcome.skipped,
                 "state": state.describe(),
+                "duplicates_left": duplicates_left,
+                "aws": {"calls": calls, "retries": retries},
             })
         );
     } else if outcome.ok() {
@@ -157,6 +171,29 @@ async fn execute(
         );
     }
     Ok(if outcome.ok() { 0 } else { FAILED })
+}
+
+/// After creates, removes second resources at one of the stack's addresses: creates whose outcome was unknown
+/// (an answer lost, an earlier run killed with its request in flight) that landed after kbp had looked for them.
+/// Returns how many could not be removed (a warning: the stack itself is complete).
+async fn remove_duplicates(cx: &Context, state: &crate::state::State, ui: Ui) -> usize {
+    let found = match crate::teardown::orphans(cx, state).await {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("warning: could not look for duplicates of the stack's resources: {e}");
+            return 0;
+        }
+    };
+    if !found.items.is_empty() && !ui.json {
+        eprintln!("\nDuplicates of the stack's resources (creates whose answer was lost), removed:\n{found}");
+    }
+    let failed = super::destroy::remove(cx, &found, ui).await;
+    if failed > 0 {
+        eprintln!(
+            "warning: {failed} duplicates could not be removed; `kbp apply` tries again, `kbp destroy` removes them"
+        );
+    }
+    failed
 }
 
 /// First Ctrl-C: start nothing new, let running operations finish and be recorded. Second: exit at once (state

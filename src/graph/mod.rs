@@ -95,8 +95,10 @@ impl ResourceGraph {
                 edges.push((from, ix));
             }
         }
+        // `dependencies()` is a set, so each edge comes once: `add_edge`, not `update_edge`, which looks through
+        // the edges already there and made thousands of NodePools of one EC2NodeClass quadratic.
         for (a, b) in edges {
-            g.graph.update_edge(a, b, ());
+            g.graph.add_edge(a, b, ());
         }
         petgraph::algo::toposort(&g.graph, None)
             .map_err(|c| GraphError::Cycle(g.graph[c.node_id()].address.clone()))?;

@@ -163,6 +163,7 @@ fn finish(
         deferred,
         unchanged,
         resources: graph.in_order().into_iter().cloned().collect(),
+        warnings: Vec::new(),
     }
 }
 

@@ -188,6 +188,7 @@ mod tests {
             deferred,
             unchanged,
             resources: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 

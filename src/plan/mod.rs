@@ -111,6 +111,9 @@ pub struct Plan {
     pub summary: Summary,
     /// The desired resources, so a saved plan can be applied without the blueprint.
     pub resources: Vec<Resource>,
+    /// What the blueprint should reconsider (see `blueprint::advisories`), each with its hint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Plan {
@@ -122,9 +125,11 @@ impl Plan {
         self.changes.iter().find(|c| &c.address == address)
     }
 
+    /// Writes the plan whole, mode 0600: it holds what state holds (ARNs, endpoints), and `kbp apply PLAN`
+    /// must never read half of one.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_vec_pretty(self).expect("invariant: a plan serializes to JSON");
-        std::fs::write(path, text)
+        crate::private_file::write_atomically(path, &text)
     }
 
     /// Reads a saved plan; `Ok(None)` if the file is not a kbp plan (a blueprint, say).

@@ -8,6 +8,7 @@ pub mod edit;
 pub mod handle;
 pub mod local;
 pub mod location;
+mod real_path;
 pub mod s3;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,22 @@ pub struct State {
     pub kbp_version: String,
     #[serde(with = "resource_list")]
     pub resources: BTreeMap<Address, ResourceState>,
+}
+
+impl Status {
+    /// A new intent to create, with a fresh client token, recorded now.
+    pub fn creating(client_token: String) -> Status {
+        let now = time::OffsetDateTime::now_utc();
+        let started = now.format(&time::format_description::well_known::Rfc3339).ok();
+        Status::Creating { client_token, started }
+    }
+
+    /// When an earlier run recorded its intent to create, if this is one.
+    pub fn intent_started(&self) -> Option<std::time::SystemTime> {
+        let Status::Creating { started: Some(at), .. } = self else { return None };
+        let at = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
+        Some(at.into())
+    }
 }
 
 impl State {
@@ -74,7 +91,13 @@ pub enum Status {
     Ready,
     /// kbp was about to create it (intent recorded before the call); on the next run it is looked up by its
     /// kbp tags or name and adopted, or created again with the same client token.
-    Creating { client_token: String },
+    Creating {
+        client_token: String,
+        /// When the intent was recorded (RFC 3339), so a resumed run knows how long the request may still be on
+        /// its way to AWS.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        started: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -34,11 +34,20 @@ impl Problem {
 
 pub(crate) type Check = fn(&str) -> Result<(), Problem>;
 
+/// Names longer than this get no suggestion and are suggested to no one: no name in a blueprint is as long, and a
+/// comparison costs the product of the two lengths.
+const LONGEST_SUGGESTED: usize = 128;
+
 /// The candidate closest to `word`, when it is close enough to be a likely typo.
 pub(crate) fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if word.len() > LONGEST_SUGGESTED {
+        return None;
+    }
+    let word = word.to_ascii_lowercase();
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()), c))
+        .filter(|c| c.len() <= LONGEST_SUGGESTED)
+        .map(|c| (strsim::jaro_winkler(&word, &c.to_ascii_lowercase()), c))
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
@@ -74,6 +83,8 @@ mod tests {
     fn closest_finds_typos_only() {
         assert_eq!(closest("desried_size", ["min_size", "desired_size", "max_size"]), Some("desired_size"));
         assert_eq!(closest("zzz", ["min_size", "desired_size"]), None);
+        let long = "desired_size".repeat(20);
+        assert_eq!(closest(&long, [long.as_str()]), None);
     }
 
     #[test]

@@ -50,7 +50,13 @@ pub(super) const NODE_CLASS: Ty = Ty::Table(&[
         Default("\"bottlerocket@latest\""),
         "EKS-optimized AMI to use (EC2NodeClass `amiSelectorTerms[].alias`).",
     ),
-    field("root_volume", Ty::Table(ROOT_VOLUME), Default("{}"), "The volume kubelet and containers use."),
+    field(
+        "root_volume",
+        Ty::Table(ROOT_VOLUME),
+        Default("{}"),
+        "The volume kubelet and containers use. With Bottlerocket, which boots from a volume of its own, kbp \
+         declares that one too: 4Gi, gp3, encrypted, at `/dev/xvda`.",
+    ),
     field(
         "tags",
         Ty::Map {

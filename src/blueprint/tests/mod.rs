@@ -2,6 +2,7 @@
 //! effective-blueprint output and the README reference. CRD rules and robustness have files of their own.
 
 mod crd;
+mod fuzz;
 mod robustness;
 
 use std::path::{Path, PathBuf};

@@ -2,6 +2,8 @@
 //! and budgets (karpenter.sh_nodepools.yaml, v1.14.1), references from pools to classes, and the EBS limits a
 //! launch would hit.
 
+use std::collections::HashMap;
+
 use super::{has_al2, Checker};
 use crate::blueprint::model::{Blueprint, NodePool, Requirement};
 use crate::blueprint::rules::{closest, k8s};
@@ -82,6 +84,12 @@ fn size_gib(size: &str) -> Option<u64> {
 
 pub(super) fn node_pools(c: &mut Checker, bp: &Blueprint) {
     let classes: Vec<&str> = bp.node_classes.keys().map(String::as_str).collect();
+    // Listed in full only when short: one list per unknown reference would grow with pools × classes.
+    let expected = match classes.len() {
+        0..=SHORT_LIST => format!("one of {}", code_list(&classes)),
+        n => format!("the name of one of the {n} classes in `node_classes`"),
+    };
+    let mut suggest = Suggest::default();
     if bp.node_pools.is_empty() {
         c.warning("node_pools", &[], "there are no node pools: Karpenter will launch no nodes".into())
             .map(|b| b.hint("add a `[node_pools.<name>]` table, or leave `node_pools` out for the default pool"));
@@ -89,18 +97,51 @@ pub(super) fn node_pools(c: &mut Checker, bp: &Blueprint) {
     for (name, pool) in &bp.node_pools {
         let base = child("node_pools", name);
         if !bp.node_classes.contains_key(&pool.node_class) {
-            let msg = format!("node pool `{name}` uses node class `{}`, which does not exist", pool.node_class);
-            let hint = match closest(&pool.node_class, classes.iter().copied()) {
-                Some(x) => format!("did you mean `{x}`?"),
-                None => format!("define `[node_classes.{}]`, or name an existing class", pool.node_class),
-            };
-            c.error(&child(&base, "node_class"), &[], msg)
-                .map(|b| b.expected(format!("one of {}", code_list(&classes))).hint(hint));
+            let wanted = pool.node_class.as_str();
+            let msg = format!("node pool `{name}` uses node class `{wanted}`, which does not exist");
+            c.error(&child(&base, "node_class"), &[], msg).map(|b| {
+                let hint = match suggest.closest(wanted, &classes) {
+                    Some(x) => format!("did you mean `{x}`?"),
+                    None => format!("define `[node_classes.{wanted}]`, or name an existing class"),
+                };
+                b.expected(expected.as_str()).hint(hint)
+            });
         }
         for (i, r) in pool.requirements.iter().enumerate() {
             requirement(c, r, &item(&child(&base, "requirements"), i));
         }
         budgets(c, pool, &child(&child(&base, "disruption"), "budgets"));
+    }
+}
+
+/// Lists of names up to this long are written out in messages.
+const SHORT_LIST: usize = 10;
+
+/// "Did you mean" for unknown class names, remembered per name, and within a budget of comparisons: each search
+/// compares with every class, so without one, many pools naming many missing classes would cost pools × classes.
+struct Suggest<'a> {
+    found: HashMap<&'a str, Option<&'a str>>,
+    comparisons_left: usize,
+}
+
+impl Default for Suggest<'_> {
+    fn default() -> Self {
+        Suggest { found: HashMap::new(), comparisons_left: 20_000 }
+    }
+}
+
+impl<'a> Suggest<'a> {
+    fn closest(&mut self, wanted: &'a str, classes: &[&'a str]) -> Option<&'a str> {
+        if let Some(found) = self.found.get(wanted) {
+            return *found;
+        }
+        if classes.len() > self.comparisons_left {
+            return None;
+        }
+        self.comparisons_left -= classes.len();
+        let found = closest(wanted, classes.iter().copied());
+        self.found.insert(wanted, found);
+        found
     }
 }
 

@@ -1,0 +1,295 @@
+//! Figures, not a test: how long `kbp validate` takes, and how much memory, on realistic blueprints and on the
+//! worst inputs kbp accepts (up to the 1 MiB size limit): many NodePools, many diagnostics, deep nesting, long
+//! strings and keys. For each: input size, diagnostics found, time to check (parse, schema, rules, and the graph
+//! compile when valid), time to check and render as text (at most `diag::SHOWN` shown) and as JSON (all), the sizes
+//! of both outputs, and the peak heap in use during the run (counted by a wrapping allocator). Times are the best
+//! of a few runs.
+//!
+//! `cargo bench --bench validate` prints the table; `-- WORD…` runs only the cases whose name contains a WORD;
+//! `-- --write DIR` also writes each input to DIR/<case>.toml, to time the real binary on it
+//! (`/usr/bin/time -v kbp validate DIR/<case>.toml`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use kbp::blueprint::limits::{MAX_BYTES, MAX_NODE_CLASSES, MAX_NODE_POOLS};
+use kbp::diag::Diagnostics;
+
+/// The system allocator, keeping the bytes in use and their peak.
+struct Counting;
+
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(n: usize) {
+    let now = IN_USE.fetch_add(n, Ordering::Relaxed) + n;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is passed through to `System` unchanged; only counters are updated around it.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > layout.size() {
+            grew(new_size - layout.size());
+        } else {
+            IN_USE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const HEADER: &str = "[cluster]\nname = \"bench\"\nregion = \"us-west-2\"\n\n";
+
+/// Appends `piece(i)` for i = 0, 1, … while the text stays within `budget` bytes.
+fn fill(mut text: String, budget: usize, mut piece: impl FnMut(usize) -> String) -> String {
+    for i in 0.. {
+        let p = piece(i);
+        if text.len() + p.len() > budget {
+            break;
+        }
+        text.push_str(&p);
+    }
+    text
+}
+
+/// A NodePool as people write them: a class, a weight, two requirements, limits.
+fn pool(i: usize) -> String {
+    format!(
+        "[node_pools.pool-{i:05}]\nnode_class = \"default\"\nweight = 50\n\n\
+         [[node_pools.pool-{i:05}.requirements]]\nkey = \"karpenter.k8s.aws/instance-category\"\noperator = \"In\"\nvalues = [\"c\", \"m\", \"r\"]\n\n\
+         [[node_pools.pool-{i:05}.requirements]]\nkey = \"karpenter.k8s.aws/instance-generation\"\noperator = \"Gt\"\nvalues = [\"5\"]\n\n\
+         [node_pools.pool-{i:05}.limits]\ncpu = 100\nmemory = \"200Gi\"\n\n"
+    )
+}
+
+fn pools(n: usize) -> String {
+    (0..n).fold(HEADER.to_string(), |text, i| text + &pool(i))
+}
+
+/// A short name for `i`: a, b, …, z, ba, bb, … (valid Kubernetes names, as short as can be).
+fn name(mut i: usize) -> String {
+    let mut s = Vec::new();
+    loop {
+        s.push(b'a' + (i % 26) as u8);
+        i /= 26;
+        if i == 0 {
+            break;
+        }
+    }
+    s.reverse();
+    String::from_utf8(s).unwrap_or_default()
+}
+
+/// The cases: (name, blueprint text).
+fn cases() -> Vec<(&'static str, String)> {
+    let max = MAX_BYTES;
+    let long = "x".repeat(max - 200);
+    vec![
+        ("50 pools", pools(50)),
+        ("500 pools", pools(500)),
+        ("1000 pools (the limit)", pools(MAX_NODE_POOLS)),
+        // Each entry is a few bytes but gets every default: the most work per byte for a valid blueprint.
+        ("1000 empty pools and classes, inline", {
+            let entries = |n: usize| (0..n).map(|i| format!("{} = {{}}", name(i))).collect::<Vec<_>>().join(", ");
+            format!(
+                "node_pools = {{ {} }}\nnode_classes = {{ {}, default = {{}} }}\n{HEADER}",
+                entries(MAX_NODE_POOLS),
+                entries(MAX_NODE_CLASSES - 1)
+            )
+        }),
+        // Top-level keys go before the first table header.
+        ("empty pools to 1 MiB, inline", {
+            let t = fill("node_pools = { ".into(), max - HEADER.len() - 2, |i| format!("{} = {{}}, ", name(i)));
+            t + "}\n" + HEADER
+        }),
+        ("empty add-ons to 1 MiB, inline", {
+            let t = fill("addons = { ".into(), max - HEADER.len() - 2, |i| format!("{} = {{}}, ", name(i)));
+            t + "}\n" + HEADER
+        }),
+        (
+            "wrong types in requirements",
+            fill(HEADER.to_string(), max, |i| {
+                format!("[[node_pools.p{}.requirements]]\nkey = 1\noperator = \"In\"\n", i % MAX_NODE_POOLS)
+            }),
+        ),
+        ("a wrong type per pool, one line", {
+            let entries: Vec<String> = (0..MAX_NODE_POOLS).map(|i| format!("p{i} = {{ weight = \"x\" }}")).collect();
+            format!("node_pools = {{ {} }}\n{HEADER}", entries.join(", "))
+        }),
+        ("an error per 2 bytes", {
+            let t = fill(
+                format!("{HEADER}[[node_pools.default.requirements]]\nkey = \"k\"\noperator = \"In\"\nvalues = ["),
+                max - 2,
+                |_| "1,".into(),
+            );
+            t + "]\n"
+        }),
+        ("unknown fields", fill(String::new(), max - HEADER.len(), |i| format!("bogus{i} = 1\n")) + HEADER),
+        ("syntax errors", fill(HEADER.to_string(), max, |_| "= = =\n".into())),
+        ("nesting past the limit", {
+            let n = (max - HEADER.len()) / 2 - 8;
+            format!("{HEADER}x = {}{}\n", "[".repeat(n), "]".repeat(n))
+        }),
+        (
+            "nesting at the limit, repeated",
+            fill(HEADER.to_string(), max, |i| format!("x{i} = {}{}\n", "[".repeat(32), "]".repeat(32))),
+        ),
+        ("a 1 MiB string", format!("[cluster]\nname = \"{long}\"\nregion = \"us-west-2\"\n")),
+        ("a long pool name over many values", {
+            let key = "X".repeat(max / 2);
+            let head =
+                format!("{HEADER}[[node_pools.\"{key}\".requirements]]\nkey = \"k\"\noperator = \"In\"\nvalues = [");
+            fill(head, max - 2, |_| "\"\",".into()) + "]\n"
+        }),
+        ("pools naming missing classes", {
+            let classes = fill(HEADER.to_string(), max / 2, |i| format!("[node_classes.class-{i}]\n"));
+            fill(classes, max, |i| format!("[node_pools.p{i}]\nnode_class = \"clas-{i}\"\n"))
+        }),
+    ]
+}
+
+/// The shape `kbp validate --json` prints, serialized the same way (streamed, not built as a `Value` first).
+#[derive(serde::Serialize)]
+struct JsonReport<'a> {
+    valid: bool,
+    errors: usize,
+    warnings: usize,
+    listed: usize,
+    diagnostics: &'a [kbp::diag::Diagnostic],
+}
+
+struct Run {
+    /// Parse, schema and rules (`blueprint::check`).
+    load: Duration,
+    /// And the graph compile, as `kbp validate` does for a valid blueprint.
+    check: Duration,
+    text: Duration,
+    json: Duration,
+    text_bytes: usize,
+    json_bytes: usize,
+    errors: usize,
+    warnings: usize,
+    peak: usize,
+}
+
+fn run(text: &str) -> Run {
+    let base = IN_USE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let started = Instant::now();
+    let loaded = kbp::blueprint::check_str("bench.toml", text, &[]);
+    let load = started.elapsed();
+    let diags: Diagnostics = match loaded {
+        Ok(loaded) => {
+            let graph = kbp::graph::compile(&loaded.blueprint);
+            assert!(graph.is_ok(), "a valid blueprint compiles");
+            loaded.warnings
+        }
+        Err(d) => d,
+    };
+    let check = started.elapsed();
+    let started = Instant::now();
+    let rendered = diags.render(false);
+    let text_time = started.elapsed();
+    let started = Instant::now();
+    let counts = diags.counts();
+    let report = JsonReport {
+        valid: counts.errors == 0,
+        errors: counts.errors,
+        warnings: counts.warnings,
+        listed: counts.listed,
+        diagnostics: &diags.items,
+    };
+    let json = serde_json::to_vec(&report).unwrap_or_default();
+    let json_time = started.elapsed();
+    Run {
+        load,
+        check,
+        text: check + text_time,
+        json: check + json_time,
+        text_bytes: rendered.len(),
+        json_bytes: json.len(),
+        errors: counts.errors,
+        warnings: counts.warnings,
+        peak: PEAK.load(Ordering::Relaxed) - base,
+    }
+}
+
+/// Runs per case: the machine may be busy.
+const RUNS: usize = 7;
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (mut write_to, mut only) = (None, Vec::new());
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--write" => write_to = args.next(),
+            // What `cargo bench` passes to every bench target.
+            "--bench" => {}
+            _ => only.push(a),
+        }
+    }
+    println!(
+        "{:<38} {:>8} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+        "case",
+        "bytes",
+        "errors",
+        "warns",
+        "load ms",
+        "check ms",
+        "text ms",
+        "json ms",
+        "text out",
+        "json out",
+        "peak MB"
+    );
+    for (name, text) in
+        cases().into_iter().filter(|(name, _)| only.is_empty() || only.iter().any(|o| name.contains(o.as_str())))
+    {
+        if let Some(dir) = &write_to {
+            let file = format!("{dir}/{}.toml", name.replace([' ', ','], "-"));
+            if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&file, &text)) {
+                eprintln!("cannot write {file}: {e}");
+            }
+        }
+        // The fastest of a few runs, so that a scheduling hiccup does not count; the peak of the first.
+        let runs: Vec<Run> = (0..RUNS).map(|_| run(&text)).collect();
+        let best = |f: fn(&Run) -> Duration| runs.iter().map(f).min().unwrap_or_default();
+        let r = &runs[0];
+        let mut line = String::new();
+        let _ = write!(
+            line,
+            "{:<38} {:>8} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7.1}",
+            name,
+            text.len(),
+            r.errors,
+            r.warnings,
+            ms(best(|r| r.load)),
+            ms(best(|r| r.check)),
+            ms(best(|r| r.text)),
+            ms(best(|r| r.json)),
+            r.text_bytes,
+            r.json_bytes,
+            r.peak as f64 / (1 << 20) as f64,
+        );
+        println!("{line}");
+    }
+}
