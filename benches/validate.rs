@@ -1,9 +1,10 @@
 //! Figures, not a test: how long `kbp validate` takes, and how much memory, on realistic blueprints and on the
 //! worst inputs kbp accepts (up to the 1 MiB size limit): many NodePools, many diagnostics, deep nesting, long
-//! strings and keys. For each: input size, diagnostics found, time to check (parse, schema, rules, and the graph
-//! compile when valid), time to check and render as text (at most `diag::SHOWN` shown) and as JSON (all), the sizes
-//! of both outputs, and the peak heap in use during the run (counted by a wrapping allocator). Times are the best
-//! of a few runs.
+//! strings and keys. For each: input size; errors and warnings found; `load ms`, parse, schema and rules
+//! (`blueprint::check`); `check ms`, that and the graph compile (when valid), which is what `kbp validate` does
+//! before printing; `text ms` and `json ms`, that and rendering as text (at most `diag::SHOWN` diagnostics) or as
+//! JSON (all kept); the sizes of both outputs; and the peak heap in use during the run (counted by a wrapping
+//! allocator). Times are the best of a few runs; on a busy machine they vary by half.
 //!
 //! `cargo bench --bench validate` prints the table; `-- WORD…` runs only the cases whose name contains a WORD;
 //! `-- --write DIR` also writes each input to DIR/<case>.toml, to time the real binary on it

@@ -115,7 +115,7 @@ pub struct Diagnostics {
 }
 
 /// How many errors and warnings there are in all, and how many of them are in `items`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
     pub errors: usize,
     pub warnings: usize,

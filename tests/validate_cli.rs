@@ -115,3 +115,36 @@ fn unreadable_or_garbage_input_is_an_error_not_a_panic() {
     }
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").exists());
 }
+
+#[test]
+fn many_errors_show_the_first_fifty_and_a_count_and_json_has_them_all_with_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let bp = dir.path().join("many.toml");
+    let pools: String = (0..60).map(|i| format!("[node_pools.p{i}]\nweight = \"x\"\n")).collect();
+    std::fs::write(&bp, format!("[cluster]\nname = \"t\"\nregion = \"us-west-2\"\n{pools}")).unwrap();
+    let bp = bp.display().to_string();
+
+    let out = kbp(&["validate", &bp]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let t = text(&out);
+    assert_eq!(t.matches("error: expected an integer, found a string").count(), 50, "{t}");
+    assert!(t.contains("… and 10 more errors, not shown"), "{t}");
+
+    let json = kbp(&["validate", &bp, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!((v["valid"].as_bool(), v["errors"].as_u64(), v["warnings"].as_u64()), (Some(false), Some(60), Some(0)));
+    assert_eq!(v["listed"], 60);
+    assert_eq!(v["diagnostics"].as_array().unwrap().len(), 60);
+}
+
+#[test]
+fn a_blueprint_over_one_mib_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bp = dir.path().join("big.toml");
+    std::fs::write(&bp, "#".repeat((1 << 20) + 1)).unwrap();
+    let out = kbp(&["validate", &bp.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("has 1048577 bytes; a blueprint has at most 1048576 (1 MiB)"), "{t}");
+    assert_eq!(t.matches("error").count(), 1, "{t}");
+}

@@ -11,9 +11,9 @@ use std::path::Path;
 use super::tree::{Node, Value};
 use crate::diag::{Diagnostics, SourceId};
 
-/// The largest blueprint kbp reads: 1 MiB, checked before parsing. The largest shipped blueprint is 2 KiB and
-/// one NodePool takes a few hundred bytes, so this is room for thousands of pools; beyond it, the text is
-/// not a hand-written blueprint.
+/// The largest blueprint kbp reads: 1 MiB, checked before parsing. The largest shipped blueprint is 2 KiB, and a
+/// NodePool as people write them takes a few hundred bytes: [`MAX_NODE_POOLS`] of them fit in a third of this.
+/// Beyond it, the text is not a hand-written blueprint.
 pub const MAX_BYTES: usize = 1 << 20;
 
 /// The deepest nesting of tables and arrays (a value inside 32 of them). The schema's deepest field is 5 levels
@@ -41,7 +41,8 @@ pub(crate) fn read(path: &Path) -> Result<String, Diagnostics> {
     // One byte more than allowed tells "too large" apart from "exactly at the limit".
     file.take(MAX_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(|e| Diagnostics::io(path, &e))?;
     if bytes.len() > MAX_BYTES {
-        let size = std::fs::metadata(path).map_or(bytes.len() as u64, |m| m.len());
+        // A pipe or a device has no size to tell.
+        let size = std::fs::metadata(path).ok().map(|m| m.len()).filter(|n| *n > MAX_BYTES as u64);
         return Err(too_large(&path.display().to_string(), size));
     }
     String::from_utf8(bytes).map_err(|e| {
@@ -53,16 +54,19 @@ pub(crate) fn read(path: &Path) -> Result<String, Diagnostics> {
 /// Refuses a text larger than [`MAX_BYTES`].
 pub(crate) fn check_size(name: &str, text: &str) -> Result<(), Diagnostics> {
     if text.len() > MAX_BYTES {
-        return Err(too_large(name, text.len() as u64));
+        return Err(too_large(name, Some(text.len() as u64)));
     }
     Ok(())
 }
 
-fn too_large(name: &str, size: u64) -> Diagnostics {
+fn too_large(name: &str, size: Option<u64>) -> Diagnostics {
+    let size = size.map_or_else(|| format!("more than {MAX_BYTES}"), |n| n.to_string());
     Diagnostics::whole_file(
         name,
         format!("{name} has {size} bytes; a blueprint has at most {MAX_BYTES} (1 MiB)"),
-        Some("is this the blueprint you meant? A blueprint of thousands of node pools still fits in 1 MiB".into()),
+        Some(format!(
+            "is this the blueprint you meant? {MAX_NODE_POOLS} node pools, the most allowed, fit in a third of that"
+        )),
     )
 }
 

@@ -17,9 +17,24 @@ pub fn reference_markdown() -> String {
          `--set node_pools.default.limits.cpu=200`).\n\n\
          ```toml\n[cluster]\nname = \"sbx\"\nregion = \"us-west-2\"\n```\n",
     );
+    out.push_str(&limits());
     let mut sections: Vec<(String, &'static [Field])> = Vec::new();
     section(&mut out, &mut sections, "Top level", None, BLUEPRINT);
     out
+}
+
+/// The limits on a blueprint and on what kbp reports about it, from the constants that enforce them.
+fn limits() -> String {
+    use super::limits::{MAX_ADDONS, MAX_BYTES, MAX_DEPTH, MAX_NODE_CLASSES, MAX_NODE_POOLS};
+    use crate::diag::{KEPT, SHOWN};
+    format!(
+        "\n**Limits.** A blueprint has at most {MAX_BYTES} bytes (1 MiB), tables and arrays nested at most \
+         {MAX_DEPTH} deep, at most {MAX_NODE_POOLS} node pools, {MAX_NODE_CLASSES} node classes (Karpenter makes an \
+         IAM instance profile for each, and IAM allows 1,000 per account by default) and {MAX_ADDONS} add-ons. \
+         Past a limit, kbp reports that one error and checks nothing else. Of the problems found, a terminal is \
+         shown the first {SHOWN} (errors first) and a count of the rest; `kbp validate --json` lists up to {KEPT} \
+         errors and {KEPT} warnings, and counts all. See [Performance](#performance).\n"
+    )
 }
 
 /// Renders one table and then, depth first, the tables nested in it. `done` remembers rendered tables so one

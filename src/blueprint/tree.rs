@@ -118,18 +118,23 @@ pub(crate) fn entries(t: &DeTable<'_>, origin: Origin, offset: usize) -> Vec<Ent
 /// Parses the blueprint text; every syntax error that recovery finds becomes a diagnostic.
 pub(crate) fn parse(source: SourceId, text: &str, diags: &mut Diagnostics) -> Node {
     let (table, errors) = DeTable::parse_recoverable(text);
-    let mut seen = HashSet::new();
-    for e in &errors {
-        let span = e.span().unwrap_or(0..0);
-        // Recovery can report one mistake several times at the same place; once is enough.
-        if !seen.insert((span.start, e.message())) {
+    // In document order, so that the errors kept (`diag::KEPT`) are the first ones; a stable sort keeps the
+    // parser's order at one place.
+    let mut errors: Vec<(Range<usize>, &str)> =
+        errors.iter().map(|e| (e.span().unwrap_or(0..0), e.message())).collect();
+    errors.sort_by_key(|(span, _)| span.start);
+    for (i, (span, message)) in errors.iter().enumerate() {
+        // Recovery can report one mistake several times at the same place; once is enough. (Looking back a
+        // few is enough too, and keeps this linear.)
+        let here = errors[..i].iter().rev().take(8).take_while(|(s, _)| s.start == span.start);
+        if here.into_iter().any(|(_, m)| m == message) {
             continue;
         }
-        let (message, expected) = match e.message().split_once(", expected ") {
-            Some((m, x)) => (m.to_string(), Some(x.to_string())),
-            None => (e.message().to_string(), None),
+        let (message, expected) = match message.split_once(", expected ") {
+            Some((m, x)) => (m, Some(x)),
+            None => (*message, None),
         };
-        let b = diags.error(source, span, format!("TOML syntax: {message}"));
+        let b = diags.error(source, span.clone(), format!("TOML syntax: {message}"));
         if let Some(x) = expected {
             b.expected(x);
         }

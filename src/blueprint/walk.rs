@@ -104,8 +104,23 @@ impl Walker<'_> {
         text.get(node.span.clone()).map(str::to_string)
     }
 
+    /// Checks `node` against `ty`, indexing where it was written: tables and arrays first, as what they hold may
+    /// need their place (a default inside points at them); a scalar only once accepted, since nothing is reported
+    /// at a refused one after the walk (its field is marked rejected), and an array of a million refused scalars
+    /// would otherwise cost an entry each.
     fn value(&mut self, node: &Node, ty: &Ty, path: &str) -> Option<Json> {
-        self.index.record(path, node);
+        let container = matches!(node.value, Value::Table(_) | Value::Array(_));
+        if container {
+            self.index.record(path, node);
+        }
+        let checked = self.checked(node, ty, path);
+        if !container && checked.is_some() {
+            self.index.record(path, node);
+        }
+        checked
+    }
+
+    fn checked(&mut self, node: &Node, ty: &Ty, path: &str) -> Option<Json> {
         let wants_string = matches!(ty, Ty::Str(_) | Ty::Enum(_) | Ty::IntOrStr(_));
         let scalar = matches!(node.value, Value::Int(_) | Value::Float | Value::Bool(_) | Value::Datetime);
         // A `--set` value is parsed as TOML when it parses, so `--set cluster.version=1.33` yields a float; where

@@ -146,3 +146,98 @@ fn ceil(text: &str, mut at: usize) -> usize {
     }
     at
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::KEPT;
+
+    #[test]
+    fn at_most_shown_items_errors_first_then_a_count_of_the_rest() {
+        let mut d = Diagnostics::new();
+        let text = "x\n".repeat(200);
+        let s = d.add_source("t", text.as_str());
+        for i in 0..60 {
+            d.warning(s, 2 * i..2 * i + 1, format!("w{i}"));
+        }
+        for i in 60..120 {
+            d.error(s, 2 * i..2 * i + 1, format!("e{i}"));
+        }
+        let out = d.render(false);
+        assert_eq!(out.matches("\nerror: ").count() + usize::from(out.starts_with("error: ")), SHOWN, "{out}");
+        assert!(!out.contains("warning: "), "{out}");
+        assert!(out.ends_with("… and 10 more errors and 60 more warnings, not shown: fix these first, or run `kbp validate --json` to list them\n"), "{out}");
+        let few = d.render_at_most(70, false);
+        assert_eq!(few.matches("warning: ").count(), 10, "{few}");
+        // Shown in document order: the first warning shown comes before the first error.
+        assert!(few.find("w0").expect("w0 shown") < few.find("e60").expect("e60 shown"));
+        assert!(few.ends_with("… and 50 more warnings, not shown: run `kbp validate --json` to list them\n"));
+    }
+
+    #[test]
+    fn past_kept_items_are_counted_not_kept() {
+        let mut d = Diagnostics::new();
+        let s = d.add_source("t", "x");
+        for _ in 0..KEPT + 5 {
+            d.error(s, 0..1, "e").path("p").hint("h");
+        }
+        d.warning(s, 0..1, "w");
+        let c = d.counts();
+        assert_eq!((c.errors, c.warnings, c.listed), (KEPT + 5, 1, KEPT + 1));
+        assert!(d.has_errors());
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_label() {
+        let mut d = Diagnostics::new();
+        let text = format!("values = [{}\"bad\", {}]\n", "1, ".repeat(50_000), "2, ".repeat(50_000));
+        let at = text.find("\"bad\"").expect("present");
+        let s = d.add_source("t", text.as_str());
+        d.error(s, at..at + 5, "this one").expected("an integer");
+        let out = d.render(false);
+        assert!(out.len() < 1000, "{} bytes:\n{out}", out.len());
+        assert!(out.contains(&format!("t:1:{}", at + 1)), "{out}");
+        let excerpt = out.lines().find(|l| l.contains("\"bad\"")).expect("the line is shown");
+        assert!(excerpt.starts_with("1 │ …") && excerpt.ends_with('…'), "{out}");
+        assert!(out.contains("^^^^^ expected an integer"), "{out}");
+    }
+
+    #[test]
+    fn a_label_over_many_lines_keeps_its_first_line_and_a_far_related_one_becomes_a_note() {
+        let mut d = Diagnostics::new();
+        let text = format!("[t]\n{}end = 1\n{}\n", "a = 1\n".repeat(10_000), "x".repeat(5000));
+        let s = d.add_source("t", text.as_str());
+        let far = text.len() - 100;
+        d.error(s, 0..text.len() - 5001, "a whole table").related(s, far..far + 1, "far along").related(
+            s,
+            far - 2000..far - 1999,
+            "too far from the first",
+        );
+        let out = d.render(false);
+        assert!(out.lines().count() < 20, "{out}");
+        assert!(out.contains("t:1:1"), "{out}");
+        assert!(out.contains("far along"), "{out}");
+        assert!(out.contains("t:10003:4902") || out.contains("10003 │"), "{out}");
+        assert!(out.contains("too far from the first: t:10003:2902"), "{out}");
+    }
+
+    #[test]
+    fn control_characters_reach_the_terminal_escaped() {
+        let mut d = Diagnostics::new();
+        let s = d.add_source("t", "\"\u{1b}[2J\" = 1\n");
+        d.error(s, 0..7, "unknown field `\u{1b}[2J`").hint("\u{7}");
+        let out = d.render(false);
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+        assert!(out.contains("unknown field `\\u{1b}[2J`"), "{out}");
+    }
+
+    #[test]
+    fn a_long_message_is_shortened_in_the_middle() {
+        let mut d = Diagnostics::new();
+        let s = d.add_source("t", "x");
+        d.error(s, 0..1, format!("`{}` is not a name", "é".repeat(100_000)));
+        let out = d.render(false);
+        assert!(out.len() < 2000 && out.contains("é…é") && out.contains("` is not a name"), "{out}");
+        assert!(d.items[0].message.len() > 100_000, "the message itself is whole");
+    }
+}

@@ -244,7 +244,8 @@ fn extreme() -> impl Strategy<Value = String> {
     ]
 }
 
-fn section() -> impl Strategy<Value = String> {
+/// A table header and the lines under it.
+fn section() -> impl Strategy<Value = (String, String)> {
     let header = (prop::sample::select(schema_headers()), prop::sample::select(NAMES)).prop_map(|(h, n)| {
         let name = if n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') && !n.is_empty() {
             n.to_string()
@@ -253,13 +254,28 @@ fn section() -> impl Strategy<Value = String> {
         };
         h.replace("{}", &name)
     });
-    let line = (key(), prop_oneof![8 => value(), 1 => extreme()]).prop_map(|(k, v)| format!("{k} = {v}"));
-    (header, vec(line, 0..6)).prop_map(|(h, lines)| format!("{h}\n{}\n", lines.join("\n")))
+    let line = (key(), prop_oneof![8 => value(), 1 => extreme()]);
+    (header, vec(line, 0..6)).prop_map(|(h, lines)| {
+        // A key written twice is a TOML error, and would keep most documents from reaching the schema.
+        let mut seen = std::collections::HashSet::new();
+        let lines: Vec<String> =
+            lines.into_iter().filter(|(k, _)| seen.insert(k.clone())).map(|(k, v)| format!("{k} = {v}")).collect();
+        (h, lines.join("\n"))
+    })
 }
 
 fn document() -> impl Strategy<Value = String> {
     let header = prop_oneof![3 => Just("[cluster]\nname = \"f\"\nregion = \"us-west-2\"\n".to_string()), 1 => Just(String::new())];
-    (header, vec(section(), 0..8)).prop_map(|(h, sections)| h + &sections.concat())
+    (header, vec(section(), 0..8)).prop_map(|(h, sections)| {
+        // Likewise a table header twice (arrays of tables `[[…]]` may repeat).
+        let mut seen: std::collections::HashSet<String> = ["[cluster]".to_string()].into();
+        let sections: String = sections
+            .into_iter()
+            .filter(|(header, _)| header.starts_with("[[") || seen.insert(header.clone()))
+            .map(|(header, body)| format!("{header}\n{body}\n"))
+            .collect();
+        h + &sections
+    })
 }
 
 fn set() -> impl Strategy<Value = String> {
