@@ -40,6 +40,19 @@ fn creates() -> impl Iterator<Item = &'static str> {
     WAVES.iter().flat_map(|w| w.iter().copied())
 }
 
+/// KMS keys that are enabled (a destroyed stack's key waits out its deletion window).
+async fn live_kms_keys(em: &Emulator) -> usize {
+    let kms = aws_sdk_kms::Client::new(&em.sdk_config().await);
+    let mut live = 0;
+    for k in kms.list_keys().send().await.unwrap().keys() {
+        let d = kms.describe_key().key_id(k.key_id().unwrap()).send().await.unwrap();
+        if d.key_metadata().and_then(|m| m.key_state()).map(|s| s.as_str()) == Some("Enabled") {
+            live += 1;
+        }
+    }
+    live
+}
+
 /// How many of each kind the emulator holds for the stack: one per address, whatever went wrong.
 async fn assert_one_per_address(em: &Emulator) {
     let ec2 = em.ec2().await;
@@ -57,14 +70,7 @@ async fn assert_one_per_address(em: &Emulator) {
         (1, 6, 1, 1, 4, 1, 1),
         "(vpcs, subnets, internet gateways, addresses, route tables, security groups, NAT gateways) of {STACK}"
     );
-    let kms = aws_sdk_kms::Client::new(&em.sdk_config().await);
-    let mut live_keys = 0;
-    for k in kms.list_keys().send().await.unwrap().keys() {
-        let d = kms.describe_key().key_id(k.key_id().unwrap()).send().await.unwrap();
-        if d.key_metadata().and_then(|m| m.key_state()).map(|s| s.as_str()) == Some("Enabled") {
-            live_keys += 1;
-        }
-    }
+    let live_keys = live_kms_keys(em).await;
     assert_eq!(live_keys, 1, "one KMS key");
     let eks = em.eks().await;
     assert_eq!(eks.list_clusters().send().await.unwrap().clusters(), [STACK.to_string()]);
@@ -85,14 +91,7 @@ async fn assert_nothing_left(em: &Emulator) {
     let queues = em.sqs().await.list_queues().send().await.unwrap().queue_urls().len();
     let roles = em.iam().await.list_roles().send().await.unwrap();
     let roles = roles.roles().iter().filter(|r| !r.path().starts_with("/aws-service-role/")).count();
-    let kms = aws_sdk_kms::Client::new(&em.sdk_config().await);
-    let mut live_keys = 0;
-    for k in kms.list_keys().send().await.unwrap().keys() {
-        let d = kms.describe_key().key_id(k.key_id().unwrap()).send().await.unwrap();
-        if d.key_metadata().and_then(|m| m.key_state()).map(|s| s.as_str()) == Some("Enabled") {
-            live_keys += 1;
-        }
-    }
+    let live_keys = live_kms_keys(em).await;
     assert_eq!(
         (non_default, eips, nats, clusters, queues, roles, live_keys),
         (0, 0, 0, 0, 0, 0, 0),

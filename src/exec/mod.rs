@@ -222,6 +222,28 @@ fn release(
     }
 }
 
+/// Writes the state entry of `step`'s resource: an intent to create (no ID yet) or what AWS made.
+async fn record(
+    state: &StateHandle,
+    step: &Step,
+    id: Option<String>,
+    status: Status,
+    attributes: crate::graph::Attrs,
+    outputs: crate::graph::Attrs,
+    dependencies: Vec<Address>,
+) -> Result<(), StateError> {
+    let entry = ResourceState {
+        address: step.address.clone(),
+        kind: step.kind.clone(),
+        id,
+        status,
+        attributes,
+        outputs,
+        dependencies,
+    };
+    state.update(|s| s.resources.insert(step.address.clone(), entry)).await.map(drop)
+}
+
 async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError> {
     let provider = sh
         .registry
@@ -254,22 +276,8 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                     _ => uuid::Uuid::new_v4().to_string(),
                 };
                 // Intent first: if kbp dies during the call, the next run knows to look for what it made.
-                sh.state
-                    .update(|s| {
-                        s.resources.insert(
-                            step.address.clone(),
-                            ResourceState {
-                                address: step.address.clone(),
-                                kind: step.kind.clone(),
-                                id: None,
-                                status: Status::creating(token.clone()),
-                                attributes: attrs.clone(),
-                                outputs: Default::default(),
-                                dependencies: dependencies.clone(),
-                            },
-                        );
-                    })
-                    .await?;
+                let intent = Status::creating(token.clone());
+                record(&sh.state, step, None, intent, attrs.clone(), Default::default(), dependencies.clone()).await?;
                 let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: &token };
                 let resumed_from = existing.as_ref().and_then(|e| e.status.intent_started());
                 create_once(provider.as_ref(), cx, &d, resumed_from).await?
@@ -286,22 +294,7 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
             };
             let stored = provider.canonical(attrs);
             let id = applied.id.clone();
-            sh.state
-                .update(|s| {
-                    s.resources.insert(
-                        step.address.clone(),
-                        ResourceState {
-                            address: step.address.clone(),
-                            kind: step.kind.clone(),
-                            id: Some(applied.id),
-                            status: Status::Ready,
-                            attributes: stored,
-                            outputs: applied.outputs,
-                            dependencies,
-                        },
-                    );
-                })
-                .await?;
+            record(&sh.state, step, Some(applied.id), Status::Ready, stored, applied.outputs, dependencies).await?;
             Ok(Some(id))
         }
         Op::Delete => {

@@ -230,7 +230,8 @@ pub(super) fn encode(state: &State) -> Vec<u8> {
     text
 }
 
-pub(super) fn now_rfc3339() -> String {
+/// Now, as RFC 3339 UTC with milliseconds: how state records when things happened.
+pub(crate) fn now_rfc3339() -> String {
     let now = time::OffsetDateTime::now_utc();
     let now = now.replace_millisecond(now.millisecond()).unwrap_or(now);
     now.format(&time::format_description::well_known::Rfc3339).unwrap_or_else(|_| now.unix_timestamp().to_string())

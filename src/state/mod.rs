@@ -43,9 +43,7 @@ pub struct State {
 impl Status {
     /// A new intent to create, with a fresh client token, recorded now.
     pub fn creating(client_token: String) -> Status {
-        let now = time::OffsetDateTime::now_utc();
-        let started = now.format(&time::format_description::well_known::Rfc3339).ok();
-        Status::Creating { client_token, started }
+        Status::Creating { client_token, started: Some(backend::now_rfc3339()) }
     }
 
     /// When an earlier run recorded its intent to create, if this is one.
