@@ -7,6 +7,8 @@
 - AWS's names and duplicate error for service-linked roles (`iam_slr`);
 - GetCallerIdentity's IAM-user ARN in AWS's `iam` form (`sts_identity`);
 - instances' primary network interfaces deleted on termination, as AWS does (`ec2_instances`);
+- client tokens honoured: a create repeated with the same token answers with the first one's resource instead of
+  making another (CreateNatGateway, CreateRouteTable and the EKS creates; `client_tokens`);
 - S3 conditional writes (PutObject/DeleteObject with If-Match/If-None-Match) atomic under concurrency
   (`s3_conditional`), and GetBucketVersioning in AWS's `VersioningConfiguration` shape (`s3_versioning`).
 
@@ -26,7 +28,7 @@ from .profile import Profile
 #: moto service → the modules whose install() patches it.
 PATCHES = {
     "eks": ("kbp_emulator.eks",),
-    "ec2": ("kbp_emulator.ec2_nat", "kbp_emulator.ec2_instances"),
+    "ec2": ("kbp_emulator.ec2_nat", "kbp_emulator.ec2_instances", "kbp_emulator.client_tokens"),
     "iam": ("kbp_emulator.iam_slr",),
     "sts": ("kbp_emulator.sts_identity",),
     "s3": ("kbp_emulator.s3_conditional", "kbp_emulator.s3_versioning"),

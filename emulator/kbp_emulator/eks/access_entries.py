@@ -14,6 +14,7 @@ from typing import Any
 from moto.core.responses import ActionResult
 from moto.iam.models import iam_backends
 
+from .. import client_tokens
 from .base import EKSHandlers, extras, in_use, invalid_parameter, invalid_request, new_uuid, not_found, now
 
 PRINCIPAL = re.compile(r"^arn:(?P<partition>aws[a-z-]*):iam::(?P<account>\d{12}):(?P<kind>role|user)/(?P<path>.+)$")
@@ -150,6 +151,10 @@ def associate_policy(cluster: Any, entry: AccessEntry, policy_arn: str | None, s
     return association
 
 
+def _entry_exists(handler: Any, entry: AccessEntry) -> bool:
+    return extras(handler.cluster()).access_entries.get(entry.principal_arn) is entry
+
+
 class AccessEntryHandlers(EKSHandlers):
     def _entry(self, cluster: Any) -> AccessEntry:
         _require_api_mode(cluster)
@@ -162,6 +167,7 @@ class AccessEntryHandlers(EKSHandlers):
                 clusterName=cluster.name,
             ) from None
 
+    @client_tokens.eks("accessEntry", _entry_exists)
     def create_access_entry(self) -> ActionResult:
         cluster = self.cluster()
         _require_api_mode(cluster)

@@ -14,7 +14,7 @@ from typing import Any
 from moto.core.responses import ActionResult
 from moto.eks.models import CLUSTER_NOT_READY_MSG
 
-from .. import lifecycle
+from .. import client_tokens, lifecycle
 from . import addon_catalog, pod_identity, updates
 from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter, invalid_request, new_uuid, not_found, now
 
@@ -55,6 +55,10 @@ def _supported_version(cluster: Any, name: str, requested: str | None) -> str:
     return requested
 
 
+def _addon_exists(handler: Any, addon: Addon) -> bool:
+    return extras(handler.cluster()).addons.get(addon.addon_name) is addon
+
+
 class AddonHandlers(EKSHandlers):
     def _addon(self, cluster: Any) -> Addon:
         name = self.path_param("addonName")
@@ -76,6 +80,7 @@ class AddonHandlers(EKSHandlers):
             arns.append(association.association_arn)
         return arns
 
+    @client_tokens.eks("addon", _addon_exists)
     def create_addon(self) -> ActionResult:
         cluster = self.cluster()
         body = self.body_json()

@@ -22,7 +22,7 @@ from moto.ec2.models import ec2_backends
 from moto.eks.models import CLUSTER_IN_USE_MSG
 from moto.sts.models import sts_backends
 
-from .. import k8s, lifecycle
+from .. import client_tokens, k8s, lifecycle
 from . import access_entries, addon_catalog, updates
 from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter, random_id
 
@@ -101,7 +101,12 @@ def _merged_logging(current: dict[str, Any], requested: dict[str, Any]) -> tuple
     return before != after, {"clusterLogging": [e for e in entries if e["types"]]}
 
 
+def _cluster_exists(handler: Any, cluster: Any) -> bool:
+    return handler.eks_backend.clusters.get(cluster.name) is cluster
+
+
 class ClusterHandlers(EKSHandlers):
+    @client_tokens.eks("cluster", _cluster_exists)
     def create_cluster(self) -> ActionResult:
         body = self.body_json()
         name = body.get("name")

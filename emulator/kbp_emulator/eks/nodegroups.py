@@ -14,7 +14,7 @@ from typing import Any
 from moto.core.responses import ActionResult
 from moto.eks.models import Nodegroup
 
-from .. import lifecycle
+from .. import client_tokens, lifecycle
 from . import access_entries, addon_catalog, updates
 from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter
 from .clusters import vpc_of_subnets
@@ -64,10 +64,15 @@ def _complete(nodegroup: Nodegroup, cluster: Any, body: dict[str, Any]) -> None:
     nodegroup.update_config = body.get("updateConfig") or {"maxUnavailable": 1}
 
 
+def _nodegroup_exists(handler: Any, nodegroup: Nodegroup) -> bool:
+    return handler.cluster().nodegroups.get(nodegroup.nodegroup_name) is nodegroup
+
+
 class NodegroupHandlers(EKSHandlers):
     def _nodegroup(self, cluster: Any) -> Nodegroup:
         return self.eks_backend.describe_nodegroup(cluster.name, self.path_param("nodegroupName"))
 
+    @client_tokens.eks("nodegroup", _nodegroup_exists)
     def create_nodegroup(self) -> ActionResult:
         cluster = self.cluster()
         body = self.body_json()

@@ -11,6 +11,7 @@ from typing import Any
 
 from moto.core.responses import ActionResult
 
+from .. import client_tokens
 from .base import EKSHandlers, extras, in_use, invalid_parameter, not_found, now, random_id
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$")
@@ -69,6 +70,10 @@ def create(backend: Any, cluster: Any, namespace: str | None, service_account: s
     return association
 
 
+def _association_exists(handler: Any, association: PodIdentityAssociation) -> bool:
+    return extras(handler.cluster()).pod_identity_associations.get(association.association_id) is association
+
+
 class PodIdentityHandlers(EKSHandlers):
     def _association(self, cluster: Any) -> PodIdentityAssociation:
         association_id = self.path_param("associationId")
@@ -79,6 +84,7 @@ class PodIdentityHandlers(EKSHandlers):
                 f"No Pod Identity Association found with id {association_id}", clusterName=cluster.name
             ) from None
 
+    @client_tokens.eks("association", _association_exists)
     def create_pod_identity_association(self) -> ActionResult:
         cluster = self.cluster()
         body = self.body_json()
