@@ -5,98 +5,74 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use aws_sdk_ec2::types::Filter;
 use serde_json::{json, Value};
 use support::fault_proxy::FaultProxy;
+use support::inventory::Inventory;
+use support::kill::{run_and_kill, When};
 use support::*;
 
-const STACK: &str = "sbx";
-
-/// Every create call an apply of the minimal blueprint makes, by wave: each wave's calls need the previous
-/// wave's resources.
-const WAVES: &[&[&str]] = &[
-    &["CreateVpc", "CreateRole", "CreatePolicy", "CreateKey", "CreateQueue", "PutRule", "CreateServiceLinkedRole"],
-    &[
-        "CreateSubnet",
-        "CreateInternetGateway",
-        "AllocateAddress",
-        "CreateSecurityGroup",
-        "CreateRouteTable",
-        "AttachRolePolicy",
-        "CreateAlias",
-        "SetQueueAttributes",
-        "PutTargets",
-    ],
-    &["CreateNatGateway", "AssociateRouteTable", "CreateRoute"],
-    &["CreateCluster"],
-    &["CreateNodegroup", "CreateAddon", "CreateAccessEntry", "CreatePodIdentityAssociation"],
+/// Every create call an apply of the minimal blueprint makes, roughly in the order they are sent.
+const CREATES: &[&str] = &[
+    "CreateVpc",
+    "CreateRole",
+    "CreatePolicy",
+    "CreateKey",
+    "CreateQueue",
+    "PutRule",
+    "CreateServiceLinkedRole",
+    "CreateSubnet",
+    "CreateInternetGateway",
+    "AllocateAddress",
+    "CreateSecurityGroup",
+    "CreateRouteTable",
+    "AttachRolePolicy",
+    "CreateAlias",
+    "SetQueueAttributes",
+    "PutTargets",
+    "CreateNatGateway",
+    "AssociateRouteTable",
+    "CreateRoute",
+    "CreateCluster",
+    "CreateNodegroup",
+    "CreateAddon",
+    "CreateAccessEntry",
+    "CreatePodIdentityAssociation",
 ];
 
 fn creates() -> impl Iterator<Item = &'static str> {
-    WAVES.iter().flat_map(|w| w.iter().copied())
+    CREATES.iter().copied()
 }
 
-/// KMS keys that are enabled (a destroyed stack's key waits out its deletion window).
-async fn live_kms_keys(em: &Emulator) -> usize {
-    let kms = aws_sdk_kms::Client::new(&em.sdk_config().await);
-    let mut live = 0;
-    for k in kms.list_keys().send().await.unwrap().keys() {
-        let d = kms.describe_key().key_id(k.key_id().unwrap()).send().await.unwrap();
-        if d.key_metadata().and_then(|m| m.key_state()).map(|s| s.as_str()) == Some("Enabled") {
-            live += 1;
-        }
-    }
-    live
-}
+/// What the minimal blueprint's stack adds to the emulator: one of each address. Beside kbp's own, the VPC's main
+/// route table and default security group, and the cluster security group EKS makes.
+const ONE_STACK: &[(&str, usize)] = &[
+    ("vpcs", 1),
+    ("subnets", 6),
+    ("internet gateways", 1),
+    ("elastic IPs", 1),
+    ("route tables", 5),
+    ("security groups", 3),
+    ("NAT gateways", 1),
+    ("KMS keys", 1),
+    ("KMS aliases", 1),
+    ("EKS clusters", 1),
+    ("EKS node groups", 1),
+    ("EKS add-ons", 4),
+    ("EKS access entries", 3),
+    ("EKS pod identity associations", 1),
+    ("IAM roles", 4),
+    ("IAM policies", 6),
+    ("SQS queues", 1),
+    ("EventBridge rules", 5),
+];
 
-/// How many of each kind the emulator holds for the stack: one per address, whatever went wrong.
-async fn assert_one_per_address(em: &Emulator) {
-    let ec2 = em.ec2().await;
-    let tagged = || Filter::builder().name("tag:kbp:stack").values(STACK).build();
-    let vpcs = ec2.describe_vpcs().filters(tagged()).send().await.unwrap().vpcs().len();
-    let subnets = ec2.describe_subnets().filters(tagged()).send().await.unwrap().subnets().len();
-    let igws = ec2.describe_internet_gateways().filters(tagged()).send().await.unwrap().internet_gateways().len();
-    let eips = ec2.describe_addresses().filters(tagged()).send().await.unwrap().addresses().len();
-    let tables = ec2.describe_route_tables().filters(tagged()).send().await.unwrap().route_tables().len();
-    let groups = ec2.describe_security_groups().filters(tagged()).send().await.unwrap().security_groups().len();
-    let nats = ec2.describe_nat_gateways().filter(tagged()).send().await.unwrap();
-    let nats = nats.nat_gateways().iter().filter(|n| n.state().map(|s| s.as_str()) == Some("available")).count();
-    assert_eq!(
-        (vpcs, subnets, igws, eips, tables, groups, nats),
-        (1, 6, 1, 1, 4, 1, 1),
-        "(vpcs, subnets, internet gateways, addresses, route tables, security groups, NAT gateways) of {STACK}"
-    );
-    let live_keys = live_kms_keys(em).await;
-    assert_eq!(live_keys, 1, "one KMS key");
-    let eks = em.eks().await;
-    assert_eq!(eks.list_clusters().send().await.unwrap().clusters(), [STACK.to_string()]);
-    assert_eq!(eks.list_nodegroups().cluster_name(STACK).send().await.unwrap().nodegroups().len(), 1);
-    let queues = em.sqs().await.list_queues().send().await.unwrap();
-    assert_eq!(queues.queue_urls().len(), 1, "one queue");
-}
-
-/// Nothing of the stack is left after destroy (listed from the emulator).
-async fn assert_nothing_left(em: &Emulator) {
-    let ec2 = em.ec2().await;
-    let non_default =
-        ec2.describe_vpcs().send().await.unwrap().vpcs().iter().filter(|v| v.is_default() != Some(true)).count();
-    let eips = ec2.describe_addresses().send().await.unwrap().addresses().len();
-    let nats = ec2.describe_nat_gateways().send().await.unwrap();
-    let nats = nats.nat_gateways().iter().filter(|n| n.state().map(|s| s.as_str()) != Some("deleted")).count();
-    let clusters = em.eks().await.list_clusters().send().await.unwrap().clusters().len();
-    let queues = em.sqs().await.list_queues().send().await.unwrap().queue_urls().len();
-    let roles = em.iam().await.list_roles().send().await.unwrap();
-    let roles = roles.roles().iter().filter(|r| !r.path().starts_with("/aws-service-role/")).count();
-    let live_keys = live_kms_keys(em).await;
-    assert_eq!(
-        (non_default, eips, nats, clusters, queues, roles, live_keys),
-        (0, 0, 0, 0, 0, 0, 0),
-        "(vpcs, addresses, NAT gateways, clusters, queues, roles, KMS keys) left after destroy"
-    );
+/// The emulator holds one stack more than `before`, whatever went wrong (listed from the emulator).
+async fn assert_one_per_address(em: &Emulator, before: &Inventory) {
+    let now = Inventory::take(em).await;
+    let added: Vec<(&str, usize)> = ONE_STACK.iter().map(|&(k, _)| (k, now.count(k) - before.count(k))).collect();
+    assert_eq!(added, ONE_STACK, "what the stack added (all: {now:?})");
 }
 
 fn through(proxy: &FaultProxy, em: &Emulator, ws: &Workspace, args: &[&str]) -> std::process::Output {
@@ -106,6 +82,7 @@ fn through(proxy: &FaultProxy, em: &Emulator, ws: &Workspace, args: &[&str]) -> 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_create_whose_answer_is_lost_is_adopted_not_made_twice() {
     let em = Emulator::start();
+    let empty = Inventory::take(&em).await;
     let ws = Workspace::with_blueprint("minimal");
     let rules: Vec<Value> =
         creates().map(|op| json!({"operation": op, "action": "drop_response", "count": 1})).collect();
@@ -123,85 +100,235 @@ async fn every_create_whose_answer_is_lost_is_adopted_not_made_twice() {
             .sum::<u64>();
         assert_eq!(dropped, 1, "{op}'s answer was lost once: {}", stats["faults_by_operation"]);
     }
-    assert_one_per_address(&em).await;
+    assert_one_per_address(&em, &empty).await;
     assert_exit_code(&through(&proxy, &em, &ws, &["plan", ws.blueprint_arg(), "--detailed-exitcode"]), 0, "converged");
     assert_success(&through(&proxy, &em, &ws, &["destroy", ws.blueprint_arg(), "--auto-approve"]), "destroy");
-    assert_nothing_left(&em).await;
+    Inventory::take(&em).await.assert_eq(&empty, "after destroy");
 }
 
-/// Starts `kbp apply --json` through the proxy and kills it (SIGKILL) once the proxy holds a delayed request.
-fn apply_killed_with_requests_in_flight(proxy: &FaultProxy, em: &Emulator, ws: &Workspace) -> bool {
-    let mut child = kbp_command(em, &["apply", ws.blueprint_arg(), "--auto-approve", "--json"], ws.path())
-        .envs(proxy.env())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).for_each(drop));
-    let started = Instant::now();
-    let held = loop {
-        let delayed = proxy.stats()["faults"]["delay_forward"].as_u64().unwrap_or(0);
-        if delayed > 0 || started.elapsed() > Duration::from_secs(60) {
-            break delayed > 0;
-        }
-        if let Ok(Some(_)) = child.try_wait() {
-            break false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    // Let the other creates of the same wave reach the proxy too, then kill.
-    std::thread::sleep(Duration::from_millis(400));
-    let _ = child.kill();
-    let _ = child.wait();
-    held
-}
-
+/// (a) for every kind: each run holds back (6 s) every create not yet caught in flight, and is killed 1.5 s after
+/// the first is held, so the creates sent together are all on their way when kbp dies and land after it. The next
+/// run must find them, not repeat them. Runs repeat until every create kind has been caught once.
 #[tokio::test(flavor = "multi_thread")]
 async fn creates_in_flight_when_apply_is_killed_land_later_and_are_adopted() {
     let em = Emulator::start();
+    let empty = Inventory::take(&em).await;
     let ws = Workspace::with_blueprint("minimal");
     let proxy = FaultProxy::start(&em, json!({"seed": 2}));
-    for wave in WAVES {
-        let rules: Vec<Value> = wave
+    let mut uncaught: Vec<&str> = creates().collect();
+    for run in 1.. {
+        assert!(run <= 12, "every create was caught in flight within 12 runs; never sent: {uncaught:?}");
+        let rules: Vec<Value> = uncaught
             .iter()
-            .map(|op| json!({"operation": op, "action": "delay_forward", "seconds": 3, "count": 1}))
+            .map(|op| json!({"operation": op, "action": "delay_forward", "seconds": 6, "count": 1}))
             .collect();
         proxy.set_config(json!({"seed": 2, "rules": rules}));
-        assert!(apply_killed_with_requests_in_flight(&proxy, &em, &ws), "a create of {wave:?} was held in flight");
-        // The held requests reach the emulator after kbp is gone; the next run must find them, not repeat them.
+        let mut apply = kbp_command(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+        apply.envs(proxy.env()).env("KBP_SETTLE_DELAY", "8s");
+        let killed = run_and_kill(apply, &proxy, When::Held(Duration::from_millis(1500)));
+        assert!(killed.killed, "run {run} sent none of {uncaught:?}:\n{}", killed.stderr_tail);
+        uncaught.retain(|op| !killed.held.iter().any(|h| h.rsplit(':').next() == Some(*op)));
+        if uncaught.is_empty() {
+            break;
+        }
     }
     proxy.set_config(json!({"seed": 2}));
     let out = kbp_command(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path())
         .envs(proxy.env())
-        .env("KBP_SETTLE_DELAY", "5s")
+        .env("KBP_SETTLE_DELAY", "8s")
         .output()
         .unwrap();
-    assert_success(&out, "apply after five kills with creates in flight");
-    assert_one_per_address(&em).await;
+    assert_success(&out, "apply after the kills with creates in flight");
+    assert_one_per_address(&em, &empty).await;
     assert_exit_code(&through(&proxy, &em, &ws, &["plan", ws.blueprint_arg(), "--detailed-exitcode"]), 0, "converged");
     assert_success(&through(&proxy, &em, &ws, &["destroy", ws.blueprint_arg(), "--auto-approve"]), "destroy");
-    assert_nothing_left(&em).await;
+    Inventory::take(&em).await.assert_eq(&empty, "after destroy");
 }
 
-/// A storm: 25 % of calls throttled and 5 % answered with a server error, the same faults for the same seed.
-/// apply, a no-op plan and destroy each succeed on their first run. (scripts/chaos.sh runs 20 seeds.)
+/// What one apply + no-op plan + destroy took: wall seconds of each, and the proxy's counts over the three.
+struct Figures {
+    seed: u64,
+    seconds: [f64; 3],
+    requests: u64,
+    throttled: u64,
+    server_errors: u64,
+    retries: u64,
+}
+
+/// apply, a no-op plan and destroy through a proxy answering `throttle_rate` of the calls with a throttling error and
+/// `server_error_rate` with a 5xx (the same calls for the same seed): each succeeds on its first run, the stack is
+/// one of each and then nothing (listed from the emulator).
+async fn storm(seed: u64, throttle_rate: f64, server_error_rate: f64) -> Figures {
+    let em = Emulator::start();
+    let empty = Inventory::take(&em).await;
+    let ws = Workspace::with_blueprint("minimal");
+    let config = json!({"seed": seed, "throttle_rate": throttle_rate, "server_error_rate": server_error_rate});
+    let proxy = FaultProxy::start(&em, config);
+    let timed = |args: &[&str]| {
+        let started = Instant::now();
+        let out = through(&proxy, &em, &ws, args);
+        (out, started.elapsed().as_secs_f64())
+    };
+    let (apply, apply_s) = timed(&["apply", ws.blueprint_arg(), "--auto-approve", "--json"]);
+    assert_success(&apply, &format!("apply in a storm (seed {seed})"));
+    let summary: Value = serde_json::from_str(stdout(&apply).lines().last().unwrap()).unwrap();
+    assert_one_per_address(&em, &empty).await;
+    let (plan, plan_s) = timed(&["plan", ws.blueprint_arg(), "--detailed-exitcode"]);
+    assert_exit_code(&plan, 0, &format!("no-op plan in a storm (seed {seed})"));
+    let (destroy, destroy_s) = timed(&["destroy", ws.blueprint_arg(), "--auto-approve"]);
+    assert_success(&destroy, &format!("destroy in a storm (seed {seed})"));
+    Inventory::take(&em).await.assert_eq(&empty, "after destroy");
+
+    let stats = proxy.stats();
+    let count = |kind: &str| stats["faults"][kind].as_u64().unwrap_or(0);
+    let figures = Figures {
+        seed,
+        seconds: [apply_s, plan_s, destroy_s],
+        requests: stats["requests"].as_u64().unwrap(),
+        throttled: count("throttle"),
+        server_errors: count("server_error"),
+        retries: summary["aws"]["retries"].as_u64().unwrap(),
+    };
+    if throttle_rate > 0.0 {
+        assert!(figures.retries > 0, "apply reports its retries: {summary}");
+        for (out, what) in [(&plan, "plan"), (&destroy, "destroy")] {
+            assert!(stderr(out).contains(" retried ("), "{what} reports its retries:\n{}", stderr(out));
+        }
+    }
+    figures
+}
+
+/// `KBP_CHAOS_SEEDS` (`1-20` or `3,5,8`; scripts/chaos.sh sets it), else two seeds.
+fn chaos_seeds() -> (Vec<u64>, bool) {
+    let Ok(text) = std::env::var("KBP_CHAOS_SEEDS") else { return (vec![11, 12], false) };
+    let seeds = match text.split_once('-') {
+        Some((a, b)) => (a.trim().parse().unwrap()..=b.trim().parse().unwrap()).collect(),
+        None => text.split(',').map(|s| s.trim().parse().expect("KBP_CHAOS_SEEDS: numbers")).collect(),
+    };
+    (seeds, true)
+}
+
+/// A storm: 25 % of calls throttled and 5 % answered with a server error. apply, a no-op plan and destroy each
+/// succeed on their first run. With KBP_CHAOS_SEEDS (scripts/chaos.sh) it runs every seed given, a run without
+/// faults first, and prints each run's wall times and retries against that baseline.
 #[tokio::test(flavor = "multi_thread")]
 async fn apply_plan_and_destroy_succeed_first_time_in_a_throttling_storm() {
-    for seed in [11, 12] {
-        let em = Emulator::start();
-        let ws = Workspace::with_blueprint("minimal");
-        let proxy = FaultProxy::start(&em, json!({"seed": seed, "throttle_rate": 0.25, "server_error_rate": 0.05}));
-        let out = through(&proxy, &em, &ws, &["apply", ws.blueprint_arg(), "--auto-approve", "--json"]);
-        assert_success(&out, &format!("apply in a storm (seed {seed})"));
-        let summary: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
-        assert!(summary["aws"]["retries"].as_u64().unwrap() > 0, "retries are reported: {summary}");
-        assert_one_per_address(&em).await;
-        let plan = through(&proxy, &em, &ws, &["plan", ws.blueprint_arg(), "--detailed-exitcode"]);
-        assert_exit_code(&plan, 0, &format!("no-op plan in a storm (seed {seed})"));
-        let out = through(&proxy, &em, &ws, &["destroy", ws.blueprint_arg(), "--auto-approve"]);
-        assert_success(&out, &format!("destroy in a storm (seed {seed})"));
-        assert_nothing_left(&em).await;
-        assert!(proxy.stats()["faults"]["throttle"].as_u64().unwrap() > 50, "{}", proxy.stats());
+    let (seeds, report) = chaos_seeds();
+    let mut runs = Vec::new();
+    if report {
+        runs.push(storm(0, 0.0, 0.0).await);
     }
+    for seed in seeds {
+        let f = storm(seed, 0.25, 0.05).await;
+        assert!(f.throttled > 50 && f.server_errors > 5, "the storm raged: {} and {}", f.throttled, f.server_errors);
+        runs.push(f);
+    }
+    if report {
+        eprintln!("seed  apply s  plan s  destroy s  requests  throttled  5xx  apply retries");
+        for f in &runs {
+            let [a, p, d] = f.seconds;
+            eprintln!(
+                "{:>4}  {a:>7.1}  {p:>6.1}  {d:>9.1}  {:>8}  {:>9}  {:>3}  {:>13}",
+                if f.seed == 0 { "none".to_string() } else { f.seed.to_string() },
+                f.requests,
+                f.throttled,
+                f.server_errors,
+                f.retries
+            );
+        }
+    }
+}
+
+/// The IAM OIDC provider, made only for IRSA (the minimal blueprint uses Pod Identity): its answer lost, then its
+/// create in flight when apply is killed. Each time the rerun adopts the one AWS made.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_irsa_oidc_provider_is_adopted_after_a_lost_answer_and_after_a_kill() {
+    let em = Emulator::start();
+    let empty = Inventory::take(&em).await;
+    let ws = Workspace::with_blueprint("minimal");
+    let irsa = |verb: &'static str| [verb, ws.blueprint_arg(), "--set", "karpenter.identity=irsa", "--auto-approve"];
+    let oidc = |op| {
+        json!({"seed": 3, "rules": [{"operation": "CreateOpenIDConnectProvider", "action": op, "count": 1,
+                                                   "seconds": 6}]})
+    };
+    let providers = |inv: &Inventory| inv.count("IAM OIDC providers") - empty.count("IAM OIDC providers");
+
+    let proxy = FaultProxy::start(&em, oidc("drop_response"));
+    assert_success(&through(&proxy, &em, &ws, &irsa("apply")), "apply with the OIDC provider's answer lost");
+    assert_eq!(proxy.stats()["faults"]["drop_response"], 1, "the answer was lost");
+    assert_eq!(providers(&Inventory::take(&em).await), 1, "one OIDC provider");
+    assert_success(&through(&proxy, &em, &ws, &irsa("destroy")), "destroy");
+
+    proxy.set_config(oidc("delay_forward"));
+    let mut apply = kbp_command(&em, &irsa("apply"), ws.path());
+    apply.envs(proxy.env()).env("KBP_SETTLE_DELAY", "8s");
+    let killed = run_and_kill(apply, &proxy, When::Held(Duration::from_millis(200)));
+    assert!(killed.killed, "apply was killed with the OIDC provider's create in flight");
+    let mut rerun = kbp_command(&em, &irsa("apply"), ws.path());
+    let out = rerun.envs(proxy.env()).env("KBP_SETTLE_DELAY", "8s").output().unwrap();
+    assert_success(&out, "apply after the kill");
+    assert_eq!(providers(&Inventory::take(&em).await), 1, "one OIDC provider");
+    let plan = [&irsa("plan")[..4], &["--detailed-exitcode"]].concat();
+    assert_exit_code(&through(&proxy, &em, &ws, &plan), 0, "converged");
+    assert_success(&through(&proxy, &em, &ws, &irsa("destroy")), "destroy");
+    Inventory::take(&em).await.assert_eq(&empty, "after destroy");
+}
+
+/// Orphans at empty addresses: the state file is lost after an apply. The next plan finds the stack's resources by
+/// their tags and adopts them (the kinds a create would make twice), the apply makes nothing twice — the rest is
+/// adopted when its create answers "already exists" — and destroy still leaves nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lost_state_is_rebuilt_from_the_stacks_tags_not_duplicated() {
+    let em = Emulator::start();
+    let empty = Inventory::take(&em).await;
+    let ws = Workspace::with_blueprint("minimal");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let applied = Inventory::take(&em).await;
+    std::fs::remove_file(ws.path().join(".kbp/sbx.state.json")).unwrap();
+
+    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path());
+    assert_success(&plan, "plan without state");
+    let plan: Value = serde_json::from_str(&stdout(&plan)).unwrap();
+    let adopted: Vec<&str> =
+        plan["adopted"].as_array().unwrap().iter().map(|r| r["address"].as_str().unwrap()).collect();
+    for address in [
+        "vpc.main",
+        "internet_gateway.main",
+        "eip.nat[\"us-west-2a\"]",
+        "kms_key.secrets",
+        "nat_gateway.main[\"us-west-2a\"]",
+    ] {
+        assert!(adopted.contains(&address), "{address} is adopted: {adopted:?}");
+    }
+    assert_eq!(plan["summary"]["adopt"].as_u64(), Some(adopted.len() as u64));
+    let creates: Vec<&str> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "create")
+        .map(|c| c["address"].as_str().unwrap())
+        .collect();
+    assert!(!creates.iter().any(|a| adopted.contains(a)), "nothing adopted is created: {creates:?}");
+
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    Inventory::take(&em).await.assert_eq(&applied, "apply without state");
+    assert_exit_code(&kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path()), 0, "converged");
+    kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    Inventory::take(&em).await.assert_eq(&empty, "after destroy");
+}
+
+/// `kbp gc` collects a sandbox stack by its tags alone, in the same storm, on its first run, and says how often it
+/// had to retry.
+#[tokio::test(flavor = "multi_thread")]
+async fn gc_collects_a_stack_first_time_in_a_throttling_storm() {
+    let em = Emulator::start();
+    let empty = Inventory::take(&em).await;
+    let ws = Workspace::with_blueprint("minimal");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let proxy = FaultProxy::start(&em, json!({"seed": 21, "throttle_rate": 0.25, "server_error_rate": 0.05}));
+    let gc = through(&proxy, &em, &ws, &["gc", "--region", "us-west-2", "--stack", "sbx", "--auto-approve"]);
+    assert_success(&gc, "gc in a storm");
+    assert!(stderr(&gc).contains(" retried ("), "gc reports its retries:\n{}", stderr(&gc));
+    assert!(proxy.stats()["faults"]["throttle"].as_u64().unwrap() > 20, "{}", proxy.stats());
+    Inventory::take(&em).await.assert_eq(&empty, "after gc");
 }

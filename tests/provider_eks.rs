@@ -164,8 +164,11 @@ fn obj(v: Value) -> Attrs {
     v.as_object().cloned().expect("attributes are an object")
 }
 
+/// What a provider is asked to create, with a client token of its own as kbp gives every create (AWS answers a
+/// token reused with other parameters with IdempotentParameterMismatch).
 fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
-    Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: "kbp-test-token-1" }
+    let token: &'static str = Box::leak(uuid::Uuid::new_v4().to_string().into_boxed_str());
+    Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: token }
 }
 
 /// The user tags plus the kbp tags for `address`, as they should be on the resource in AWS.

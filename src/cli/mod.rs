@@ -55,11 +55,20 @@ pub fn main() -> ExitCode {
                 };
                 // However the command ended, a remote state lock it still holds is let go.
                 release_locks().await;
+                report_retries();
                 code
             })
         }
     };
     ExitCode::from(code)
+}
+
+/// On stderr, when AWS calls had to be retried: how many, of how many (apply's JSON summary has them too).
+fn report_retries() {
+    let (calls, retries) = crate::aws::call_totals();
+    if retries > 0 {
+        eprintln!("AWS: {calls} calls, {retries} retried (throttling, server errors or dropped connections; -v lists each call).");
+    }
 }
 
 /// Set while `exec::walk` runs: Ctrl-C is then the walk's to handle ([`run::interrupt_on_ctrl_c`]).

@@ -28,6 +28,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         } else {
             plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone)
         };
+        p.adopting(&refreshed);
         // A saved plan is checked against the state as stored, not as refreshed in memory, and goes back to it.
         p.state_serial = locked.state.serial;
         if !locked.existed {

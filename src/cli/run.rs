@@ -49,6 +49,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let refreshed =
         common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
     let mut p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
+    p.adopting(&refreshed);
     p.warnings = crate::blueprint::advisories(&bp);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
     let code = execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await?;
@@ -122,6 +123,17 @@ async fn execute(
         eprintln!("{verb} cancelled.");
         return Ok(FAILED);
     }
+    if !p.adopted.is_empty() {
+        // What refresh found by the stack's tags goes into state first: the changes below may update it.
+        state
+            .update(|s| {
+                for r in &p.adopted {
+                    s.resources.insert(r.address.clone(), r.clone());
+                }
+            })
+            .await
+            .context("writing the adopted resources into state")?;
+    }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let renderer = tokio::spawn(ui.render_events(rx));
     let interrupt = interrupt_on_ctrl_c(verb);
@@ -134,9 +146,6 @@ async fn execute(
     };
     let s = &p.summary;
     let (calls, retries) = crate::aws::call_totals();
-    if retries > 0 && !ui.json {
-        eprintln!("AWS: {calls} calls, {retries} retried (throttling, server errors or dropped connections; -v lists each call).");
-    }
     if ui.json {
         println!(
             "{}",

@@ -164,6 +164,7 @@ fn finish(
         unchanged,
         resources: graph.in_order().into_iter().cloned().collect(),
         warnings: Vec::new(),
+        adopted: Vec::new(),
     }
 }
 

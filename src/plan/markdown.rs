@@ -13,15 +13,21 @@ pub fn markdown(p: &Plan) -> String {
     if p.destroy {
         blocks.push("> **This is a destroy plan:** it removes every resource in the stack's state.".to_string());
     }
-    if p.changes.is_empty() {
+    if !p.has_changes() {
         let why =
             if p.destroy { "The stack's state holds nothing to destroy." } else { "The stack matches the blueprint." };
         blocks.push(format!("**No changes.** {why}"));
     } else {
-        let s = &p.summary;
-        blocks.push(format!("**Plan: {} to add, {} to change, {} to destroy.**", s.add, s.change, s.destroy));
-        blocks.push(table(&p.changes));
-        blocks.push(details(&p.changes));
+        blocks.push(format!("**{}**", p.summary.line()));
+        if !p.adopted.is_empty() {
+            let found: Vec<String> =
+                p.adopted.iter().map(|r| format!("`{}` (`{}`)", r.address, r.id.as_deref().unwrap_or("?"))).collect();
+            blocks.push(format!("Found in AWS by the stack's tags and taken into state: {}.", found.join(", ")));
+        }
+        if !p.changes.is_empty() {
+            blocks.push(table(&p.changes));
+            blocks.push(details(&p.changes));
+        }
     }
     if !p.deferred.is_empty() {
         blocks.push(deferred(&p.deferred));
@@ -189,6 +195,7 @@ mod tests {
             unchanged,
             resources: Vec::new(),
             warnings: Vec::new(),
+            adopted: Vec::new(),
         }
     }
 

@@ -89,6 +89,17 @@ pub struct Summary {
     pub add: usize,
     pub change: usize,
     pub destroy: usize,
+    /// Resources found in AWS by their kbp tags that state did not hold as created (see [`Plan::adopted`]).
+    #[serde(default)]
+    pub adopt: usize,
+}
+
+impl Summary {
+    /// `Plan: 1 to add, 2 to change, 0 to destroy.`, led by `N to adopt, ` when there is something to adopt.
+    pub fn line(&self) -> String {
+        let adopt = if self.adopt > 0 { format!("{} to adopt, ", self.adopt) } else { String::new() };
+        format!("Plan: {adopt}{} to add, {} to change, {} to destroy.", self.add, self.change, self.destroy)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,14 +122,26 @@ pub struct Plan {
     pub summary: Summary,
     /// The desired resources, so a saved plan can be applied without the blueprint.
     pub resources: Vec<Resource>,
+    /// Resources found in AWS by this stack's tags that state did not hold as created (an interrupted create, a
+    /// state lost or reset), as they are read now: applying the plan writes them into state, then changes them
+    /// like any other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted: Vec<crate::state::ResourceState>,
     /// What the blueprint should reconsider (see `blueprint::advisories`), each with its hint.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
 impl Plan {
+    /// Whether applying the plan changes AWS or state (adopting what AWS holds changes state).
     pub fn has_changes(&self) -> bool {
-        !self.changes.is_empty()
+        !self.changes.is_empty() || !self.adopted.is_empty()
+    }
+
+    /// Records what refresh adopted, so that applying the plan (now or from a file) writes it into state.
+    pub fn adopting(&mut self, refreshed: &Refreshed) {
+        self.adopted = refreshed.adopted.iter().filter_map(|a| refreshed.state.get(a).cloned()).collect();
+        self.summary.adopt = self.adopted.len();
     }
 
     pub fn change(&self, address: &Address) -> Option<&Change> {

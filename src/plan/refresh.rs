@@ -1,8 +1,11 @@
 //! Refresh: read every resource in state from AWS and return the state as it really is. Reads are grouped by
 //! kind (one [`Provider::read_many`] per kind, kinds concurrently), so a provider whose API describes many IDs
 //! at once refreshes its whole kind in one call. A resource that is gone drops out (the diff will create it
-//! again); an interrupted create is looked up by its kbp tags and adopted when found. Refreshing never writes
-//! state; apply persists what it learns as it goes.
+//! again); an interrupted create is looked up by its kbp tags and adopted when found. So is a resource of the
+//! blueprint that state does not hold at all but AWS does, tagged with this stack and address (a state file lost
+//! or reset, an entry removed with `kbp state rm`), for the kinds a create would otherwise make twice
+//! ([`Provider::adoptable_by_tags`]): taking it beats duplicating it. Refreshing never writes state; the plan
+//! carries what was adopted and apply writes it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,7 +13,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::graph::{value, Address, Attrs, ResourceGraph};
+use crate::graph::{value, Address, Attrs, Resource, ResourceGraph};
 use crate::providers::{tags, Context, Desired, Observed, Provider, ProviderError, Registry};
 use crate::state::{ResourceState, State, Status};
 
@@ -19,13 +22,15 @@ pub struct Refreshed {
     pub state: State,
     /// In state but no longer in AWS.
     pub gone: Vec<Address>,
-    /// Interrupted creates found in AWS by their kbp tags and adopted.
+    /// Interrupted creates, and resources state did not hold, found in AWS by their kbp tags and adopted.
     pub adopted: Vec<Address>,
 }
 
 enum Outcome {
     Found(Observed),
     Adopted(String, Observed),
+    /// Not in state; found by its tags as this ID.
+    Untracked(ResourceState),
     Gone,
     StillPending,
 }
@@ -61,11 +66,7 @@ pub async fn refresh(
             });
         }
         for r in pending {
-            let desired = graph.and_then(|g| g.get(&r.address)).map(|d| {
-                let (attrs, _) =
-                    value::resolve(&serde_json::Value::Object(d.attrs.clone()), &|a, o| state.output(a, o));
-                attrs.as_object().cloned().unwrap_or_default()
-            });
+            let desired = graph.and_then(|g| g.get(&r.address)).map(|d| resolved_attrs(d, state));
             let (cx, provider, permits, r) = (cx.clone(), provider.clone(), permits.clone(), r.clone());
             tasks.spawn(async move {
                 let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
@@ -77,6 +78,31 @@ pub async fn refresh(
         }
     }
 
+    for (r, provider) in untracked(graph, state, registry) {
+        let attrs = resolved_attrs(r, state);
+        let (cx, provider, permits) = (cx.clone(), provider.clone(), permits.clone());
+        let (address, kind, dependencies) = (r.address.clone(), r.kind.clone(), r.dependencies());
+        tasks.spawn(async move {
+            let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
+            let found = look_for_untracked(&cx, provider.as_ref(), &address, &attrs).await;
+            Ok(found
+                .map(|(id, o)| {
+                    let dependencies = dependencies.into_iter().collect();
+                    let r = ResourceState {
+                        address: address.clone(),
+                        kind,
+                        id: Some(id),
+                        status: Status::Ready,
+                        attributes: o.attrs,
+                        outputs: o.outputs,
+                        dependencies,
+                    };
+                    vec![(address, Outcome::Untracked(r))]
+                })
+                .unwrap_or_default())
+        });
+    }
+
     let mut next = state.clone();
     let mut gone = Vec::new();
     let mut adopted = Vec::new();
@@ -86,6 +112,10 @@ pub async fn refresh(
                 Outcome::Found(o) => merge(&mut next, &address, None, o),
                 Outcome::Adopted(id, o) => {
                     merge(&mut next, &address, Some(id), o);
+                    adopted.push(address);
+                }
+                Outcome::Untracked(r) => {
+                    next.resources.insert(address.clone(), r);
                     adopted.push(address);
                 }
                 Outcome::Gone => {
@@ -144,6 +174,52 @@ async fn look_for_interrupted_create(
     })
 }
 
+/// The blueprint's resources that state does not hold, of kinds whose provider finds them by their kbp tags.
+fn untracked<'a>(
+    graph: Option<&'a ResourceGraph>,
+    state: &State,
+    registry: &Registry,
+) -> Vec<(&'a Resource, Arc<dyn Provider>)> {
+    let Some(graph) = graph else { return Vec::new() };
+    graph
+        .in_order()
+        .into_iter()
+        .filter(|r| state.get(&r.address).is_none())
+        .filter_map(|r| registry.get(&r.kind).filter(|p| p.adoptable_by_tags()).map(|p| (r, p)))
+        .collect()
+}
+
+/// `r`'s attributes with what state knows of its references filled in (the rest stay unknown).
+fn resolved_attrs(r: &Resource, state: &State) -> Attrs {
+    let (attrs, _) = value::resolve(&serde_json::Value::Object(r.attrs.clone()), &|a, o| state.output(a, o));
+    attrs.as_object().cloned().unwrap_or_default()
+}
+
+/// What AWS holds under this stack's tags for `address`, read. A lookup that fails only means nothing is adopted
+/// now: the create path looks again, with every reference known, before it creates.
+async fn look_for_untracked(
+    cx: &Context,
+    provider: &dyn Provider,
+    address: &Address,
+    attrs: &Attrs,
+) -> Option<(String, Observed)> {
+    let d = Desired { address, attrs, kbp_tags: tags::kbp_tags(&cx.stack, address), client_token: "" };
+    let found = async {
+        let Some(id) = provider.find(cx, &d).await? else { return Ok(None) };
+        if cx.applying {
+            provider.wait_ready(cx, address, &id).await?;
+        }
+        Ok::<_, ProviderError>(provider.read(cx, &id, attrs).await?.map(|o| (id, o)))
+    };
+    match found.await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::debug!(%address, error = %e, "looking for an untracked resource by its tags failed");
+            None
+        }
+    }
+}
+
 fn merge(state: &mut State, address: &Address, id: Option<String>, o: Observed) {
     let Some(r) = state.resources.get_mut(address) else { return };
     if let Some(id) = id {
@@ -169,12 +245,16 @@ mod tests {
     struct Counting {
         batches: AtomicUsize,
         finds: AtomicUsize,
+        by_tags: bool,
     }
 
     #[async_trait]
     impl Provider for Counting {
         fn kind(&self) -> &'static str {
             "test_thing"
+        }
+        fn adoptable_by_tags(&self) -> bool {
+            self.by_tags
         }
         async fn read(&self, _: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
             Ok((id != "id-gone")
@@ -243,5 +323,41 @@ mod tests {
         assert_eq!((adopted.id.as_deref(), &adopted.status), (Some("id-found"), &Status::Ready));
         assert!(matches!(r.state.get(&Address::new("thing", "never_made")).unwrap().status, Status::Creating { .. }));
         assert_eq!(r.state.get(&Address::new("thing", "a")).unwrap().outputs["id"], "id-1");
+    }
+
+    /// A graph of `thing.interrupted` (AWS has it, tagged), `thing.fresh` (AWS has nothing) and `thing.a`.
+    fn graph() -> ResourceGraph {
+        let thing = |name| Resource::new(Address::new("thing", name), "test_thing", json!({"zone": "a"}));
+        ResourceGraph::from_resources(vec![thing("interrupted"), thing("fresh"), thing("a")]).unwrap()
+    }
+
+    #[tokio::test]
+    async fn what_state_lacks_but_aws_holds_under_the_stacks_tags_is_adopted() {
+        let mut state = State::new("t", "us-west-2");
+        state.resources.insert(Address::new("thing", "a"), entry("a", Some("id-1"), Status::Ready));
+        let provider = Arc::new(Counting { by_tags: true, ..Default::default() });
+        let mut registry = Registry::default();
+        registry.add_shared(provider.clone());
+        let cx = Arc::new(Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2"));
+        let r = refresh(cx, &registry, &state, Some(&graph()), 4).await.unwrap();
+
+        assert_eq!(provider.finds.load(Ordering::SeqCst), 2, "one lookup per address state lacks, none for `a`");
+        assert_eq!(r.adopted, vec![Address::new("thing", "interrupted")]);
+        let adopted = r.state.get(&Address::new("thing", "interrupted")).unwrap();
+        assert_eq!((adopted.id.as_deref(), &adopted.status), (Some("id-found"), &Status::Ready));
+        assert_eq!(adopted.outputs["id"], "id-found");
+        assert!(r.state.get(&Address::new("thing", "fresh")).is_none(), "nothing found: left to create");
+    }
+
+    #[tokio::test]
+    async fn kinds_found_by_unique_name_are_not_looked_up_before_their_create() {
+        let state = State::new("t", "us-west-2");
+        let provider = Arc::new(Counting::default());
+        let mut registry = Registry::default();
+        registry.add_shared(provider.clone());
+        let cx = Arc::new(Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2"));
+        let r = refresh(cx, &registry, &state, Some(&graph()), 4).await.unwrap();
+        assert_eq!(provider.finds.load(Ordering::SeqCst), 0);
+        assert!(r.adopted.is_empty() && r.state.resources.is_empty());
     }
 }

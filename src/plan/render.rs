@@ -34,6 +34,20 @@ impl Style {
 
 pub fn human(plan: &Plan, style: &Style) -> String {
     let mut out = String::new();
+    if !plan.adopted.is_empty() {
+        let _ = writeln!(out, "Found in AWS by the stack's tags, not in state; applying takes them into state:\n");
+        for r in &plan.adopted {
+            let id = r.id.as_deref().unwrap_or("?");
+            let _ = writeln!(
+                out,
+                "  {} {} ({}, {id})",
+                style.paint("36", "="),
+                style.paint("1", &r.address.to_string()),
+                r.kind
+            );
+        }
+        let _ = writeln!(out);
+    }
     if plan.changes.is_empty() {
         let _ =
             writeln!(out, "No changes. The stack {} matches the blueprint ({} resources).", plan.stack, plan.unchanged);
@@ -75,12 +89,7 @@ pub fn human(plan: &Plan, style: &Style) -> String {
         }
         let _ = writeln!(out);
     }
-    let s = &plan.summary;
-    let _ = writeln!(
-        out,
-        "{}",
-        style.paint("1", &format!("Plan: {} to add, {} to change, {} to destroy.", s.add, s.change, s.destroy))
-    );
+    let _ = writeln!(out, "{}", style.paint("1", &plan.summary.line()));
     out
 }
 

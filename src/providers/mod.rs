@@ -115,6 +115,14 @@ pub trait Provider: Send + Sync {
     /// Deletes the resource; deleting one that is already gone succeeds.
     async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError>;
 
+    /// Whether [`Provider::find`] finds the resource by its kbp tags alone, with no other resource's outputs: then
+    /// refresh looks for a resource of the blueprint that state does not hold (a state lost or reset) and adopts
+    /// it. Kinds a create would make twice (no unique name, no client token AWS keeps) say yes; the others are
+    /// adopted when their create answers "already exists".
+    fn adoptable_by_tags(&self) -> bool {
+        false
+    }
+
     /// Whether destroy leaves the resource in place (account-wide resources such as service-linked roles).
     fn retain_on_destroy(&self) -> bool {
         false

@@ -10,6 +10,8 @@
 #![allow(dead_code)]
 
 pub mod fault_proxy;
+pub mod inventory;
+pub mod kill;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

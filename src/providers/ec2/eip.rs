@@ -19,6 +19,10 @@ impl Provider for Eip {
         "aws_eip"
     }
 
+    fn adoptable_by_tags(&self) -> bool {
+        true
+    }
+
     fn force_new(&self) -> &'static [&'static str] {
         &["domain"]
     }

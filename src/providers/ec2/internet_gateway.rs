@@ -24,6 +24,10 @@ impl Provider for InternetGateway {
         "aws_internet_gateway"
     }
 
+    fn adoptable_by_tags(&self) -> bool {
+        true
+    }
+
     fn force_new(&self) -> &'static [&'static str] {
         &["vpc_id"]
     }

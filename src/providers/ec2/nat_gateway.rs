@@ -27,6 +27,10 @@ impl Provider for NatGateway {
         "aws_nat_gateway"
     }
 
+    fn adoptable_by_tags(&self) -> bool {
+        true
+    }
+
     fn force_new(&self) -> &'static [&'static str] {
         &["subnet_id", "allocation_id", "connectivity_type"]
     }

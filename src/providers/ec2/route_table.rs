@@ -20,6 +20,10 @@ impl Provider for RouteTable {
         "aws_route_table"
     }
 
+    fn adoptable_by_tags(&self) -> bool {
+        true
+    }
+
     fn force_new(&self) -> &'static [&'static str] {
         &["vpc_id"]
     }

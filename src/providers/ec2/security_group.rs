@@ -34,6 +34,10 @@ impl Provider for SecurityGroup {
         "aws_security_group"
     }
 
+    fn adoptable_by_tags(&self) -> bool {
+        true
+    }
+
     fn force_new(&self) -> &'static [&'static str] {
         &["name", "description", "vpc_id"]
     }

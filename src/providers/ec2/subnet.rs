@@ -21,6 +21,10 @@ impl Provider for Subnet {
         "aws_subnet"
     }
 
+    fn adoptable_by_tags(&self) -> bool {
+        true
+    }
+
     fn force_new(&self) -> &'static [&'static str] {
         &["vpc_id", "cidr_block", "availability_zone"]
     }

@@ -21,6 +21,10 @@ impl Provider for Vpc {
         "aws_vpc"
     }
 
+    fn adoptable_by_tags(&self) -> bool {
+        true
+    }
+
     fn force_new(&self) -> &'static [&'static str] {
         &["cidr_block"]
     }

@@ -23,6 +23,10 @@ impl Provider for Key {
         KIND
     }
 
+    fn adoptable_by_tags(&self) -> bool {
+        true
+    }
+
     fn force_new(&self) -> &'static [&'static str] {
         &["alias"]
     }
