@@ -166,6 +166,14 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     assert_eq!(outputs["cluster_endpoint"].as_str(), cluster.endpoint());
     assert_eq!(outputs["interruption_queue_url"], url.as_str());
     assert!(outputs["karpenter_controller_role_arn"].as_str().unwrap().ends_with(&controller));
+    assert_eq!(outputs["kubeconfig_command"], "kbp kubeconfig", "kbp's own, selecting the same state");
+    let raw = kbp_ok(&em, &["output", "cluster_endpoint", "--raw"], ws.path());
+    assert_eq!(stdout(&raw), format!("{}\n", cluster.endpoint().unwrap()), "the bare value");
+    let json = kbp_ok(&em, &["output", "cluster_endpoint"], ws.path());
+    assert_eq!(stdout(&json), format!("\"{}\"\n", cluster.endpoint().unwrap()), "one JSON value");
+    let unknown = kbp(&em, &["output", "endpoint"], ws.path());
+    assert_exit_code(&unknown, 1, "an unknown output");
+    assert!(stderr(&unknown).contains("cluster_endpoint"), "the known names are listed: {}", stderr(&unknown));
 
     kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
     assert!(eks.list_clusters().send().await.unwrap().clusters().is_empty());

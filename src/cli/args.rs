@@ -62,6 +62,24 @@ pub enum Command {
     ForceUnlock(ForceUnlockArgs),
     /// Print an ExecCredential with an EKS bearer token, for kubectl's exec plugin (like `aws eks get-token`).
     Token(TokenArgs),
+    /// Print a shell completion script: `kbp completions bash > ~/.local/share/bash-completion/completions/kbp`.
+    Completions(CompletionsArgs),
+    /// Print kbp's manual page (roff, for `man -l -`), or write one page per command into a directory.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `kbp.1` and a `kbp-<command>.1` page per command into this directory instead of printing kbp.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Every manifest kbp would apply in the cluster: Karpenter's CRDs, the controller's objects, the EC2NodeClasses
@@ -107,6 +125,11 @@ pub struct TokenArgs {
 
 #[derive(Debug, Args)]
 pub struct OutputArgs {
+    /// Print only this output (such as `cluster_endpoint`).
+    pub name: Option<String>,
+    /// With NAME: the bare value, no quotes or name (for `$(kbp output cluster_endpoint --raw)`).
+    #[arg(long, requires = "name")]
+    pub raw: bool,
     #[command(flatten)]
     pub query: StateQuery,
 }

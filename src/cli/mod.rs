@@ -6,6 +6,7 @@ mod common;
 mod destroy;
 mod force_unlock;
 mod gc;
+mod generated;
 mod graph;
 mod kubeconfig;
 mod output;
@@ -25,11 +26,17 @@ use args::Command;
 
 /// Exit codes: 0 success (or no changes), 1 error, 2 a plan with changes under `--detailed-exitcode`.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    quiet_on_closed_stdout();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     init_tracing(cli.verbose);
     let code = match cli.command {
         Command::Validate(a) => validate::run(a, &cli.global),
         Command::Graph(a) => graph::run(a, &cli.global),
+        Command::Completions(a) => generated::completions(a),
+        Command::Man(a) => generated::man(a),
         command => {
             let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
                 Ok(rt) => rt,
@@ -51,7 +58,9 @@ pub fn main() -> ExitCode {
                     Command::Render(a) => render::run(a, &cli.global).await,
                     Command::Kubeconfig(a) => kubeconfig::run(a, &cli.global).await,
                     Command::ForceUnlock(a) => force_unlock::run(a, &cli.global).await,
-                    Command::Validate(_) | Command::Graph(_) => unreachable!("handled without a runtime"),
+                    Command::Validate(_) | Command::Graph(_) | Command::Completions(_) | Command::Man(_) => {
+                        unreachable!("handled without a runtime")
+                    }
                 };
                 // However the command ended, a remote state lock it still holds is let go.
                 release_locks().await;
@@ -61,6 +70,39 @@ pub fn main() -> ExitCode {
         }
     };
     ExitCode::from(code)
+}
+
+/// Help and version exit 0; a usage error (an unknown flag, a missing argument) exits 1 like any error, never 2,
+/// which means "changes present" under `plan --detailed-exitcode`.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let _ = e.print();
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+        _ => ExitCode::from(common::FAILED),
+    }
+}
+
+/// The status of a process ended by SIGPIPE, which kbp ends with when stdout is closed under it.
+pub(crate) const CLOSED_STDOUT: u8 = 141;
+
+/// A reader that stops early (`kbp state list | head -1`) closes stdout; kbp then ends at once and quietly, with
+/// the status a process killed by SIGPIPE has (141), instead of panicking in `println!`. Only stdout is treated
+/// so: a socket closed by AWS stays an ordinary error.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(CLOSED_STDOUT.into());
+        }
+        default(info)
+    }));
 }
 
 /// On stderr, when AWS calls had to be retried: how many, of how many (apply's JSON summary has them too).

@@ -25,7 +25,23 @@ pub async fn run(a: OutputArgs, _g: &Global) -> u8 {
         Ok(s) => s,
         Err(e) => return common::report(&e),
     };
-    let values = collect(&state);
+    let values = collect(&state, &a);
+    if let Some(name) = &a.name {
+        let Some(value) = values.get(name) else {
+            let known: Vec<&str> = values.as_object().into_iter().flatten().map(|(k, _)| k.as_str()).collect();
+            eprintln!("error: no output named `{name}`\n  hint: the outputs are {}", known.join(", "));
+            return common::FAILED;
+        };
+        match (value, a.raw) {
+            (Value::Null, _) => {
+                eprintln!("error: `{name}` is not known yet: the stack has not created it\n  hint: run `kbp apply`");
+                return common::FAILED;
+            }
+            (Value::String(s), true) => println!("{s}"),
+            (other, _) => println!("{other}"),
+        }
+        return 0;
+    }
     if a.query.json {
         println!("{}", serde_json::to_string_pretty(&values).unwrap_or_default());
     } else {
@@ -42,16 +58,19 @@ pub async fn run(a: OutputArgs, _g: &Global) -> u8 {
     0
 }
 
-fn collect(state: &State) -> Value {
+fn collect(state: &State, a: &OutputArgs) -> Value {
     let mut out = serde_json::Map::new();
     for (name, address, output) in OUTPUTS {
         let value = address.parse::<Address>().ok().and_then(|a| state.output(&a, output));
         out.insert(name.to_string(), value.unwrap_or(Value::Null));
     }
-    let kubeconfig = out
-        .get("cluster_name")
-        .and_then(Value::as_str)
-        .map(|name| format!("aws eks update-kubeconfig --region {} --name {name}", state.region));
+    // The same selection of state as this command's, so the suggestion finds the same stack.
+    let selector = match (&a.query.blueprint, &a.query.state) {
+        (Some(file), _) => format!(" -f {}", file.display()),
+        (None, Some(location)) => format!(" --state {location}"),
+        (None, None) => String::new(),
+    };
+    let kubeconfig = out.get("cluster_name").and_then(Value::as_str).map(|_| format!("kbp kubeconfig{selector}"));
     out.insert("kubeconfig_command".to_string(), json!(kubeconfig));
     Value::Object(out)
 }

@@ -1,0 +1,85 @@
+//! What a command line tool is expected to do beside its job: usage errors that never look like "changes
+//! present", a quiet end when the reader of stdout goes away, completion scripts and manual pages generated
+//! from the same definition as `--help`.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+fn kbp(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kbp")).args(args).stdin(Stdio::null()).output().expect("run kbp")
+}
+
+#[test]
+fn usage_errors_exit_1_not_2_and_help_exits_0() {
+    for args in [&["plan", "--no-such-flag", "x.toml"][..], &["plan"], &["aply"], &[], &["output", "--raw"]] {
+        let out = kbp(args);
+        assert_eq!(out.status.code(), Some(1), "kbp {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!out.stderr.is_empty(), "kbp {args:?} says what is wrong");
+    }
+    for args in [&["--help"][..], &["plan", "--help"], &["--version"]] {
+        let out = kbp(args);
+        assert_eq!(out.status.code(), Some(0), "kbp {args:?}");
+        assert!(!out.stdout.is_empty(), "kbp {args:?} prints on stdout");
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_kbp_quietly() {
+    let blueprint = concat!(env!("CARGO_MANIFEST_DIR"), "/blueprints/karpenter-mng.toml");
+    for args in [&["completions", "bash"][..], &["validate", blueprint, "--print"], &["man"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kbp"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run kbp");
+        drop(child.stdout.take()); // the reader is gone before kbp writes
+        let mut stderr = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.code(),
+            Some(141),
+            "kbp {args:?}: the status of a process ended by SIGPIPE; stderr: {stderr}"
+        );
+        assert!(stderr.is_empty(), "kbp {args:?} ends quietly: {stderr}");
+    }
+}
+
+#[test]
+fn completion_scripts_know_every_command() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = kbp(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "completions {shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        for word in ["apply", "destroy", "force-unlock", "detailed-exitcode"] {
+            assert!(script.contains(word), "the {shell} script completes {word}");
+        }
+    }
+    assert_eq!(kbp(&["completions", "tcsh"]).status.code(), Some(1), "an unknown shell is a usage error");
+}
+
+#[test]
+fn manual_pages_cover_every_command() {
+    let page = String::from_utf8(kbp(&["man"]).stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH kbp"),
+        "a roff page titled kbp: {}",
+        &page[..200.min(page.len())]
+    );
+    assert!(page.contains("force\\-unlock"), "it lists the commands");
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = kbp(&["man", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for name in ["kbp.1", "kbp-apply.1", "kbp-state.1", "kbp-state-list.1", "kbp-completions.1"] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(text.contains(".TH"), "{name} is a manual page");
+    }
+    let apply = std::fs::read_to_string(dir.path().join("kbp-apply.1")).unwrap();
+    assert!(apply.contains("auto\\-approve"), "kbp-apply.1 documents its flags");
+
+    let missing = kbp(&["man", "--dir", dir.path().join("nowhere").to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("hint:"), "the error says what to do");
+}
