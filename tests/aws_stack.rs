@@ -96,7 +96,7 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     assert!(cfg["tolerations"].as_array().unwrap().iter().any(|t| t["key"] == "karpenter.sh/controller"), "{cfg}");
     let entries = eks.list_access_entries().cluster_name(stack).send().await.unwrap();
     assert!(
-        entries.access_entries().iter().any(|a| a.ends_with(&format!(":role/{stack}"))),
+        entries.access_entries().iter().any(|a| a.ends_with(&format!(":role/KarpenterNodeRole-{stack}"))),
         "node role entry: {:?}",
         entries.access_entries()
     );
@@ -108,7 +108,7 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let controller = format!("KarpenterController-{stack}");
     let attached = role_policies(&em, &controller).await;
     assert_eq!(attached.len(), 6, "{attached:?}");
-    assert_eq!(role_policies(&em, stack).await.len(), 4);
+    assert_eq!(role_policies(&em, &format!("KarpenterNodeRole-{stack}")).await.len(), 4);
     let account = em.sts().await.get_caller_identity().send().await.unwrap().account().unwrap().to_string();
     let role = em.iam().await.get_role().role_name(&controller).send().await.unwrap();
     let trust = document(role.role().unwrap().assume_role_policy_document().unwrap());
@@ -235,4 +235,31 @@ async fn spot_fallback_with_irsa_trusts_the_cluster_oidc_provider() {
     kbp_ok(&em, &with("destroy", &["--auto-approve"]), ws.path());
     assert!(eks.list_clusters().send().await.unwrap().clusters().is_empty());
     assert!(iam.list_open_id_connect_providers().send().await.unwrap().open_id_connect_provider_list().is_empty());
+}
+
+/// The shipped karpenter-mng, applied twice at once under other cluster names (the README's CI recipe in two
+/// parallel jobs): every name a stack owns derives from its cluster name, so both succeed side by side.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_stacks_from_karpenter_mng_apply_side_by_side() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("karpenter-mng");
+    let apply = |name: &str| {
+        let set = format!("cluster.name={name}");
+        kbp(&em, &["apply", ws.blueprint_arg(), "--auto-approve", "--set", set.as_str()], ws.path())
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| apply("sbx-1"));
+        let b = s.spawn(|| apply("sbx-2"));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_success(&a, "apply of sbx-1");
+    assert_success(&b, "apply of sbx-2");
+    let mut clusters = em.eks().await.list_clusters().send().await.unwrap().clusters().to_vec();
+    clusters.sort();
+    assert_eq!(clusters, ["sbx-1", "sbx-2"]);
+    let roles = em.iam().await.list_roles().send().await.unwrap();
+    for name in ["sbx-1", "sbx-2"] {
+        let node_role = format!("KarpenterNodeRole-{name}");
+        assert!(roles.roles().iter().any(|r| r.role_name() == node_role), "{node_role} exists");
+    }
 }

@@ -106,7 +106,7 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
 
     let class =
         get(&client, "karpenter.k8s.aws/v1", "EC2NodeClass", "ec2nodeclasses", None, "default").await.expect("class");
-    assert_eq!(class["spec"]["role"], "ex-karpenter-mng");
+    assert_eq!(class["spec"]["role"], "KarpenterNodeRole-ex-karpenter-mng");
     assert_eq!(class["spec"]["metadataOptions"]["httpTokens"], "required");
     let cluster_sg = em.eks().await.describe_cluster().name(STACK).send().await.unwrap().cluster.unwrap();
     let sg = cluster_sg.resources_vpc_config().unwrap().cluster_security_group_id().unwrap().to_string();

@@ -93,7 +93,7 @@ async fn plan_apply_change_and_destroy_the_network_and_iam_layers() {
     let tables = ec2.describe_route_tables().filters(by_stack()).send().await.unwrap();
     assert_eq!(tables.route_tables().len(), 4);
     let iam = em.iam().await;
-    let node_role = iam.list_attached_role_policies().role_name(STACK).send().await;
+    let node_role = iam.list_attached_role_policies().role_name(format!("KarpenterNodeRole-{STACK}")).send().await;
     let attached: Vec<String> = node_role
         .expect("the Karpenter node role exists (named after the cluster in karpenter-mng)")
         .attached_policies()

@@ -86,7 +86,8 @@ fn karpenter_mng_is_the_seed_stack() {
     let minimal =
         load_str("m.toml", "[cluster]\nname = \"ex-karpenter-mng\"\nregion = \"us-west-2\"\n", &[]).expect("loads");
     assert_eq!(bp.cluster.version, "1.30");
-    assert_eq!(bp.karpenter.node_role_name, "ex-karpenter-mng");
+    // Derived from the cluster name, so stacks made with `--set cluster.name=…` never share it.
+    assert_eq!(bp.karpenter.node_role_name, "KarpenterNodeRole-ex-karpenter-mng");
     // The default pool is the seed's pool, so the explicit one equals it.
     assert_eq!(bp.node_pools, minimal.node_pools);
     assert_eq!(bp.vpc, minimal.vpc);
