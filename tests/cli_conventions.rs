@@ -83,3 +83,22 @@ fn manual_pages_cover_every_command() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("hint:"), "the error says what to do");
 }
+
+#[test]
+fn version_names_the_commit_and_the_default_versions() {
+    let out = kbp(&["--version"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let blueprint = concat!(env!("CARGO_MANIFEST_DIR"), "/blueprints/minimal.toml");
+    let effective = String::from_utf8(kbp(&["validate", blueprint, "--print"]).stdout).unwrap();
+    let effective: toml::Table = toml::from_str(&effective).expect("--print is TOML");
+    let kubernetes = effective["cluster"]["version"].as_str().unwrap();
+    let karpenter = effective["karpenter"]["version"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("defaults: Kubernetes {kubernetes}, Karpenter {karpenter}")),
+        "the defaults a blueprint gets: {text}"
+    );
+    let head =
+        Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().ok().filter(|o| o.status.success());
+    let expected = head.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or("unknown".into());
+    assert!(text.contains(&format!("(commit {expected}")), "built from {expected}: {text}");
+}

@@ -20,6 +20,8 @@ pub mod model;
 mod overrides;
 mod rules;
 mod schema;
+
+pub(crate) use schema::default_at;
 mod tree;
 mod validate;
 mod walk;

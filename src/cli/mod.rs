@@ -19,7 +19,7 @@ mod validate;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 pub use args::Cli;
 use args::Command;
@@ -27,7 +27,8 @@ use args::Command;
 /// Exit codes: 0 success (or no changes), 1 error, 2 a plan with changes under `--detailed-exitcode`.
 pub fn main() -> ExitCode {
     quiet_on_closed_stdout();
-    let cli = match Cli::try_parse() {
+    let parsed = Cli::command().long_version(version_text()).try_get_matches().and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -70,6 +71,18 @@ pub fn main() -> ExitCode {
         }
     };
     ExitCode::from(code)
+}
+
+/// `kbp --version`: the release, the commit it was built from, and what a blueprint gets unless it says otherwise.
+fn version_text() -> String {
+    let default = |path: &[&str]| crate::blueprint::default_at(path).unwrap_or("?").trim_matches('"').to_string();
+    format!(
+        "{} (commit {})\ndefaults: Kubernetes {}, Karpenter {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("KBP_COMMIT"),
+        default(&["cluster", "version"]),
+        default(&["karpenter", "version"])
+    )
 }
 
 /// Help and version exit 0; a usage error (an unknown flag, a missing argument) exits 1 like any error, never 2,
