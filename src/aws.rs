@@ -54,10 +54,22 @@ pub fn retry_config() -> RetryConfig {
 }
 
 pub fn timeout_config() -> TimeoutConfig {
+    timeouts().build()
+}
+
+/// How long the first call of a command (who is calling) may take, its retries included
+/// (`KBP_AWS_PREFLIGHT_TIMEOUT`): throttling still gets its retries, an endpoint that refuses or never answers
+/// fails within it.
+const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(15);
+
+pub fn preflight_timeout_config() -> TimeoutConfig {
+    timeouts().operation_timeout(duration_env("KBP_AWS_PREFLIGHT_TIMEOUT", PREFLIGHT_TIMEOUT)).build()
+}
+
+fn timeouts() -> aws_config::timeout::TimeoutConfigBuilder {
     TimeoutConfig::builder()
         .connect_timeout(duration_env("KBP_AWS_CONNECT_TIMEOUT", CONNECT_TIMEOUT))
         .operation_attempt_timeout(duration_env("KBP_AWS_ATTEMPT_TIMEOUT", ATTEMPT_TIMEOUT))
-        .build()
 }
 
 /// The AWS configuration of the standard chain (env, profiles, SSO, IMDS), in `region` when given (else the

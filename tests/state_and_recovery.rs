@@ -136,3 +136,24 @@ async fn a_failure_stops_only_its_branch_and_a_rerun_finishes() {
     kbp_ok(&em, &args("destroy", &ws, name, &["--auto-approve"]), ws.path());
     assert!(iam.get_role().role_name("KarpenterNodeRole-branchy").send().await.is_err());
 }
+
+/// A stack lives in one region: a blueprint that names another one than its state is refused before any AWS
+/// call, for plan, apply and destroy alike, and nothing is made anywhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_blueprint_in_another_region_than_its_state_is_refused() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("minimal");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let vpcs = em.ec2().await.describe_vpcs().send().await.unwrap().vpcs().len();
+    for verb in [&["plan"][..], &["apply", "--auto-approve"], &["destroy", "--auto-approve"]] {
+        let mut args = vec![verb[0], ws.blueprint_arg(), "--set", "cluster.region=us-east-1"];
+        args.extend_from_slice(&verb[1..]);
+        let out = kbp(&em, &args, ws.path());
+        assert_exit_code(&out, 1, &format!("kbp {}", verb[0]));
+        let err = stderr(&out);
+        assert!(err.contains("in region us-west-2, but the blueprint says us-east-1"), "{err}");
+        assert!(err.contains("hint: set cluster.region back to us-west-2"), "{err}");
+    }
+    assert_eq!(em.ec2().await.describe_vpcs().send().await.unwrap().vpcs().len(), vpcs, "nothing made");
+    assert_exit_code(&kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path()), 0, "the stack stands");
+}

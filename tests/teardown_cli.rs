@@ -75,12 +75,13 @@ async fn karpenter_and_lb_leftovers(em: &Emulator, stack: &str) {
         .send()
         .await
         .unwrap();
-    // Karpenter names its instance profiles after the cluster and adds the node role (here named after the
-    // cluster, as in karpenter-mng).
+    // Karpenter names its instance profiles after the cluster and adds the node role
+    // (`KarpenterNodeRole-<cluster>` in karpenter-mng).
     let iam = em.iam().await;
     let profile = format!("{stack}_1234567890");
     iam.create_instance_profile().instance_profile_name(&profile).send().await.unwrap();
-    iam.add_role_to_instance_profile().instance_profile_name(&profile).role_name(stack).send().await.unwrap();
+    let node_role = format!("KarpenterNodeRole-{stack}");
+    iam.add_role_to_instance_profile().instance_profile_name(&profile).role_name(node_role).send().await.unwrap();
 }
 
 /// Fails listing whatever the emulator still holds that a destroyed stack could have left.
@@ -284,6 +285,16 @@ async fn gc_destroys_expired_sandboxes_and_keeps_the_rest() {
         let vpcs = ec2.describe_vpcs().filters(filter("tag:kbp:stack", kept)).send().await.unwrap();
         assert_eq!(vpcs.vpcs().len(), 1, "{kept}'s VPC is kept");
     }
+    // The collected stacks' states here are emptied, so their next plan starts afresh; the kept ones stay whole.
+    let resources = |name: &str| {
+        let text = std::fs::read_to_string(ws.path().join(format!(".kbp/{name}.state.json"))).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["resources"].as_array().unwrap().len()
+    };
+    assert_eq!((resources("gc-old-1"), resources("gc-old-2")), (0, 0), "the collected stacks' states are empty");
+    assert!(resources("gc-fresh") > 50, "a kept stack's state is untouched");
+    let set = "cluster.name=gc-old-1";
+    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--set", set, "--detailed-exitcode"], ws.path());
+    assert_exit_code(&plan, 2, "the next plan of a collected stack creates it afresh");
 }
 
 /// A kube client for the stack's cluster, as kbp makes it (endpoint and CA from EKS, an EKS token).

@@ -69,12 +69,7 @@ pub async fn lock_state(
     region: &str,
     operation: &str,
 ) -> anyhow::Result<Locked> {
-    let backend = state::open(location).await?;
-    let guard = backend.lock(operation, lock_timeout).await?;
-    let loaded = backend.load().await?;
-    for advice in backend.advice().await {
-        eprintln!("warning: {advice}");
-    }
+    let (backend, guard, loaded) = open_locked(location, lock_timeout, operation).await?;
     let existed = loaded.is_some();
     let state = loaded.unwrap_or_else(|| State::new(stack, region));
     if state.stack != stack {
@@ -84,7 +79,87 @@ pub async fn lock_state(
             state.stack
         );
     }
+    let mut state = state;
+    if state.region != region {
+        if !state.resources.is_empty() {
+            bail!(
+                "state {} holds stack `{stack}` in region {}, but the blueprint says {region}: kbp never moves a stack between regions (it would plan a second stack and orphan the first)\n  hint: set cluster.region back to {}; to move the stack, `kbp destroy` it with the old region first, or give the new one another cluster.name",
+                backend.describe(),
+                state.region,
+                state.region
+            );
+        }
+        // Nothing is left where the state was: it may follow the blueprint.
+        state.region = region.to_string();
+    }
     Ok(Locked { guard, backend, state, existed })
+}
+
+/// The state at `location`, locked for `operation`, if it holds `stack` in `region` (else nothing, unlocked).
+pub async fn lock_state_if(
+    location: &Location,
+    stack: &str,
+    region: &str,
+    operation: &str,
+) -> anyhow::Result<Option<Locked>> {
+    let (backend, guard, loaded) = open_locked(location, std::time::Duration::ZERO, operation).await?;
+    match loaded {
+        Some(state) if state.stack == stack && state.region == region => {
+            Ok(Some(Locked { guard, backend, state, existed: true }))
+        }
+        _ => {
+            guard.release().await?;
+            Ok(None)
+        }
+    }
+}
+
+async fn open_locked(
+    location: &Location,
+    lock_timeout: std::time::Duration,
+    operation: &str,
+) -> anyhow::Result<(Box<dyn Backend>, LockGuard, Option<State>)> {
+    let backend = state::open(location).await?;
+    let guard = backend.lock(operation, lock_timeout).await?;
+    let loaded = backend.load().await?;
+    for advice in backend.advice().await {
+        eprintln!("warning: {advice}");
+    }
+    Ok((backend, guard, loaded))
+}
+
+/// Who is calling AWS, asked once before anything else, within `KBP_AWS_PREFLIGHT_TIMEOUT` (15 s) retries
+/// included: missing credentials or an unreachable endpoint fail here, in seconds and once, not once per
+/// operation after minutes of retries.
+pub async fn preflight(cx: &Context) -> anyhow::Result<()> {
+    let quick = aws_sdk_sts::config::Builder::default().timeout_config(crate::aws::preflight_timeout_config());
+    let asked = cx.sts().get_caller_identity().customize().config_override(quick).send().await;
+    match asked {
+        Ok(me) => {
+            tracing::info!(account = me.account(), arn = me.arn(), "calling AWS as");
+            Ok(())
+        }
+        Err(e) => {
+            let e = crate::providers::ProviderError::from_sdk("sts:GetCallerIdentity", e);
+            let lower = e.message.to_lowercase();
+            let hint = if lower.contains("credentials") {
+                "no AWS credentials were found: set AWS_PROFILE (after `aws sso login` for SSO), or \
+                 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run where instance metadata provides a role"
+                    .to_string()
+            } else if e.code.is_empty() {
+                let endpoint = std::env::var("AWS_ENDPOINT_URL").map(|u| format!(" (AWS_ENDPOINT_URL is {u})"));
+                format!(
+                    "AWS could not be reached{}: check the network, a proxy (HTTPS_PROXY), or the endpoint",
+                    endpoint.unwrap_or_default()
+                )
+            } else {
+                e.hint
+                    .clone()
+                    .unwrap_or_else(|| "check the credentials kbp runs with (`aws sts get-caller-identity`)".into())
+            };
+            bail!("cannot call AWS: {e}\n  hint: {hint}")
+        }
+    }
 }
 
 pub async fn aws(stack: &str, region: &str, run: &RunArgs) -> Arc<Context> {

@@ -54,6 +54,7 @@ async fn with_state(
     let location = common::state_location(a.state.state.as_ref(), bp);
     let locked = common::lock_state(&location, a.state.lock_timeout, stack, &bp.cluster.region, "destroy").await?;
     let mut cx = common::context(stack, &bp.cluster.region, &a.run).await;
+    common::preflight(&cx).await?;
     cx.destroying = true;
     let cx = Arc::new(cx);
     let registry = Registry::aws();
@@ -114,6 +115,7 @@ async fn sweep(cx: &Context, scope: &Scope, state: &State) -> anyhow::Result<Inv
 async fn from_tags(a: &DestroyArgs, name: &str, ui: Ui) -> anyhow::Result<u8> {
     let region = common::default_region(a.region.as_deref()).await?;
     let mut cx = common::context(name, &region, &a.run).await;
+    common::preflight(&cx).await?;
     cx.destroying = true;
     let cx = Arc::new(cx);
     let (leftovers, tagged) = discover(&cx, name).await?;

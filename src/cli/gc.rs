@@ -37,12 +37,32 @@ fn age(s: &StackInfo, now: OffsetDateTime) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// A destroyed stack's state in this directory (the default place, `.kbp/<name>.state.json`), if it holds the
+/// stack in this region, is emptied (a new serial, no resources), so the next plan starts afresh instead of
+/// refreshing what is gone. Another region's or stack's state is left alone. Returns where it was.
+async fn forget_local_state(name: &str, region: &str) -> anyhow::Result<Option<String>> {
+    let location = crate::state::location::default_local(name);
+    let crate::state::Location::Local { path } = &location else { return Ok(None) };
+    if !path.exists() {
+        return Ok(None);
+    }
+    let locked = common::lock_state_if(&location, name, region, "gc").await?;
+    let Some(mut locked) = locked else { return Ok(None) };
+    locked.state.resources.clear();
+    locked.state.serial += 1;
+    locked.backend.persist(&locked.state).await?;
+    let described = locked.backend.describe();
+    locked.guard.release().await?;
+    Ok(Some(described))
+}
+
 pub async fn run(a: GcArgs, g: &Global) -> u8 {
     let ui = Ui::new(a.json, g.no_color);
     let result = async {
         let region = common::default_region(a.region.as_deref()).await?;
         let run = RunArgs { parallelism: 10, json: a.json, kubeconfig: None, context: None };
         let cx = common::context("", &region, &run).await;
+        common::preflight(&cx).await?;
         let now = OffsetDateTime::now_utc();
         let stacks = teardown::stacks(&cx).await.context("looking for kbp stacks")?;
         let mut doomed = Vec::new();
@@ -104,7 +124,14 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
         let mut ok = true;
         for r in results {
             match r {
-                Ok((name, 0, n)) => println!("Destroyed stack {name} ({n} resources)."),
+                Ok((name, 0, n)) => {
+                    println!("Destroyed stack {name} ({n} resources).");
+                    match forget_local_state(&name, &region).await {
+                        Ok(Some(described)) => println!("Emptied its state {described}: nothing of it is left."),
+                        Ok(None) => {}
+                        Err(e) => eprintln!("warning: the stack is gone but its state could not be emptied: {e:#}"),
+                    }
+                }
                 Ok((name, failed, _)) => {
                     ok = false;
                     eprintln!(

@@ -20,6 +20,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         let locked =
             common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "plan").await?;
         let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
+        common::preflight(&cx).await?;
         let registry = Registry::aws();
         let parallelism = a.run.parallelism as usize;
         let refreshed = common::refresh(cx, &registry, &locked.state, Some(&graph), parallelism).await?;

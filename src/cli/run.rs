@@ -35,6 +35,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let locked =
         common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "apply").await?;
     let mut cx = common::context(&bp.cluster.name, &bp.cluster.region, &a.run).await;
+    common::preflight(&cx).await?;
     cx.applying = true;
     let ttl = match (a.ttl, &bp.cluster.ttl) {
         (Some(d), _) => Some(d),
@@ -86,6 +87,7 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         );
     }
     let cx = common::aws(&p.stack, &p.region, &a.run).await;
+    common::preflight(&cx).await?;
     let registry = Registry::aws();
     let state = Arc::new(StateHandle::new(locked.backend, locked.state));
     // The plan was reviewed when it was saved: applying a file is the approval.

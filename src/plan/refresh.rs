@@ -4,7 +4,8 @@
 //! again); an interrupted create is looked up by its kbp tags and adopted when found. So is a resource of the
 //! blueprint that state does not hold at all but AWS does, tagged with this stack and address (a state file lost
 //! or reset, an entry removed with `kbp state rm`), for the kinds a create would otherwise make twice
-//! ([`Provider::adoptable_by_tags`]): taking it beats duplicating it. Refreshing never writes state; the plan
+//! ([`Provider::adoptable_by_tags`]): taking it beats duplicating it. Those kinds are found by tags and constant
+//! names alone, so their lookups fail only when AWS does. Refreshing never writes state; the plan
 //! carries what was adopted and apply writes it.
 
 use std::collections::BTreeMap;
@@ -84,7 +85,8 @@ pub async fn refresh(
         let (address, kind, dependencies) = (r.address.clone(), r.kind.clone(), r.dependencies());
         tasks.spawn(async move {
             let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
-            let found = look_for_untracked(&cx, provider.as_ref(), &address, &attrs).await;
+            let found =
+                look_for_untracked(&cx, provider.as_ref(), &address, &attrs).await.map_err(|e| (address.clone(), e))?;
             Ok(found
                 .map(|(id, o)| {
                     let dependencies = dependencies.into_iter().collect();
@@ -195,29 +197,20 @@ fn resolved_attrs(r: &Resource, state: &State) -> Attrs {
     attrs.as_object().cloned().unwrap_or_default()
 }
 
-/// What AWS holds under this stack's tags for `address`, read. A lookup that fails only means nothing is adopted
-/// now: the create path looks again, with every reference known, before it creates.
+/// What AWS holds under this stack's tags for `address`, read. These kinds are found by their tags and constant
+/// names alone, so a failure is AWS's (unreachable, denied) and fails the refresh like any read.
 async fn look_for_untracked(
     cx: &Context,
     provider: &dyn Provider,
     address: &Address,
     attrs: &Attrs,
-) -> Option<(String, Observed)> {
+) -> Result<Option<(String, Observed)>, ProviderError> {
     let d = Desired { address, attrs, kbp_tags: tags::kbp_tags(&cx.stack, address), client_token: "" };
-    let found = async {
-        let Some(id) = provider.find(cx, &d).await? else { return Ok(None) };
-        if cx.applying {
-            provider.wait_ready(cx, address, &id).await?;
-        }
-        Ok::<_, ProviderError>(provider.read(cx, &id, attrs).await?.map(|o| (id, o)))
-    };
-    match found.await {
-        Ok(found) => found,
-        Err(e) => {
-            tracing::debug!(%address, error = %e, "looking for an untracked resource by its tags failed");
-            None
-        }
+    let Some(id) = provider.find(cx, &d).await? else { return Ok(None) };
+    if cx.applying {
+        provider.wait_ready(cx, address, &id).await?;
     }
+    Ok(provider.read(cx, &id, attrs).await?.map(|o| (id, o)))
 }
 
 fn merge(state: &mut State, address: &Address, id: Option<String>, o: Observed) {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use aws_sdk_kms::types::{KeyState, Tag};
+use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
 use crate::graph::Attrs;
@@ -73,12 +74,16 @@ impl Provider for Key {
             Ok((ids, page.next_marker().map(str::to_string)))
         })
         .await?;
-        let mut ours = Vec::new();
-        for id in keys {
-            if carries_kbp_tags(cx, &id, desired).await? && live(cx, &id).await? {
-                ours.push(id);
-            }
-        }
+        // An account can hold hundreds of keys: their tags are read a few at a time, not one after another.
+        let checked: Vec<(String, bool)> = futures::stream::iter(keys)
+            .map(|id| async move {
+                let ours = carries_kbp_tags(cx, &id, desired).await? && live(cx, &id).await?;
+                Ok::<_, ProviderError>((id, ours))
+            })
+            .buffered(TAG_READS)
+            .try_collect()
+            .await?;
+        let ours: Vec<String> = checked.into_iter().filter(|(_, ours)| *ours).map(|(id, _)| id).collect();
         match ours.as_slice() {
             [] => Ok(None),
             [one] => Ok(Some(one.clone())),
@@ -219,6 +224,9 @@ async fn carries_kbp_tags(cx: &Context, id: &str, desired: &Desired<'_>) -> Resu
         .iter()
         .all(|k| desired.kbp_tags.get(*k).is_some_and(|v| have.get(k) == Some(&v.as_str()))))
 }
+
+/// Keys whose tags are read at once while looking for the stack's key.
+const TAG_READS: usize = 8;
 
 /// Whether key `id` is usable (not pending deletion: a destroyed stack's key lingers for days).
 async fn live(cx: &Context, id: &str) -> Result<bool, ProviderError> {
