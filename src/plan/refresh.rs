@@ -86,7 +86,7 @@ pub async fn refresh(
         tasks.spawn(async move {
             let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
             let found =
-                look_for_untracked(&cx, provider.as_ref(), &address, &attrs).await.map_err(|e| (address.clone(), e))?;
+                find_and_read(&cx, provider.as_ref(), &address, &attrs, "").await.map_err(|e| (address.clone(), e))?;
             Ok(found
                 .map(|(id, o)| {
                     let dependencies = dependencies.into_iter().collect();
@@ -164,14 +164,8 @@ async fn look_for_interrupted_create(
 ) -> Result<Outcome, ProviderError> {
     let Status::Creating { client_token, .. } = &r.status else { return Ok(Outcome::StillPending) };
     let attrs = desired.unwrap_or_else(|| r.attributes.clone());
-    let d =
-        Desired { address: &r.address, attrs: &attrs, kbp_tags: tags::kbp_tags(&cx.stack, &r.address), client_token };
-    let Some(id) = provider.find(cx, &d).await? else { return Ok(Outcome::StillPending) };
-    if cx.applying {
-        provider.wait_ready(cx, &r.address, &id).await?;
-    }
-    Ok(match provider.read(cx, &id, &attrs).await? {
-        Some(o) => Outcome::Adopted(id, o),
+    Ok(match find_and_read(cx, provider, &r.address, &attrs, client_token).await? {
+        Some((id, o)) => Outcome::Adopted(id, o),
         None => Outcome::StillPending,
     })
 }
@@ -197,15 +191,18 @@ fn resolved_attrs(r: &Resource, state: &State) -> Attrs {
     attrs.as_object().cloned().unwrap_or_default()
 }
 
-/// What AWS holds under this stack's tags for `address`, read. These kinds are found by their tags and constant
-/// names alone, so a failure is AWS's (unreachable, denied) and fails the refresh like any read.
-async fn look_for_untracked(
+/// What AWS holds under this stack's tags (or unique name) for `address`, waited on when apply will build on it,
+/// and read. Interrupted creates and addresses state lacks are both looked up so. For the latter, the kinds are
+/// found by their tags and constant names alone, so a failure is AWS's (unreachable, denied) and fails the
+/// refresh like any read.
+async fn find_and_read(
     cx: &Context,
     provider: &dyn Provider,
     address: &Address,
     attrs: &Attrs,
+    client_token: &str,
 ) -> Result<Option<(String, Observed)>, ProviderError> {
-    let d = Desired { address, attrs, kbp_tags: tags::kbp_tags(&cx.stack, address), client_token: "" };
+    let d = Desired { address, attrs, kbp_tags: tags::kbp_tags(&cx.stack, address), client_token };
     let Some(id) = provider.find(cx, &d).await? else { return Ok(None) };
     if cx.applying {
         provider.wait_ready(cx, address, &id).await?;
