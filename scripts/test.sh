@@ -17,22 +17,26 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   cargo install cargo-nextest --locked
 fi
 
-# tests/oci_chart.rs pulls a Helm chart from a real OCI registry it starts on loopback: Debian's docker-registry
-# (the CNCF distribution registry). Those tests fail, not skip, without it.
-if ! command -v docker-registry >/dev/null 2>&1; then
-  sudo=""
+# Debian packages some tests drive as real peers; those tests fail, not skip, without them:
+#   docker-registry (the CNCF distribution registry): tests/oci_chart.rs pulls a Helm chart from it on loopback;
+#   jq: tests/json_contract.rs checks that jq reads every `--json` stream.
+need_apt() { # COMMAND PACKAGE WHY
+  command -v "$1" >/dev/null 2>&1 && return 0
+  local sudo=""
   if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then sudo="sudo"; fi
-  apt_install="${sudo:+$sudo }env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends docker-registry"
+  local apt_install="${sudo:+$sudo }env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $2"
   echo "+ $apt_install" >&2
   if ! $apt_install; then
     ${sudo:+$sudo }apt-get update && $apt_install || true
   fi
-  if ! command -v docker-registry >/dev/null 2>&1; then
-    echo "error: could not install docker-registry, which tests/oci_chart.rs needs;" \
-      "install it as root with 'apt-get install docker-registry' (Debian/Ubuntu) and run this again" >&2
+  if ! command -v "$1" >/dev/null 2>&1; then
+    echo "error: could not install $2, which $3 needs;" \
+      "install it as root with 'apt-get install $2' (Debian/Ubuntu) and run this again" >&2
     exit 1
   fi
-fi
+}
+need_apt docker-registry docker-registry tests/oci_chart.rs
+need_apt jq jq tests/json_contract.rs
 
 # The official Karpenter CRDs the manifests are validated against are the project's reference data, kept
 # outside the repository (../shared/reference). Tests read KBP_KARPENTER_CRDS_DIR; point it at them when

@@ -31,8 +31,7 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let ws = Workspace::with_blueprint("karpenter-mng");
     let stack = "ex-karpenter-mng";
 
-    let plan: Value =
-        serde_json::from_slice(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()).stdout).unwrap();
+    let plan = support::events::plan(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()));
     for d in plan["deferred"].as_array().unwrap() {
         assert!(d["kind"].as_str().unwrap().starts_with("k8s_"), "only in-cluster objects wait for later: {d}");
     }
@@ -191,7 +190,7 @@ fn plan_warns_when_the_api_is_open_to_the_whole_internet() {
     let em = Emulator::start();
     let ws = Workspace::with_blueprint("minimal");
     let out = kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path());
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = support::events::plan(&out);
     let warnings = plan["warnings"].as_array().unwrap_or_else(|| panic!("a warnings array: {plan}"));
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let warning = warnings[0].as_str().unwrap();
@@ -201,7 +200,7 @@ fn plan_warns_when_the_api_is_open_to_the_whole_internet() {
     let restricted =
         ["plan", ws.blueprint_arg(), "--json", "--set", "cluster.public_access_cidrs=[\"203.0.113.0/24\"]"];
     let out = kbp_ok(&em, &restricted, ws.path());
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = support::events::plan(&out);
     assert!(plan.get("warnings").is_none(), "{}", plan["warnings"]);
     assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
 }

@@ -171,7 +171,7 @@ async fn storm(seed: u64, throttle_rate: f64, server_error_rate: f64) -> Figures
     };
     let (apply, apply_s) = timed(&["apply", ws.blueprint_arg(), "--auto-approve", "--json"]);
     assert_success(&apply, &format!("apply in a storm (seed {seed})"));
-    let summary: Value = serde_json::from_str(stdout(&apply).lines().last().unwrap()).unwrap();
+    let summary = support::events::summary(&apply);
     assert_one_per_address(&em, &empty).await;
     let (plan, plan_s) = timed(&["plan", ws.blueprint_arg(), "--detailed-exitcode"]);
     assert_exit_code(&plan, 0, &format!("no-op plan in a storm (seed {seed})"));
@@ -288,7 +288,7 @@ async fn a_lost_state_is_rebuilt_from_the_stacks_tags_not_duplicated() {
 
     let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path());
     assert_success(&plan, "plan without state");
-    let plan: Value = serde_json::from_str(&stdout(&plan)).unwrap();
+    let plan = support::events::plan(&plan);
     let adopted: Vec<&str> =
         plan["adopted"].as_array().unwrap().iter().map(|r| r["address"].as_str().unwrap()).collect();
     for address in [

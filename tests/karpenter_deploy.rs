@@ -47,8 +47,7 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
     let em = Emulator::start_with("realistic", 0.01);
     let ws = Workspace::with_blueprint("karpenter-mng");
 
-    let plan: Value =
-        serde_json::from_slice(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()).stdout).unwrap();
+    let plan = support::events::plan(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()));
     let planned: Vec<&str> = plan["changes"].as_array().unwrap().iter().filter_map(|c| c["address"].as_str()).collect();
     for address in [
         "karpenter_crds.main",
@@ -147,7 +146,7 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
         ws.path(),
     );
     assert_exit_code(&edited, 2, "plan with a new CPU limit");
-    let edit: Value = serde_json::from_slice(&edited.stdout).unwrap();
+    let edit = support::events::plan(&edited);
     let changes = edit["changes"].as_array().unwrap();
     assert_eq!(changes.len(), 1, "exactly one change: {changes:#?}");
     assert_eq!(changes[0]["address"], "node_pool.main[\"default\"]");

@@ -18,8 +18,7 @@ fn plan_json(em: &Emulator, ws: &Workspace, extra: &[&str]) -> Value {
     let mut args = vec!["plan", ws.blueprint_arg(), "--json"];
     args.extend_from_slice(extra);
     let out = kbp_ok(em, &args, ws.path());
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("plan --json is JSON: {e}\n{}", describe_output(&out)))
+    support::events::plan(&out)
 }
 
 /// (address, action) of every change in a JSON plan, sorted.

@@ -83,3 +83,84 @@ async fn an_endpoint_that_never_answers_fails_within_the_preflight_timeout() {
     assert_one_clear_line(&out, "plan", "timed out", "AWS could not be reached");
     assert!(took < Duration::from_secs(12), "failed within the 6 s preflight timeout: took {took:?}");
 }
+
+/// `kbp plan` and `kbp apply --auto-approve` with `sets` both fail preflight with the one problem `says` and its
+/// hint, and the apply leaves the emulator as it was.
+async fn plan_and_apply_refused(em: &Emulator, ws: &Workspace, sets: &[&str], says: &str, hint: &str) {
+    let before = Inventory::take(em).await;
+    for verb in [&["plan"][..], &["apply", "--auto-approve"]] {
+        let mut args = vec![verb[0], ws.blueprint_arg()];
+        args.extend(&verb[1..]);
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        let (out, took) = timed(em, ws, &args, &[]);
+        assert_one_clear_line(&out, verb[0], says, hint);
+        assert!(took < Duration::from_secs(10), "{} failed preflight in {took:?}", verb[0]);
+    }
+    Inventory::take(em).await.assert_eq(&before, "after the refused apply");
+}
+
+fn trust() -> String {
+    let statement = r#"{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}"#;
+    format!(r#"{{"Version": "2012-10-17", "Statement": [{statement}]}}"#)
+}
+
+/// The role `minimal` names its Karpenter nodes' role (`KarpenterNodeRole-<cluster.name>`), made beforehand with
+/// `tags`.
+async fn make_node_role(em: &Emulator, tags: &[(&str, &str)]) {
+    let tags = tags.iter().map(|(k, v)| aws_sdk_iam::types::Tag::builder().key(*k).value(*v).build().unwrap());
+    let made = em.iam().await.create_role().role_name("KarpenterNodeRole-sbx").assume_role_policy_document(trust());
+    made.set_tags(Some(tags.collect())).send().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_role_name_someone_else_holds_fails_plan_and_apply_before_anything_is_made() {
+    let em = Emulator::start();
+    make_node_role(&em, &[("team", "data")]).await;
+    let ws = Workspace::with_blueprint("minimal");
+    let says = "IAM role KarpenterNodeRole-sbx already exists and does not belong to stack sbx";
+    plan_and_apply_refused(&em, &ws, &[], says, "set karpenter.node_role_name to another name").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_role_name_this_stack_holds_passes_preflight_and_the_plan_names_the_account() {
+    let em = Emulator::start();
+    make_node_role(&em, &[("kbp:stack", "sbx"), ("kbp:address", "iam_role.karpenter_node")]).await;
+    let ws = Workspace::with_blueprint("minimal");
+    let (out, _) = timed(&em, &ws, &["plan", ws.blueprint_arg()], &[]);
+    assert_exit_code(&out, 0, "plan");
+    let header =
+        "kbp will perform the following actions on stack sbx (us-west-2, account 123456789012, partition aws):";
+    assert!(stdout(&out).contains(header), "{}", describe_output(&out));
+    assert!(!stderr(&out).contains("error:"), "{}", describe_output(&out));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_region_fails_plan_and_apply_before_anything_is_made() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("minimal");
+    let says = "region us-west-9 does not exist";
+    plan_and_apply_refused(&em, &ws, &["cluster.region=us-west-9"], says, "set cluster.region to an AWS region").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crds_dir_without_crds_fails_plan_and_apply_before_anything_is_made() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("minimal");
+    let says = "the Karpenter CRDs cannot be read from karpenter.crds_dir: cannot read";
+    let hint = "check karpenter.crds_dir";
+    plan_and_apply_refused(&em, &ws, &["karpenter.crds_dir=no-such-dir"], says, hint).await;
+    std::fs::create_dir(ws.path().join("empty")).unwrap();
+    let (out, _) = timed(&em, &ws, &["plan", ws.blueprint_arg(), "--set", "karpenter.crds_dir=empty"], &[]);
+    assert_one_clear_line(&out, "plan", "no CustomResourceDefinition in", "put the release's CRD files");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kubernetes_version_eks_no_longer_offers_fails_plan_and_apply_before_anything_is_made() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("minimal");
+    let says = "EKS in region us-west-2 does not offer Kubernetes 1.29 for new clusters";
+    let hint = "set cluster.version to one it offers: 1.35, 1.34";
+    plan_and_apply_refused(&em, &ws, &["cluster.version=1.29"], says, hint).await;
+}

@@ -91,7 +91,8 @@ async fn a_resource_deleted_outside_kbp_is_planned_and_created_again() {
     ec2.delete_route_table().route_table_id(&rt_id).send().await.unwrap();
 
     let out = kbp(&em, &args("plan", &ws, name, &["--json"]), ws.path());
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", describe_output(&out)));
+    assert_success(&out, "plan --json");
+    let plan = support::events::plan(&out);
     let c = plan["changes"].as_array().unwrap();
     let table = c.iter().find(|c| c["address"] == "route_table.public").expect("the deleted table is planned");
     assert_eq!(table["action"], "create");
@@ -106,12 +107,14 @@ async fn a_failure_stops_only_its_branch_and_a_rerun_finishes() {
     let em = Emulator::start();
     let ws = Workspace::with_blueprint("minimal");
     let name = "cluster.name=branchy";
-    // A role of the same name made outside kbp: creating the Karpenter node role fails.
+    // A role of the same name made outside kbp after the plan was saved (preflight refuses a plan while it is
+    // there): creating the Karpenter node role fails.
+    kbp_ok(&em, &args("plan", &ws, name, &["--out", "branchy.plan"]), ws.path());
     let iam = em.iam().await;
     let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
     iam.create_role().role_name("KarpenterNodeRole-branchy").assume_role_policy_document(trust).send().await.unwrap();
 
-    let out = kbp(&em, &args("apply", &ws, name, &["--auto-approve"]), ws.path());
+    let out = kbp(&em, &["apply", "branchy.plan"], ws.path());
     assert_exit_code(&out, 1, "apply with a conflicting role");
     let err = stderr(&out);
     assert!(err.contains("iam_role.karpenter_node") && err.contains("FAILED"), "{err}");

@@ -119,6 +119,20 @@ async fn two_checkouts_apply_one_stack_once_and_a_third_plans_outputs_and_destro
     assert_success(&out, "kbp kubeconfig");
     let kubeconfig = std::fs::read_to_string(third.path().join("kubeconfig")).unwrap();
     assert!(kubeconfig.contains(&endpoint), "{kubeconfig}");
+    // kbp is not on this test's PATH: the kubeconfig names this binary, and says why.
+    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_kbp")).unwrap();
+    assert!(kubeconfig.contains(&format!("command: {}", binary.display())), "{kubeconfig}");
+    assert!(stderr(&out).contains("put kbp on PATH"), "{}", stderr(&out));
+    // With kbp on PATH, the kubeconfig runs plain `kbp`: it survives an upgrade or a move, and can be shared.
+    let path = format!("{}:{}", binary.parent().unwrap().display(), std::env::var("PATH").unwrap_or_default());
+    let out = kbp_command(&em, &["kubeconfig", "--file", "portable"], third.path())
+        .env("KBP_STATE", &url)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_success(&out, "kbp kubeconfig with kbp on PATH");
+    let portable = std::fs::read_to_string(third.path().join("portable")).unwrap();
+    assert!(portable.contains("command: kbp\n") && !portable.contains(&binary.display().to_string()), "{portable}");
     let out = run(&["render", third.blueprint_arg(), "--skip-crds"]);
     assert_success(&out, "kbp render");
     assert!(!stdout(&out).contains("known after apply"), "render takes AWS's values from the S3 state");

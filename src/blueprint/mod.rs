@@ -1,6 +1,7 @@
 //! Blueprint: TOML text → typed, validated [`Blueprint`] with defaults applied. Owns the blueprint schema (field
-//! names, types, defaults, docs), `--set` overrides, and every check that can be made without AWS. It does not
-//! know what resources a blueprint becomes (that is `graph`).
+//! names, types, defaults, docs), `--set` overrides, and every check that can be made without AWS; also the
+//! canonical text of a blueprint (`format`, for `kbp fmt`). It does not know what resources a blueprint becomes
+//! (that is `graph`).
 //!
 //! The stages, in order, each collecting every problem it finds:
 //! 1. `tree`: parse the TOML with spans (syntax errors stop here, as later stages would only guess), once the
@@ -14,6 +15,7 @@
 
 mod advisories;
 mod defaults;
+pub mod format;
 pub mod limits;
 mod markdown;
 pub mod model;
@@ -24,11 +26,14 @@ mod schema;
 pub(crate) use schema::default_at;
 mod tree;
 mod validate;
+
+pub(crate) use validate::allows_spot;
 mod walk;
 
 pub use advisories::advisories;
 pub use markdown::reference_markdown;
 pub use model::*;
+pub use schema::json_schema::json_schema;
 
 use std::path::Path;
 

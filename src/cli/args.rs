@@ -41,6 +41,25 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the resource graph a blueprint compiles to.
     Graph(GraphArgs),
+    /// Rewrite blueprints in canonical form, keeping every comment (`--check` in CI).
+    ///
+    /// Rewrites each FILE that is not in canonical form (atomically, keeping its permissions) and prints its
+    /// name. Only layout changes: tables, keys and values keep their order and spelling, and every comment is
+    /// kept. The canonical form: `key = value`, everything at the left margin; one blank line between tables and
+    /// none under a header; runs of blank lines made one; one space before an end-of-line comment; no trailing
+    /// whitespace; an array on one line when it fits in 100 columns and holds no comment, else one item per
+    /// line, indented two spaces, each with a comma; inline tables on one line; one final newline. Any valid
+    /// TOML is formatted, blueprint or not; a file that is not valid TOML is reported (file:line:col) and left
+    /// as it is.
+    Fmt(FmtArgs),
+    /// Print the blueprint's JSON Schema, for editors that complete and check TOML (taplo, Even Better TOML).
+    ///
+    /// The schema (JSON Schema draft 2020-12) is generated from the one kbp validates blueprints with: types,
+    /// descriptions, defaults, enums, ranges, required fields, and unknown keys refused. Save it
+    /// (`kbp schema --out kbp.schema.json`) and put `#:schema ./kbp.schema.json` on a blueprint's first line,
+    /// or name it in a taplo config. `kbp validate` checks more than the schema can say: the string rules its
+    /// descriptions name, and rules across fields.
+    Schema(SchemaArgs),
     /// Show what apply would change, after refreshing state from AWS.
     Plan(PlanArgs),
     /// Create or update the stack to match the blueprint (or apply a saved plan).
@@ -68,11 +87,45 @@ pub enum Command {
     Man(ManArgs),
 }
 
+impl Command {
+    /// The command's name when its stdout is the `--json` event stream (see `crate::ui::json`).
+    pub fn event_stream(&self) -> Option<&'static str> {
+        match self {
+            Command::Validate(a) if a.json => Some("validate"),
+            Command::Plan(a) if a.run.json || a.format == PlanFormat::Json => Some("plan"),
+            Command::Apply(a) if a.run.json => Some("apply"),
+            Command::Destroy(a) if a.run.json => Some("destroy"),
+            Command::Gc(a) if a.json => Some("gc"),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell to complete in.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct FmtArgs {
+    /// The blueprint files (TOML) to format.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Write nothing: print the names of the files not in canonical form, and exit 1 if there are any.
+    #[arg(long)]
+    pub check: bool,
+    /// Print a unified diff of each change on stdout instead of the file's name.
+    #[arg(long)]
+    pub diff: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Write the schema to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -212,7 +265,7 @@ pub struct GraphArgs {
 pub enum PlanFormat {
     /// Terraform-like text.
     Text,
-    /// One JSON document (the same as --json).
+    /// Event lines, the plan among them (the same as --json; see docs/json.md).
     Json,
     /// A summary and a collapsible diff for a pull-request comment.
     Markdown,

@@ -8,6 +8,8 @@ use anyhow::{bail, Context as _};
 
 use super::args::{BlueprintArgs, RunArgs};
 use crate::blueprint::{self, Blueprint};
+use crate::diag::Severity;
+use crate::ui::json;
 use crate::graph::{self, ResourceGraph};
 use crate::plan::{self, Refreshed};
 use crate::providers::{Context, Registry};
@@ -16,24 +18,44 @@ use crate::state::{self, Backend, Location, LockGuard, State};
 /// Exit code for errors.
 pub const FAILED: u8 = 1;
 
+/// Reports an error: on stderr, and as a `problem` event when stdout is the `--json` stream.
 pub fn report(e: &anyhow::Error) -> u8 {
-    eprintln!("error: {e:#}");
+    // A failed preflight is several problems: each is an error of its own, with its hint.
+    if let Some(failed) = e.downcast_ref::<super::preflight::Failed>() {
+        for p in &failed.0 {
+            eprintln!("error: {}\n  hint: {}", p.message, p.hint);
+            json::emit(&json::Line::Problem { severity: Severity::Error, message: &p.message, hint: Some(&p.hint) });
+        }
+        return FAILED;
+    }
+    let text = format!("{e:#}");
+    eprintln!("error: {text}");
+    json::problem(Severity::Error, &text);
     FAILED
+}
+
+/// Reports a blueprint's diagnostics: rendered on stderr, and each as a `diagnostic` event under `--json`.
+pub fn show_diagnostics(d: &crate::diag::Diagnostics, color: bool) {
+    eprint!("{}", d.render(color));
+    for item in &d.items {
+        json::emit(&json::Line::Diagnostic(item));
+    }
 }
 
 /// Parses, validates and compiles; on invalid input prints every diagnostic and returns the exit code.
 pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGraph), u8> {
     let loaded = blueprint::check(&args.blueprint, &args.sets).map_err(|d| {
-        eprint!("{}", d.render(color));
+        show_diagnostics(&d, color);
         FAILED
     })?;
     if !loaded.warnings.items.is_empty() {
-        eprint!("{}", loaded.warnings.render(color));
+        show_diagnostics(&loaded.warnings, color);
     }
     let bp = loaded.blueprint;
     let graph = graph::compile(&bp).map_err(|e| {
-        eprintln!("error: the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint");
-        FAILED
+        report(&anyhow::anyhow!(
+            "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
+        ))
     })?;
     Ok((bp, graph))
 }
@@ -42,6 +64,7 @@ pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGra
 pub fn warn(warnings: &[String]) {
     for w in warnings {
         eprintln!("warning: {w}");
+        json::problem(Severity::Warning, w);
     }
 }
 
@@ -124,42 +147,9 @@ async fn open_locked(
     let loaded = backend.load().await?;
     for advice in backend.advice().await {
         eprintln!("warning: {advice}");
+        json::problem(Severity::Warning, &advice);
     }
     Ok((backend, guard, loaded))
-}
-
-/// Who is calling AWS, asked once before anything else, within `KBP_AWS_PREFLIGHT_TIMEOUT` (15 s) retries
-/// included: missing credentials or an unreachable endpoint fail here, in seconds and once, not once per
-/// operation after minutes of retries.
-pub async fn preflight(cx: &Context) -> anyhow::Result<()> {
-    let quick = aws_sdk_sts::config::Builder::default().timeout_config(crate::aws::preflight_timeout_config());
-    let asked = cx.sts().get_caller_identity().customize().config_override(quick).send().await;
-    match asked {
-        Ok(me) => {
-            tracing::info!(account = me.account(), arn = me.arn(), "calling AWS as");
-            Ok(())
-        }
-        Err(e) => {
-            let e = crate::providers::ProviderError::from_sdk("sts:GetCallerIdentity", e);
-            let lower = e.message.to_lowercase();
-            let hint = if lower.contains("credentials") {
-                "no AWS credentials were found: set AWS_PROFILE (after `aws sso login` for SSO), or \
-                 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run where instance metadata provides a role"
-                    .to_string()
-            } else if e.code.is_empty() {
-                let endpoint = std::env::var("AWS_ENDPOINT_URL").map(|u| format!(" (AWS_ENDPOINT_URL is {u})"));
-                format!(
-                    "AWS could not be reached{}: check the network, a proxy (HTTPS_PROXY), or the endpoint",
-                    endpoint.unwrap_or_default()
-                )
-            } else {
-                e.hint
-                    .clone()
-                    .unwrap_or_else(|| "check the credentials kbp runs with (`aws sts get-caller-identity`)".into())
-            };
-            bail!("cannot call AWS: {e}\n  hint: {hint}")
-        }
-    }
 }
 
 pub async fn aws(stack: &str, region: &str, run: &RunArgs) -> Arc<Context> {

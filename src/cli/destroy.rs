@@ -17,7 +17,7 @@ use anyhow::Context as _;
 
 use super::args::{DestroyArgs, Global};
 use super::common::{self, FAILED};
-use super::run::{interrupt_on_ctrl_c, print_plan};
+use super::run::{interrupt_on_ctrl_c, print_plan, summarize_walk};
 use crate::blueprint::Blueprint;
 use crate::exec;
 use crate::graph::compile::kinds;
@@ -25,7 +25,7 @@ use crate::plan::{self, Plan};
 use crate::providers::{Context, Registry};
 use crate::state::{State, StateHandle};
 use crate::teardown::{self, Inventory, Item, Scope, Step};
-use crate::ui::{timestamp_now, Ui};
+use crate::ui::{json, say, timestamp_now, Ui};
 
 pub async fn run(a: DestroyArgs, g: &Global) -> u8 {
     let ui = Ui::new(a.run.json, g.no_color);
@@ -54,7 +54,7 @@ async fn with_state(
     let location = common::state_location(a.state.state.as_ref(), bp);
     let locked = common::lock_state(&location, a.state.lock_timeout, stack, &bp.cluster.region, "destroy").await?;
     let mut cx = common::context(stack, &bp.cluster.region, &a.run).await;
-    common::preflight(&cx).await?;
+    super::preflight::identity(&cx).await?;
     cx.destroying = true;
     let cx = Arc::new(cx);
     let registry = Registry::aws();
@@ -81,7 +81,7 @@ async fn with_state(
     let in_cluster = |c: &plan::Change| c.kind.starts_with("k8s_");
     let outcome = walk(&only(&p, in_cluster), &cx, &registry, &state, a, ui).await;
     if !outcome.ok() {
-        return Ok(incomplete(&outcome, &state));
+        return Ok(incomplete(&p.summary, &outcome, &state));
     }
     // 2. What Karpenter and controllers made, found again now that the NodePools are gone, and duplicates of the
     //    stack's own resources.
@@ -89,15 +89,17 @@ async fn with_state(
     let failed = remove(&cx, &found, ui).await;
     // 3. The state's resources.
     let outcome = walk(&only(&p, |c| !in_cluster(c)), &cx, &registry, &state, a, ui).await;
+    json::summarize(serde_json::json!({ "leftovers_removed": found.items.len() - failed, "leftovers_failed": failed }));
     if !outcome.ok() || failed > 0 {
-        return Ok(incomplete(&outcome, &state));
+        return Ok(incomplete(&p.summary, &outcome, &state));
     }
-    println!(
+    summarize_walk(&p.summary, &outcome, &state);
+    say(format!(
         "\nDestroy complete! Resources: {} destroyed, {} leftovers removed. State: {}",
         p.summary.destroy,
         found.items.len(),
         state.describe()
-    );
+    ));
     // 4. Anything left?
     Ok(final_scan(&cx, &scope, ui).await)
 }
@@ -115,7 +117,7 @@ async fn sweep(cx: &Context, scope: &Scope, state: &State) -> anyhow::Result<Inv
 async fn from_tags(a: &DestroyArgs, name: &str, ui: Ui) -> anyhow::Result<u8> {
     let region = common::default_region(a.region.as_deref()).await?;
     let mut cx = common::context(name, &region, &a.run).await;
-    common::preflight(&cx).await?;
+    super::preflight::identity(&cx).await?;
     cx.destroying = true;
     let cx = Arc::new(cx);
     let (leftovers, tagged) = discover(&cx, name).await?;
@@ -125,7 +127,8 @@ async fn from_tags(a: &DestroyArgs, name: &str, ui: Ui) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if leftovers.items.is_empty() && tagged.items.is_empty() {
-        println!("Nothing of stack {name} found in {region}.");
+        say(format!("Nothing of stack {name} found in {region}."));
+        json::summarize(serde_json::json!({ "leftovers_removed": 0, "left": 0 }));
         return Ok(0);
     }
     if !a.auto_approve && !common::confirm(&format!("\nDo you want to destroy stack {name} found by its tags?"))? {
@@ -133,11 +136,13 @@ async fn from_tags(a: &DestroyArgs, name: &str, ui: Ui) -> anyhow::Result<u8> {
         return Ok(FAILED);
     }
     let failed = destroy_found(&cx, &leftovers, &tagged, ui).await;
+    let removed = leftovers.items.len() + tagged.items.len() - failed;
+    json::summarize(serde_json::json!({ "leftovers_removed": removed, "leftovers_failed": failed }));
     if failed > 0 {
         eprintln!("\ndestroy incomplete: {failed} resources could not be deleted; run `kbp destroy --from-tags {name}` again.");
         return Ok(FAILED);
     }
-    println!("\nDestroy complete! {} resources deleted.", leftovers.items.len() + tagged.items.len());
+    say(format!("\nDestroy complete! {removed} resources deleted."));
     Ok(final_scan(&cx, &scope_of(name, &State::new(name, &region), Vec::new()), ui).await)
 }
 
@@ -200,7 +205,8 @@ async fn walk(
     outcome
 }
 
-fn incomplete(outcome: &exec::Outcome, state: &StateHandle) -> u8 {
+fn incomplete(planned: &plan::Summary, outcome: &exec::Outcome, state: &StateHandle) -> u8 {
+    summarize_walk(planned, outcome, state);
     eprintln!(
         "\ndestroy incomplete: {} operations failed, {} skipped, {} not started. What succeeded is in state {}; fix the error and run `kbp destroy` again.",
         outcome.failed.len(),
@@ -216,7 +222,7 @@ fn show_leftovers(found: &Inventory, ui: Ui, what: &str) {
         return;
     }
     if ui.json {
-        println!("{}", serde_json::json!({ "type": "leftovers", "what": what, "items": found.items }));
+        json::emit(&json::Line::Leftovers { what, items: &found.items });
     } else {
         println!("\nOutside kbp's state, {what}:\n{found}");
     }
@@ -235,10 +241,7 @@ pub(super) async fn remove(cx: &Context, found: &Inventory, ui: Ui) -> usize {
             Step::Failed(e) => ("FAILED", Some(e.clone())),
         };
         if ui.json {
-            println!(
-                "{}",
-                serde_json::json!({ "type": "leftover", "kind": item.kind, "id": item.id, "step": verb, "error": error, "timestamp": timestamp_now() })
-            );
+            json::emit(&json::Line::Leftover { kind: item.kind, id: &item.id, step: verb, error: error.as_deref() });
         } else {
             let error = error.map(|e| format!(": {e}")).unwrap_or_default();
             eprintln!("{} {} {}: {verb}{error}", timestamp_now(), item.kind.label(), item.id);
@@ -256,25 +259,27 @@ async fn final_scan(cx: &Context, scope: &Scope, ui: Ui) -> u8 {
         Ok::<_, crate::providers::ProviderError>(left)
     };
     match scan.await {
-        Ok(left) if left.items.is_empty() => {
-            if ui.json {
-                println!("{}", serde_json::json!({ "type": "final_scan", "left": [] }));
-            } else {
-                println!("Final scan: nothing of stack {} is left in {}.", scope.stack, cx.region);
-            }
-            0
-        }
         Ok(left) => {
-            if ui.json {
-                println!("{}", serde_json::json!({ "type": "final_scan", "left": left.items }));
-            } else {
-                eprintln!("\nFinal scan: still in {}:\n{left}\n  hint: run `kbp destroy` again; if it stays, delete it by hand", cx.region);
+            let lines: Vec<String> = left.items.iter().map(ToString::to_string).collect();
+            let items: Vec<serde_json::Value> =
+                left.items.iter().map(|i| serde_json::to_value(i).unwrap_or_default()).collect();
+            json::summarize(serde_json::json!({ "left": items.len() }));
+            json::emit(&json::Line::FinalScan { region: &cx.region, left: &items });
+            if items.is_empty() {
+                if !ui.json {
+                    println!("Final scan: nothing of stack {} is left in {}.", scope.stack, cx.region);
+                }
+                return 0;
+            }
+            if !ui.json {
+                eprintln!(
+                    "\nFinal scan: still in {}:\n{}\n  hint: run `kbp destroy` again; if it stays, delete it by hand",
+                    cx.region,
+                    lines.join("\n")
+                );
             }
             FAILED
         }
-        Err(e) => {
-            eprintln!("\nFinal scan failed: {e}");
-            FAILED
-        }
+        Err(e) => common::report(&anyhow::anyhow!("the final scan failed: {e}")),
     }
 }

@@ -10,7 +10,7 @@ use super::args::{GcArgs, Global, RunArgs};
 use super::common::{self, FAILED};
 use super::destroy::{destroy_found, discover};
 use crate::teardown::{self, StackInfo};
-use crate::ui::Ui;
+use crate::ui::{json, say, Ui};
 
 /// Why a stack is (or is not) collected.
 fn verdict(s: &StackInfo, a: &GcArgs, now: OffsetDateTime) -> Option<&'static str> {
@@ -62,7 +62,7 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
         let region = common::default_region(a.region.as_deref()).await?;
         let run = RunArgs { parallelism: 10, json: a.json, kubeconfig: None, context: None };
         let cx = common::context("", &region, &run).await;
-        common::preflight(&cx).await?;
+        super::preflight::identity(&cx).await?;
         let now = OffsetDateTime::now_utc();
         let stacks = teardown::stacks(&cx).await.context("looking for kbp stacks")?;
         let mut doomed = Vec::new();
@@ -83,7 +83,7 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
             rows.push(serde_json::json!({ "name": named, "action": "destroy (named)" }));
         }
         if a.json {
-            println!("{}", serde_json::json!({ "region": region, "stacks": rows }));
+            json::emit(&json::Line::Stacks { region: &region, stacks: &rows });
         } else if rows.is_empty() {
             println!("No kbp stacks in {region}.");
         } else {
@@ -121,29 +121,31 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
             }
         }))
         .await;
-        let mut ok = true;
+        let (mut destroyed, mut incomplete) = (Vec::new(), Vec::new());
         for r in results {
             match r {
                 Ok((name, 0, n)) => {
-                    println!("Destroyed stack {name} ({n} resources).");
+                    say(format!("Destroyed stack {name} ({n} resources)."));
+                    destroyed.push(name.clone());
                     match forget_local_state(&name, &region).await {
-                        Ok(Some(described)) => println!("Emptied its state {described}: nothing of it is left."),
+                        Ok(Some(described)) => say(format!("Emptied its state {described}: nothing of it is left.")),
                         Ok(None) => {}
                         Err(e) => eprintln!("warning: the stack is gone but its state could not be emptied: {e:#}"),
                     }
                 }
                 Ok((name, failed, _)) => {
-                    ok = false;
+                    incomplete.push(name.clone());
                     eprintln!(
                         "Stack {name}: {failed} resources could not be deleted; run `kbp gc --stack {name}` again."
                     );
                 }
                 Err(e) => {
-                    ok = false;
-                    eprintln!("error: {e:#}");
+                    common::report(&e);
                 }
             }
         }
+        let ok = destroyed.len() == doomed.len();
+        json::summarize(serde_json::json!({ "destroyed": destroyed, "incomplete": incomplete }));
         Ok(if ok { 0 } else { FAILED })
     };
     result.await.unwrap_or_else(|e: anyhow::Error| common::report(&e))

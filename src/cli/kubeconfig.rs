@@ -17,11 +17,7 @@ pub async fn run(a: KubeconfigArgs, _g: &Global) -> u8 {
         else {
             anyhow::bail!("the state has no EKS cluster yet\n  hint: run `kbp apply` first");
         };
-        let command = std::env::current_exe()
-            .ok()
-            .filter(|p| p.file_stem().is_some_and(|s| s == "kbp"))
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| "kbp".to_string());
+        let command = token_command();
         let entry = Entry {
             name: a.alias.clone().or_else(|| output("arn")).unwrap_or_else(|| name.clone()),
             cluster: name,
@@ -43,4 +39,27 @@ pub async fn run(a: KubeconfigArgs, _g: &Global) -> u8 {
         anyhow::Ok(0)
     };
     result.await.unwrap_or_else(|e| common::report(&e))
+}
+
+/// The command the kubeconfig runs for a token: plain `kbp` when that finds this very binary on PATH, so the
+/// file keeps working after kbp is upgraded or moved and can be shared; otherwise (kbp run from a build
+/// directory, not on PATH) this binary's absolute path, with a note saying so.
+fn token_command() -> String {
+    let Ok(this) = std::env::current_exe().and_then(std::fs::canonicalize) else { return "kbp".into() };
+    if this.file_stem().is_none_or(|s| s != "kbp") {
+        return "kbp".into(); // run as another program (a test harness): kubectl will look kbp up on PATH
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).map(|dir| dir.join("kbp")).find(|c| c.is_file()))
+        .unwrap_or_default();
+    match on_path.and_then(|p| std::fs::canonicalize(p).ok()) {
+        Some(found) if found == this => "kbp".into(),
+        _ => {
+            eprintln!(
+                "note: `kbp` on PATH is not this binary, so the kubeconfig runs {} for tokens\n  hint: put kbp on PATH and run `kbp kubeconfig` again for a kubeconfig that does not depend on where kbp is",
+                this.display()
+            );
+            this.display().to_string()
+        }
+    }
 }

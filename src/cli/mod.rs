@@ -4,6 +4,7 @@
 mod args;
 mod common;
 mod destroy;
+mod fmt;
 mod force_unlock;
 mod gc;
 mod generated;
@@ -11,8 +12,10 @@ mod graph;
 mod kubeconfig;
 mod output;
 mod plan;
+mod preflight;
 mod render;
 mod run;
+mod schema;
 mod state;
 mod token;
 mod validate;
@@ -33,9 +36,14 @@ pub fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     init_tracing(cli.verbose);
+    if let Some(command) = cli.command.event_stream() {
+        crate::ui::json::start(command);
+    }
     let code = match cli.command {
         Command::Validate(a) => validate::run(a, &cli.global),
         Command::Graph(a) => graph::run(a, &cli.global),
+        Command::Fmt(a) => fmt::run(a, &cli.global),
+        Command::Schema(a) => schema::run(a),
         Command::Completions(a) => generated::completions(a),
         Command::Man(a) => generated::man(a),
         command => {
@@ -59,7 +67,12 @@ pub fn main() -> ExitCode {
                     Command::Render(a) => render::run(a, &cli.global).await,
                     Command::Kubeconfig(a) => kubeconfig::run(a, &cli.global).await,
                     Command::ForceUnlock(a) => force_unlock::run(a, &cli.global).await,
-                    Command::Validate(_) | Command::Graph(_) | Command::Completions(_) | Command::Man(_) => {
+                    Command::Validate(_)
+                    | Command::Graph(_)
+                    | Command::Fmt(_)
+                    | Command::Schema(_)
+                    | Command::Completions(_)
+                    | Command::Man(_) => {
                         unreachable!("handled without a runtime")
                     }
                 };
@@ -70,6 +83,7 @@ pub fn main() -> ExitCode {
             })
         }
     };
+    crate::ui::json::finish(code);
     ExitCode::from(code)
 }
 
@@ -151,8 +165,10 @@ pub(crate) async fn release_locks() {
 fn init_tracing(verbose: u8) {
     let default = match verbose {
         0 => "kbp=warn,error",
+        // -v: each AWS call (service and operation, duration, attempts, status) is logged by `aws::CallCounter`.
         1 => "kbp=info,warn",
-        2 => "kbp=debug,info",
+        // -vv: and each Kubernetes API request (method, URL, status), from kube's HTTP trace layer.
+        2 => "kbp=debug,kube_client=debug,info",
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -6,7 +6,7 @@ use super::args::{Global, PlanArgs, PlanFormat};
 use super::common::{self, FAILED};
 use crate::plan::{self, render};
 use crate::providers::Registry;
-use crate::ui::Ui;
+use crate::ui::{json, Ui};
 
 pub async fn run(a: PlanArgs, g: &Global) -> u8 {
     let format = if a.run.json { PlanFormat::Json } else { a.format };
@@ -20,7 +20,11 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         let locked =
             common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "plan").await?;
         let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
-        common::preflight(&cx).await?;
+        let me = if a.destroy {
+            super::preflight::identity(&cx).await?
+        } else {
+            super::preflight::stack(&cx, &bp, &locked.state).await?
+        };
         let registry = Registry::aws();
         let parallelism = a.run.parallelism as usize;
         let refreshed = common::refresh(cx, &registry, &locked.state, Some(&graph), parallelism).await?;
@@ -30,6 +34,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone)
         };
         p.adopting(&refreshed);
+        (p.account, p.partition) = (Some(me.account), Some(me.partition));
         // A saved plan is checked against the state as stored, not as refreshed in memory, and goes back to it.
         p.state_serial = locked.state.serial;
         if !locked.existed {
@@ -40,7 +45,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             p.warnings = crate::blueprint::advisories(&bp);
         }
         match format {
-            PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&p).context("rendering the plan")?),
+            PlanFormat::Json => json::emit(&json::Line::Plan { plan: &p }),
             PlanFormat::Markdown => print!("{}", plan::markdown::markdown(&p)),
             PlanFormat::Text => print!("{}", render::human(&p, &render::Style { color: ui.color })),
         }
@@ -55,6 +60,11 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             }
         }
         locked.guard.release().await?;
+        json::summarize(serde_json::json!({
+            "changes": p.summary,
+            "has_changes": p.has_changes(),
+            "saved_to": a.out.as_ref().map(|o| o.display().to_string()),
+        }));
         anyhow::Ok(p.has_changes())
     }
     .await;

@@ -10,7 +10,7 @@ use crate::exec;
 use crate::plan::{self, render, Plan};
 use crate::providers::{Context, Registry};
 use crate::state::StateHandle;
-use crate::ui::Ui;
+use crate::ui::{json, Ui};
 
 pub async fn apply(a: ApplyArgs, g: &Global) -> u8 {
     let ui = Ui::new(a.run.json, g.no_color);
@@ -35,7 +35,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let locked =
         common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "apply").await?;
     let mut cx = common::context(&bp.cluster.name, &bp.cluster.region, &a.run).await;
-    common::preflight(&cx).await?;
+    let me = super::preflight::stack(&cx, &bp, &locked.state).await?;
     cx.applying = true;
     let ttl = match (a.ttl, &bp.cluster.ttl) {
         (Some(d), _) => Some(d),
@@ -51,6 +51,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
     let mut p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
     p.adopting(&refreshed);
+    (p.account, p.partition) = (Some(me.account), Some(me.partition));
     p.warnings = crate::blueprint::advisories(&bp);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
     let code = execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await?;
@@ -87,7 +88,7 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         );
     }
     let cx = common::aws(&p.stack, &p.region, &a.run).await;
-    common::preflight(&cx).await?;
+    super::preflight::identity(&cx).await?;
     let registry = Registry::aws();
     let state = Arc::new(StateHandle::new(locked.backend, locked.state));
     // The plan was reviewed when it was saved: applying a file is the approval.
@@ -98,7 +99,7 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
 
 pub(super) fn print_plan(p: &Plan, ui: Ui) -> anyhow::Result<()> {
     if ui.json {
-        println!("{}", serde_json::to_string(p).context("rendering the plan")?);
+        json::emit(&json::Line::Plan { plan: p });
     } else {
         print!("{}", render::human(p, &render::Style { color: ui.color }));
     }
@@ -147,30 +148,16 @@ async fn execute(
         0
     };
     let s = &p.summary;
-    let (calls, retries) = crate::aws::call_totals();
-    if ui.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "type": "summary",
-                "ok": outcome.ok(),
-                "done": outcome.done,
-                "failed": outcome.failed.iter().map(|(a, e)| serde_json::json!({"address": a, "error": e})).collect::<Vec<_>>(),
-                "skipped": outcome.skipped,
-                "state": state.describe(),
-                "duplicates_left": duplicates_left,
-                "aws": {"calls": calls, "retries": retries},
-            })
-        );
-    } else if outcome.ok() {
-        let title = if verb == "destroy" { "Destroy complete!" } else { "Apply complete!" };
-        println!(
-            "\n{title} Resources: {} added, {} changed, {} destroyed. State: {}",
+    summarize_walk(s, &outcome, &state);
+    json::summarize(serde_json::json!({ "duplicates_left": duplicates_left }));
+    if outcome.ok() {
+        crate::ui::say(format!(
+            "\nApply complete! Resources: {} added, {} changed, {} destroyed. State: {}",
             s.add,
             s.change,
             s.destroy,
             state.describe()
-        );
+        ));
     } else {
         eprintln!(
             "\n{verb} incomplete: {} operations done, {} failed, {} skipped because of a failure, {} not started. What succeeded is in state {}; fix the error and run `kbp {verb}` again.",
@@ -184,6 +171,19 @@ async fn execute(
     Ok(if outcome.ok() { 0 } else { FAILED })
 }
 
+/// What a walk did, for the `--json` summary: the plan's counts, the operations done, failed, skipped and not
+/// started, and where state is.
+pub(super) fn summarize_walk(planned: &plan::Summary, outcome: &exec::Outcome, state: &StateHandle) {
+    json::summarize(serde_json::json!({
+        "changes": planned,
+        "done": outcome.done,
+        "failed": outcome.failed.iter().map(|(a, e)| serde_json::json!({"address": a, "error": e})).collect::<Vec<_>>(),
+        "skipped": outcome.skipped,
+        "not_started": outcome.not_started,
+        "state": state.describe(),
+    }));
+}
+
 /// After creates, removes second resources at one of the stack's addresses: creates whose outcome was unknown
 /// (an answer lost, an earlier run killed with its request in flight) that landed after kbp had looked for them.
 /// Returns how many could not be removed (a warning: the stack itself is complete).
@@ -195,8 +195,13 @@ async fn remove_duplicates(cx: &Context, state: &crate::state::State, ui: Ui) ->
             return 0;
         }
     };
-    if !found.items.is_empty() && !ui.json {
-        eprintln!("\nDuplicates of the stack's resources (creates whose answer was lost), removed:\n{found}");
+    if !found.items.is_empty() {
+        let what = "duplicates of the stack's resources (creates whose answer was lost), removed";
+        if ui.json {
+            json::emit(&json::Line::Leftovers { what, items: &found.items });
+        } else {
+            eprintln!("\n{what}:\n{found}");
+        }
     }
     let failed = super::destroy::remove(cx, &found, ui).await;
     if failed > 0 {

@@ -1,31 +1,19 @@
 //! `kbp validate`: parse and check a blueprint, report every problem, touch nothing.
 
-use std::io::Write;
-
-use serde::Serialize;
-
 use super::args::{Global, ValidateArgs};
 use super::common::FAILED;
 use crate::blueprint;
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::Diagnostics;
+use crate::ui::json;
 
-/// What `--json` prints: the verdict, how many errors and warnings there are, and the diagnostics themselves
-/// (all of them, unless there are more than `diag::KEPT` of one severity: `listed` says how many are there).
-#[derive(Serialize)]
-struct Report<'a> {
-    valid: bool,
-    errors: usize,
-    warnings: usize,
-    listed: usize,
-    diagnostics: &'a [Diagnostic],
-}
-
-fn print_json(valid: bool, d: &Diagnostics) {
+/// With `--json`: one `diagnostic` event per problem, and the verdict and counts in the summary (`listed` says
+/// how many diagnostics there are when there are more than `diag::KEPT` of one severity).
+fn report_json(valid: bool, d: &Diagnostics) {
+    for item in &d.items {
+        json::emit(&json::Line::Diagnostic(item));
+    }
     let c = d.counts();
-    let report = Report { valid, errors: c.errors, warnings: c.warnings, listed: c.listed, diagnostics: &d.items };
-    // Written as it is serialized, not built in memory first; a closed stdout (`| head`) is not worth a message.
-    let mut out = std::io::stdout().lock();
-    let _ = serde_json::to_writer(&mut out, &report).map_err(std::io::Error::from).and_then(|()| writeln!(out));
+    json::summarize(serde_json::json!({ "valid": valid, "errors": c.errors, "warnings": c.warnings, "listed": c.listed }));
 }
 
 pub fn run(a: ValidateArgs, g: &Global) -> u8 {
@@ -35,11 +23,12 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
             let bp = loaded.blueprint;
             let warnings = loaded.warnings;
             if let Err(e) = crate::graph::compile(&bp) {
-                eprintln!("error: the blueprint compiles to an invalid graph: {e}");
-                return FAILED;
+                return super::common::report(&anyhow::anyhow!(
+                    "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
+                ));
             }
             if a.json {
-                print_json(true, &warnings);
+                report_json(true, &warnings);
                 return 0;
             }
             if !warnings.is_empty() {
@@ -59,7 +48,7 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
         }
         Err(d) => {
             if a.json {
-                print_json(false, &d);
+                report_json(false, &d);
             } else {
                 eprint!("{}", d.render(ui.color));
             }

@@ -154,6 +154,8 @@ fn finish(
         kbp_version: env!("CARGO_PKG_VERSION").to_string(),
         stack: state.stack.clone(),
         region: state.region.clone(),
+        account: None,
+        partition: None,
         destroy,
         state_lineage: Some(state.lineage.clone()),
         state_serial: state.serial,

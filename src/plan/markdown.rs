@@ -185,6 +185,8 @@ mod tests {
             kbp_version: "0.0.0-test".to_string(),
             stack: "demo".to_string(),
             region: "us-west-2".to_string(),
+            account: None,
+            partition: None,
             destroy,
             state_lineage: Some("lineage".to_string()),
             state_serial: 7,

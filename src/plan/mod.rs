@@ -108,6 +108,11 @@ pub struct Plan {
     pub kbp_version: String,
     pub stack: String,
     pub region: String,
+    /// The AWS account and partition the plan was made as (from preflight; absent in plans of older kbp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
     pub destroy: bool,
     /// The state this plan was made against: a saved plan is applied only onto that exact state.
     pub state_lineage: Option<String>,

@@ -49,10 +49,19 @@ pub fn human(plan: &Plan, style: &Style) -> String {
         let _ = writeln!(out);
     }
     if plan.changes.is_empty() {
-        let _ =
-            writeln!(out, "No changes. The stack {} matches the blueprint ({} resources).", plan.stack, plan.unchanged);
+        let account = account(plan).map(|a| format!(" ({}, {a})", plan.region)).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "No changes. The stack {}{account} matches the blueprint ({} resources).",
+            plan.stack, plan.unchanged
+        );
     } else {
-        let _ = writeln!(out, "kbp will perform the following actions on stack {} ({}):\n", plan.stack, plan.region);
+        let account = account(plan).map(|a| format!(", {a}")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "kbp will perform the following actions on stack {} ({}{account}):\n",
+            plan.stack, plan.region
+        );
         for c in &plan.changes {
             let id = c.id.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
             let _ = writeln!(
@@ -93,6 +102,15 @@ pub fn human(plan: &Plan, style: &Style) -> String {
     out
 }
 
+/// `account 123456789012, partition aws`: whom the plan was made as, when it says (plans of older kbp do not).
+fn account(plan: &Plan) -> Option<String> {
+    let account = plan.account.as_deref()?;
+    Some(match plan.partition.as_deref() {
+        Some(partition) => format!("account {account}, partition {partition}"),
+        None => format!("account {account}"),
+    })
+}
+
 pub(super) fn attr_line(action: Action, a: &AttrChange, width: usize, style: &Style) -> String {
     let forces = if a.forces_replacement { style.paint("35", "  # forces replacement") } else { String::new() };
     match (action, &a.before, &a.after) {
@@ -117,5 +135,49 @@ fn show(v: &Value) -> String {
         format!("{cut}...")
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A plan as a saved plan file holds it, with `account` and `partition` as `extra` says.
+    fn saved(changes: Value, extra: Value) -> Plan {
+        let mut plan = json!({
+            "format_version": crate::plan::FORMAT_VERSION, "kbp_version": "0.0.0-test", "stack": "demo",
+            "region": "us-west-2", "destroy": false, "state_lineage": null, "state_serial": 0,
+            "changes": changes, "deferred": [], "unchanged": 3, "resources": [],
+            "summary": {"add": 1, "change": 0, "destroy": 0},
+        });
+        plan.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        serde_json::from_value(plan).unwrap()
+    }
+
+    fn one_create() -> Value {
+        json!([{"address": "sqs_queue.interruption", "kind": "aws_sqs_queue", "action": "create",
+                "reason": "not in state", "attributes": [{"path": "name", "before": null, "after": "demo", "forces_replacement": false}]}])
+    }
+
+    #[test]
+    fn the_header_names_the_account_and_partition_the_plan_was_made_as() {
+        let style = Style { color: false };
+        let with = json!({"account": "123456789012", "partition": "aws-us-gov"});
+        insta::assert_snapshot!(human(&saved(one_create(), with.clone()), &style));
+        let no_changes = human(&saved(json!([]), with), &style);
+        assert!(
+            no_changes.starts_with(
+                "No changes. The stack demo (us-west-2, account 123456789012, partition aws-us-gov) matches"
+            ),
+            "{no_changes}"
+        );
+    }
+
+    #[test]
+    fn a_plan_of_an_older_kbp_without_an_account_still_renders() {
+        let text = human(&saved(one_create(), json!({})), &Style { color: false });
+        assert!(text.starts_with("kbp will perform the following actions on stack demo (us-west-2):\n"), "{text}");
     }
 }

@@ -2,6 +2,7 @@
 //! as plain timestamped lines otherwise, or as JSON lines for machines. Plans and diagnostics are rendered by
 //! their own modules and printed from here.
 
+pub mod json;
 mod progress;
 pub mod redact;
 
@@ -37,6 +38,16 @@ impl Ui {
             progress.event(&e);
         }
         progress.finish();
+    }
+}
+
+/// A line of human text: on stdout, unless stdout is the `--json` event stream (then on stderr, where a CI log
+/// still shows it).
+pub fn say(text: impl std::fmt::Display) {
+    if json::on() {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
     }
 }
 

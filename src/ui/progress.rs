@@ -28,9 +28,7 @@ impl Progress {
 
     pub fn event(&mut self, e: &Event) {
         if self.ui.json {
-            let mut v = serde_json::to_value(e).expect("invariant: events serialize");
-            v["timestamp"] = serde_json::json!(timestamp_now());
-            println!("{v}");
+            super::json::emit(e);
             return;
         }
         let line = match e {

@@ -9,6 +9,7 @@
 //! latency profile (emulator/profiles/), scaled.
 #![allow(dead_code)]
 
+pub mod events;
 pub mod fault_proxy;
 pub mod inventory;
 pub mod kill;
@@ -88,7 +89,8 @@ impl Emulator {
         );
     }
 
-    /// The AWS_* variables that point the SDK (and so kbp) at this emulator and nowhere else.
+    /// The AWS_* variables that point the SDK (and so kbp) at this emulator and nowhere else, and kbp's preflight
+    /// timeout for it.
     pub fn env(&self) -> Vec<(String, String)> {
         let missing = |name: &str| self.dir.path().join(name).display().to_string();
         [
@@ -101,6 +103,9 @@ impl Emulator {
             // Nonexistent files: no profile from the machine running the tests can leak in.
             ("AWS_CONFIG_FILE", missing("no-aws-config")),
             ("AWS_SHARED_CREDENTIALS_FILE", missing("no-aws-credentials")),
+            // A fresh emulator imports each service on its first request: under parallel tests, a preflight of
+            // several stacks at once can take longer than the 15 s AWS never needs. Tests of that timeout set it.
+            ("KBP_AWS_PREFLIGHT_TIMEOUT", "60s".to_string()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

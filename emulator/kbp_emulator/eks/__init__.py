@@ -16,6 +16,7 @@ from .. import k8s
 from .access_entries import AccessEntryHandlers
 from .addons import AddonHandlers
 from .base import EKSHandlers
+from .cluster_versions import ClusterVersionHandlers
 from .clusters import ClusterHandlers
 from .nodegroups import NodegroupHandlers
 from .pod_identity import PodIdentityHandlers
@@ -25,6 +26,7 @@ from .updates import UpdateHandlers
 
 class ExtendedEKSResponse(
     ClusterHandlers,
+    ClusterVersionHandlers,
     NodegroupHandlers,
     AddonHandlers,
     AccessEntryHandlers,
@@ -43,6 +45,7 @@ NEW_ROUTES = [
     CLUSTER + "/addons/(?P<addonName>[^/]+)$",
     CLUSTER + "/addons/(?P<addonName>[^/]+)/update$",
     "{0}/addons/supported-versions$",
+    "{0}/cluster-versions$",
     CLUSTER + "/access-entries$",
     CLUSTER + "/access-entries/(?P<principalArn>.+)$",
     "{0}/access-policies$",

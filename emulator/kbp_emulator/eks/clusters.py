@@ -23,7 +23,7 @@ from moto.eks.models import CLUSTER_IN_USE_MSG
 from moto.sts.models import sts_backends
 
 from .. import client_tokens, k8s, lifecycle
-from . import access_entries, addon_catalog, updates
+from . import access_entries, addon_catalog, cluster_versions, updates
 from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter, random_id
 
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
@@ -114,7 +114,7 @@ class ClusterHandlers(EKSHandlers):
         if name in backend.clusters:
             return super().create_cluster()  # moto's ResourceInUseException, as AWS answers
         version = body.get("version") or addon_catalog.DEFAULT_KUBERNETES_VERSION
-        if version not in addon_catalog.KUBERNETES_VERSIONS:
+        if version not in cluster_versions.OFFERED:
             raise invalid_parameter(f"unsupported Kubernetes version {version}", clusterName=name)
         requested = body.get("resourcesVpcConfig") or {}
         vpc_id = vpc_of_subnets(backend, name, requested.get("subnetIds"), min_zones=2)

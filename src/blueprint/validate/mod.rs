@@ -4,6 +4,8 @@
 
 mod pools;
 
+pub(crate) use pools::allows_spot;
+
 use ipnet::Ipv4Net;
 
 use super::model::{Blueprint, Identity, NatGatewayMode};

@@ -229,7 +229,7 @@ fn budgets(c: &mut Checker, pool: &NodePool, path: &str) {
 
 /// Whether the pool may launch Spot capacity (Karpenter launches on-demand only unless the capacity-type
 /// requirement allows Spot).
-pub(super) fn allows_spot(pool: &NodePool) -> bool {
+pub(crate) fn allows_spot(pool: &NodePool) -> bool {
     pool.requirements.iter().filter(|r| r.key == "karpenter.sh/capacity-type").any(|r| {
         let spot = r.values.iter().any(|v| v == "spot");
         match r.operator.as_str() {

@@ -1,0 +1,165 @@
+//! Preflight: what the region and the account must offer the stack. EKS offers the blueprint's Kubernetes
+//! version for new clusters (DescribeClusterVersions) and each add-on, at its pinned version if it has one, for
+//! that Kubernetes version (DescribeAddonVersions); and the account's EC2 Spot service-linked role exists, unless
+//! the stack makes it (`karpenter.spot`), since Karpenter cannot create it and its Spot launches would fail.
+//!
+//! A cluster or add-on that state holds with the version the blueprint wants is not asked about: nothing about
+//! it is created or changed.
+
+use futures::future::join_all;
+
+use super::{quick, unchanged, Problem};
+use crate::blueprint::Blueprint;
+use crate::graph::compile::kinds;
+use crate::graph::ResourceGraph;
+use crate::providers::attrs::absent_if_gone;
+use crate::providers::send::all_pages;
+use crate::providers::{Context, ProviderError};
+use crate::state::State;
+
+const SPOT_ROLE: &str = "AWSServiceRoleForEC2Spot";
+/// How many offered versions a hint names.
+const SHOWN: usize = 6;
+
+pub(super) async fn check(cx: &Context, bp: &Blueprint, graph: &ResourceGraph, state: &State) -> Vec<Problem> {
+    let (mut found, spot) = tokio::join!(kubernetes(cx, bp, graph, state), spot_role(cx, bp, graph));
+    found.extend(spot);
+    found
+}
+
+async fn kubernetes(cx: &Context, bp: &Blueprint, graph: &ResourceGraph, state: &State) -> Vec<Problem> {
+    let version = bp.cluster.version.as_str();
+    let of_kind = |kind: &'static str| graph.resources().filter(move |r| r.kind == kind);
+    let cluster_unchanged = of_kind(kinds::EKS_CLUSTER).all(|r| unchanged(state, r, "version"));
+    let addons: Vec<(&str, Option<&str>)> = of_kind(kinds::EKS_ADDON)
+        .filter(|r| !(cluster_unchanged && unchanged(state, r, "addon_version")))
+        .filter_map(|r| {
+            let name = r.attrs.get("addon_name")?.as_str()?;
+            Some((name, r.attrs.get("addon_version").and_then(|v| v.as_str())))
+        })
+        .collect();
+    // The add-ons are asked about at the same time as the cluster versions; their answers only count if EKS
+    // offers the version at all.
+    let (offered, addon_problems) = tokio::join!(
+        async {
+            if cluster_unchanged {
+                Ok(None)
+            } else {
+                cluster_versions(cx).await.map(Some)
+            }
+        },
+        join_all(addons.iter().map(|(name, pinned)| addon(cx, version, name, *pinned))),
+    );
+    match offered {
+        Err(e) => {
+            let region = &cx.region;
+            let otherwise = format!(
+                "EKS may not be offered in {region}, or eks.{region} cannot be reached from here (a proxy, a VPC \
+                 endpoint, a firewall); the AWS Regional Services list says where EKS is"
+            );
+            vec![Problem::call(
+                &format!("cannot ask EKS in region {region} which Kubernetes versions it offers"),
+                e,
+                &otherwise,
+            )]
+        }
+        Ok(Some(offered)) if !offered.iter().any(|v| v == version) => vec![Problem::new(
+            format!("EKS in region {} does not offer Kubernetes {version} for new clusters", cx.region),
+            format!("set cluster.version to one it offers: {}", shown(&offered)),
+        )],
+        Ok(_) => addon_problems.into_iter().flatten().collect(),
+    }
+}
+
+/// The Kubernetes versions EKS offers for new clusters in the region, newest first as EKS lists them.
+async fn cluster_versions(cx: &Context) -> Result<Vec<String>, ProviderError> {
+    all_pages(|token| async move {
+        let r = cx.eks().describe_cluster_versions().set_next_token(token).customize();
+        let page = r.config_override(quick!(aws_sdk_eks)).send().await;
+        let page = page.map_err(|e| ProviderError::from_sdk("eks:DescribeClusterVersions", e))?;
+        let unsupported = |s: Option<&aws_sdk_eks::types::VersionStatus>| {
+            matches!(s, Some(aws_sdk_eks::types::VersionStatus::Unsupported))
+        };
+        let versions = page
+            .cluster_versions()
+            .iter()
+            .filter(|v| !unsupported(v.version_status()))
+            .filter_map(|v| v.cluster_version().map(str::to_string))
+            .collect();
+        Ok((versions, page.next_token().map(str::to_string)))
+    })
+    .await
+}
+
+/// A problem if EKS offers add-on `name` for Kubernetes `version` not at all, or not at `pinned`.
+async fn addon(cx: &Context, version: &str, name: &str, pinned: Option<&str>) -> Option<Problem> {
+    let listed = all_pages(|token| async move {
+        let r = cx.eks().describe_addon_versions().addon_name(name).kubernetes_version(version);
+        let page = r.set_next_token(token).customize().config_override(quick!(aws_sdk_eks)).send().await;
+        let page = page.map_err(|e| ProviderError::from_sdk("eks:DescribeAddonVersions", e))?;
+        let versions: Vec<String> = page
+            .addons()
+            .iter()
+            .filter(|a| a.addon_name() == Some(name))
+            .flat_map(|a| a.addon_versions().iter().filter_map(|v| v.addon_version().map(str::to_string)))
+            .collect();
+        Ok((versions, page.next_token().map(str::to_string)))
+    })
+    .await;
+    let offered = match listed {
+        Ok(offered) => offered,
+        Err(e) => {
+            let what = format!("cannot ask EKS which versions of add-on {name} it offers for Kubernetes {version}");
+            return Some(Problem::call(&what, e, "check the network path to EKS and the permissions kbp runs with"));
+        }
+    };
+    if offered.is_empty() {
+        return Some(Problem::new(
+            format!("EKS in region {} offers no add-on {name} for Kubernetes {version}", cx.region),
+            format!("leave the add-on out (addons.{name}.enabled = false), or choose another cluster.version"),
+        ));
+    }
+    let pinned = pinned.filter(|p| !offered.iter().any(|o| o == p))?;
+    Some(Problem::new(
+        format!("EKS offers add-on {name} for Kubernetes {version}, but not at version {pinned}"),
+        format!("pin one it offers ({}), or leave addons.{name}.version out for EKS's default", shown(&offered)),
+    ))
+}
+
+/// Karpenter launches Spot capacity only if the account has the EC2 Spot service-linked role, and cannot make it;
+/// a stack whose node pools are all on-demand does not need it.
+async fn spot_role(cx: &Context, bp: &Blueprint, graph: &ResourceGraph) -> Option<Problem> {
+    if !bp.node_pools.values().any(crate::blueprint::allows_spot) {
+        return None;
+    }
+    let made_here = graph.resources().any(|r| {
+        r.kind == kinds::IAM_SERVICE_LINKED_ROLE
+            && r.attrs.get("aws_service_name").and_then(|v| v.as_str()) == Some("spot.amazonaws.com")
+    });
+    if made_here {
+        return None;
+    }
+    let r = cx.iam().get_role().role_name(SPOT_ROLE).customize().config_override(quick!(aws_sdk_iam)).send().await;
+    match absent_if_gone(r.map_err(|e| ProviderError::from_sdk("iam:GetRole", e))) {
+        Ok(Some(_)) => None,
+        Ok(None) => Some(Problem::new(
+            format!("node pools may launch Spot capacity, but the account has no EC2 Spot service-linked role ({SPOT_ROLE}) and karpenter.spot = false does not make it"),
+            "set karpenter.spot = true, or create it once for the account: \
+             `aws iam create-service-linked-role --aws-service-name spot.amazonaws.com`",
+        )),
+        Err(e) => Some(Problem::call(
+            &format!("cannot check whether the service-linked role {SPOT_ROLE} exists"),
+            e,
+            "check the permissions kbp runs with (iam:GetRole)",
+        )),
+    }
+}
+
+/// The first few of `versions`, for a hint.
+fn shown(versions: &[String]) -> String {
+    let mut text = versions.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    if versions.len() > SHOWN {
+        text.push_str(", …");
+    }
+    text
+}
