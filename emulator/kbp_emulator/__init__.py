@@ -8,6 +8,9 @@
 - AWS's names and duplicate error for service-linked roles (`iam_slr`);
 - GetCallerIdentity's IAM-user ARN in AWS's `iam` form (`sts_identity`);
 - instances' primary network interfaces deleted on termination, as AWS does (`ec2_instances`);
+- subnets, security groups and VPCs that load balancers or VPC endpoints still hold refused with
+  DependencyViolation (`ec2_dependencies`); network load balancers' `net/` ARNs, deletion protection, and
+  deleted load balancers taken out of their target groups (`elbv2_load_balancers`);
 - client tokens honoured: a create repeated with the same token answers with the first one's resource instead of
   making another (CreateNatGateway, CreateRouteTable and the EKS creates; `client_tokens`);
 - S3 conditional writes (PutObject/DeleteObject with If-Match/If-None-Match) atomic under concurrency
@@ -29,7 +32,13 @@ from .profile import Profile
 #: moto service → the modules whose install() patches it.
 PATCHES = {
     "eks": ("kbp_emulator.eks",),
-    "ec2": ("kbp_emulator.ec2_nat", "kbp_emulator.ec2_instances", "kbp_emulator.client_tokens"),
+    "ec2": (
+        "kbp_emulator.ec2_nat",
+        "kbp_emulator.ec2_instances",
+        "kbp_emulator.client_tokens",
+        "kbp_emulator.ec2_dependencies",
+    ),
+    "elbv2": ("kbp_emulator.elbv2_load_balancers",),
     "iam": ("kbp_emulator.iam_slr",),
     "sts": ("kbp_emulator.sts_identity",),
     "s3": ("kbp_emulator.s3_conditional", "kbp_emulator.s3_versioning"),

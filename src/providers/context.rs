@@ -22,6 +22,8 @@ pub struct Context {
     iam: OnceLock<aws_sdk_iam::Client>,
     kms: OnceLock<aws_sdk_kms::Client>,
     eks: OnceLock<aws_sdk_eks::Client>,
+    elbv2: OnceLock<aws_sdk_elasticloadbalancingv2::Client>,
+    logs: OnceLock<aws_sdk_cloudwatchlogs::Client>,
     sqs: OnceLock<aws_sdk_sqs::Client>,
     eventbridge: OnceLock<aws_sdk_eventbridge::Client>,
     sts: OnceLock<aws_sdk_sts::Client>,
@@ -57,6 +59,8 @@ impl Context {
             iam: OnceLock::new(),
             kms: OnceLock::new(),
             eks: OnceLock::new(),
+            elbv2: OnceLock::new(),
+            logs: OnceLock::new(),
             sqs: OnceLock::new(),
             eventbridge: OnceLock::new(),
             sts: OnceLock::new(),
@@ -120,6 +124,14 @@ impl Context {
 
     pub fn eks(&self) -> &aws_sdk_eks::Client {
         self.eks.get_or_init(|| crate::aws_client!(aws_sdk_eks, &self.sdk))
+    }
+
+    pub fn elbv2(&self) -> &aws_sdk_elasticloadbalancingv2::Client {
+        self.elbv2.get_or_init(|| crate::aws_client!(aws_sdk_elasticloadbalancingv2, &self.sdk))
+    }
+
+    pub fn logs(&self) -> &aws_sdk_cloudwatchlogs::Client {
+        self.logs.get_or_init(|| crate::aws_client!(aws_sdk_cloudwatchlogs, &self.sdk))
     }
 
     pub fn sqs(&self) -> &aws_sdk_sqs::Client {

@@ -8,11 +8,13 @@ pub mod context;
 pub mod create;
 pub mod ec2;
 pub mod eks;
+pub mod elbv2;
 pub mod error;
 pub mod eventbridge;
 pub mod iam;
 pub mod kms;
 pub mod kubernetes;
+pub mod logs;
 pub mod retry;
 pub mod send;
 pub mod spec;
@@ -59,6 +61,54 @@ pub struct Observed {
     /// the diff then trusts the last applied value.
     pub attrs: Attrs,
     pub outputs: Attrs,
+}
+
+/// A resource of the stack that state does not hold (made by Karpenter or an in-cluster controller), found for
+/// teardown by [`Provider::discover`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// The provider kind, such as `aws_lb`.
+    pub kind: &'static str,
+    /// What [`Provider::delete`] takes.
+    pub id: String,
+    /// A `Name` or `kbp:address` tag, for display.
+    pub name: Option<String>,
+    /// Why it is listed, for the user (`tagged elbv2.k8s.aws/cluster=sbx`, `available, 8 GiB`).
+    pub detail: String,
+    /// IDs and ARNs of what it depends on, so that it is deleted before them: its subnets, security groups and
+    /// VPC, the instance it is attached to, the load balancer of a listener. The engine turns these into
+    /// dependency edges by matching IDs.
+    pub uses: Vec<String>,
+    /// What [`Provider::delete`] needs as its `prior`.
+    pub attrs: Attrs,
+}
+
+impl Found {
+    /// The name to show for a resource with `tags`: its `kbp:address`, else its `Name` tag.
+    pub fn tag_name(tags: &BTreeMap<String, String>) -> Option<String> {
+        tags.get(tags::ADDRESS).or_else(|| tags.get("Name")).cloned()
+    }
+}
+
+/// Where [`Provider::discover`] looks, and what it must not touch.
+pub struct DiscoveryScope<'a> {
+    /// The stack's name, which is also the EKS cluster's name.
+    pub cluster: &'a str,
+    /// The stack's VPCs; kinds found by VPC find nothing when it is empty.
+    pub vpc_ids: &'a [String],
+    /// IDs, ARNs and names in kbp's state: never listed.
+    pub keep: &'a std::collections::BTreeSet<String>,
+}
+
+/// The error `create` and `update` of a kind kbp only finds and deletes (what in-cluster controllers make)
+/// return: a blueprint cannot ask for one, so reaching this is a bug.
+pub fn delete_only(kind: &str, made_by: &str) -> ProviderError {
+    ProviderError::new(
+        kind,
+        "",
+        format!("kbp never creates or changes `{kind}`: {made_by} makes it, and teardown deletes it"),
+    )
+    .with_hint("this is a bug in kbp (no blueprint declares this kind); please report it with the command you ran")
 }
 
 #[async_trait]
@@ -127,6 +177,12 @@ pub trait Provider: Send + Sync {
     fn retain_on_destroy(&self) -> bool {
         false
     }
+
+    /// Lists the resources of this kind that the stack owns outside state (made by Karpenter or an in-cluster
+    /// controller), for teardown. Only reads; most kinds have none.
+    async fn discover(&self, _cx: &Context, _scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+        Ok(Vec::new())
+    }
 }
 
 /// The providers this build of kbp has, by kind.
@@ -141,6 +197,8 @@ impl Registry {
         let mut r = Registry::default();
         ec2::register(&mut r);
         eks::register(&mut r);
+        elbv2::register(&mut r);
+        logs::register(&mut r);
         iam::register(&mut r);
         kms::register(&mut r);
         sts::register(&mut r);
@@ -166,6 +224,11 @@ impl Registry {
         self.providers.get(kind).cloned()
     }
 
+    /// Every registered provider, in kind order.
+    pub fn providers(&self) -> impl Iterator<Item = &Arc<dyn Provider>> {
+        self.providers.values()
+    }
+
     pub fn has(&self, kind: &str) -> bool {
         self.providers.contains_key(kind)
     }
@@ -181,6 +244,21 @@ mod tests {
         for kind in
             ["aws_vpc", "aws_subnet", "aws_nat_gateway", "aws_iam_role", "aws_iam_policy", "aws_caller_identity"]
         {
+            assert!(r.has(kind), "{kind}");
+        }
+    }
+
+    #[test]
+    fn the_kinds_teardown_finds_outside_state_are_registered() {
+        let r = Registry::aws();
+        for kind in [
+            "aws_lb",
+            "aws_lb_listener",
+            "aws_lb_target_group",
+            "aws_ebs_volume",
+            "aws_vpc_endpoint",
+            "aws_cloudwatch_log_group",
+        ] {
             assert!(r.has(kind), "{kind}");
         }
     }

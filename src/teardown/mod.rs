@@ -12,6 +12,7 @@
 //! It does not decide what to delete (the CLI asks and filters) nor print anything (it reports [`Step`]s).
 
 mod delete;
+pub mod discover;
 mod leftovers;
 mod orphans;
 mod stack;

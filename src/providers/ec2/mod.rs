@@ -1,8 +1,11 @@
 //! EC2 network providers: the VPC and what makes it routable (subnets, gateways, Elastic IPs, route tables,
 //! routes and their subnet associations), one file per resource kind.
 //!
-//! Shared here: reading desired attributes, tagging ([`tagging`]) and bounded waits ([`wait`]). Not here:
-//! security groups, endpoints and prefix lists (no blueprint needs them yet), or anything EKS creates in the VPC.
+//! Also, delete only, what others leave in the stack's VPC for teardown to find: EBS volumes of
+//! PersistentVolumeClaims and VPC endpoints.
+//!
+//! Shared here: reading desired attributes, tagging ([`tagging`]) and bounded waits ([`wait`]). Not here: prefix
+//! lists (no blueprint needs them yet), or anything EKS creates in the VPC.
 
 mod eip;
 mod internet_gateway;
@@ -13,7 +16,9 @@ mod route_table_association;
 mod security_group;
 mod subnet;
 pub mod tagging;
+mod volume;
 mod vpc;
+mod vpc_endpoint;
 pub mod wait;
 
 use std::future::Future;
@@ -40,6 +45,8 @@ pub fn register(r: &mut Registry) {
     r.add(route::Route);
     r.add(route_table_association::RouteTableAssociation);
     r.add(security_group::SecurityGroup);
+    r.add(volume::Volume);
+    r.add(vpc_endpoint::VpcEndpoint);
 }
 
 pub(crate) use crate::providers::send::send;

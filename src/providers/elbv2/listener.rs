@@ -1,0 +1,145 @@
+//! `aws_lb_listener`: a listener of a load balancer a controller made. Delete only. Listeners carry no tags of
+//! their own worth trusting, so discovery lists the listeners of the load balancers found by theirs. A listener
+//! goes before its load balancer and before the target groups it forwards to (AWS refuses to delete a target
+//! group a listener still uses).
+
+use async_trait::async_trait;
+use aws_sdk_elasticloadbalancingv2::types::{Action, Listener as AwsListener};
+use serde_json::json;
+
+use super::{owned_balancers, MADE_BY};
+use crate::graph::Attrs;
+use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::ec2::object;
+use crate::providers::send::{all_pages, send};
+use crate::providers::{
+    delete_only, Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError,
+};
+
+pub struct Listener;
+
+const KIND: &str = "aws_lb_listener";
+
+#[async_trait]
+impl Provider for Listener {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let r = send(cx, "elasticloadbalancing:DescribeListeners", &[], || {
+            cx.elbv2().describe_listeners().listener_arns(arn).send()
+        })
+        .await;
+        let Some(out) = absent_if_gone(r)? else { return Ok(None) };
+        let Some(l) = out.listeners().iter().find(|l| l.listener_arn() == Some(arn)) else { return Ok(None) };
+        Ok(Some(Observed { attrs: attrs(l), outputs: object(json!({ "id": arn, "arn": arn })) }))
+    }
+
+    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        Err(delete_only(KIND, MADE_BY))
+    }
+
+    async fn update(
+        &self,
+        _cx: &Context,
+        _arn: &str,
+        _prior: &Attrs,
+        _desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        Err(delete_only(KIND, MADE_BY))
+    }
+
+    /// Synchronous in AWS: the listener and its rules are gone when the call returns.
+    async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let r = send(cx, "elasticloadbalancing:DeleteListener", &[], || {
+            cx.elbv2().delete_listener().listener_arn(arn).send()
+        })
+        .await;
+        ok_if_gone(r.map(drop))
+    }
+
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+        let mut found = Vec::new();
+        for o in owned_balancers(cx, scope).await? {
+            let lb_name = o.balancer.load_balancer_name().unwrap_or("?");
+            for l in listeners_of(cx, &o.arn).await? {
+                let Some(arn) = l.listener_arn().filter(|a| !scope.keep.contains(*a)) else { continue };
+                let mut uses = vec![o.arn.clone()];
+                uses.extend(forwarded_to(l.default_actions()));
+                found.push(Found {
+                    kind: KIND,
+                    id: arn.to_string(),
+                    name: None,
+                    detail: format!(
+                        "{}:{} of load balancer {lb_name} ({})",
+                        l.protocol().map_or("?", |p| p.as_str()),
+                        l.port().map_or("?".to_string(), |p| p.to_string()),
+                        o.why
+                    ),
+                    uses,
+                    attrs: attrs(&l),
+                });
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// The listeners of load balancer `lb`; none when it has gone since it was listed.
+async fn listeners_of(cx: &Context, lb: &str) -> Result<Vec<AwsListener>, ProviderError> {
+    let r = all_pages(|marker| async move {
+        let page = send(cx, "elasticloadbalancing:DescribeListeners", &[], || {
+            cx.elbv2().describe_listeners().load_balancer_arn(lb).set_marker(marker.clone()).send()
+        })
+        .await?;
+        Ok((page.listeners().to_vec(), page.next_marker().map(str::to_string)))
+    })
+    .await;
+    Ok(absent_if_gone(r)?.unwrap_or_default())
+}
+
+/// The target groups `actions` forward to, in either of AWS's two spellings of a forward.
+fn forwarded_to(actions: &[Action]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in actions {
+        let weighted = a.forward_config().map(|f| f.target_groups()).unwrap_or_default();
+        for arn in a.target_group_arn().into_iter().chain(weighted.iter().filter_map(|t| t.target_group_arn())) {
+            if !out.iter().any(|o| o == arn) {
+                out.push(arn.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn attrs(l: &AwsListener) -> Attrs {
+    object(json!({
+        "load_balancer_arn": l.load_balancer_arn(),
+        "port": l.port(),
+        "protocol": l.protocol().map(|p| p.as_str()),
+        "target_group_arns": forwarded_to(l.default_actions()),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_elasticloadbalancingv2::types::{ActionTypeEnum, ForwardActionConfig, TargetGroupTuple};
+
+    #[test]
+    fn both_spellings_of_a_forward_name_their_target_groups_once() {
+        let plain = Action::builder().r#type(ActionTypeEnum::Forward).target_group_arn("tg-a").build();
+        let weighted = Action::builder()
+            .r#type(ActionTypeEnum::Forward)
+            .forward_config(
+                ForwardActionConfig::builder()
+                    .target_groups(TargetGroupTuple::builder().target_group_arn("tg-a").build())
+                    .target_groups(TargetGroupTuple::builder().target_group_arn("tg-b").build())
+                    .build(),
+            )
+            .build();
+        let fixed = Action::builder().r#type(ActionTypeEnum::FixedResponse).build();
+        assert_eq!(forwarded_to(&[plain, weighted, fixed]), ["tg-a", "tg-b"]);
+    }
+}
