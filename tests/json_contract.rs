@@ -50,7 +50,10 @@ async fn plan_apply_destroy_and_gc_print_only_documented_events() {
     let plan = &of_type(&lines, "plan")[0]["plan"];
     let to_add = plan["summary"]["add"].as_u64().unwrap();
     assert!(to_add > 10, "a new stack creates its resources: {summary}");
-    assert_eq!((&summary["command"], &summary["ok"], &summary["has_changes"]), (&"plan".into(), &true.into(), &true.into()));
+    assert_eq!(
+        (&summary["command"], &summary["ok"], &summary["has_changes"]),
+        (&"plan".into(), &true.into(), &true.into())
+    );
     assert_eq!(summary["changes"]["add"].as_u64(), Some(to_add));
     assert!(summary["aws"]["calls"].as_u64().unwrap() >= 1, "preflight called STS at least: {summary}");
     let identity = of_type(&lines, "identity");
@@ -146,7 +149,8 @@ async fn verbose_shows_each_aws_call_without_colour_when_piped() {
 
 #[test]
 fn the_schema_refuses_what_the_contract_forbids() {
-    let good = r#"{"type":"started","ts":"2026-12-03T16:04:05.123Z","format_version":1,"address":"vpc.main","op":"create"}"#;
+    let good =
+        r#"{"type":"started","ts":"2026-12-03T16:04:05.123Z","format_version":1,"address":"vpc.main","op":"create"}"#;
     events::check_line(good);
     let bad = [
         r#"{"type":"started","format_version":1,"address":"vpc.main","op":"create"}"#,

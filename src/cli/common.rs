@@ -9,11 +9,11 @@ use anyhow::{bail, Context as _};
 use super::args::{BlueprintArgs, RunArgs};
 use crate::blueprint::{self, Blueprint};
 use crate::diag::Severity;
-use crate::ui::json;
 use crate::graph::{self, ResourceGraph};
 use crate::plan::{self, Refreshed};
 use crate::providers::{Context, Registry};
 use crate::state::{self, Backend, Location, LockGuard, State};
+use crate::ui::json;
 
 /// Exit code for errors.
 pub const FAILED: u8 = 1;

@@ -13,7 +13,9 @@ fn report_json(valid: bool, d: &Diagnostics) {
         json::emit(&json::Line::Diagnostic(item));
     }
     let c = d.counts();
-    json::summarize(serde_json::json!({ "valid": valid, "errors": c.errors, "warnings": c.warnings, "listed": c.listed }));
+    json::summarize(
+        serde_json::json!({ "valid": valid, "errors": c.errors, "warnings": c.warnings, "listed": c.listed }),
+    );
 }
 
 pub fn run(a: ValidateArgs, g: &Global) -> u8 {

@@ -28,8 +28,7 @@ pub async fn discover(
     let keep = super::held_ids(state);
     let scope = &DiscoveryScope { cluster: &cx.stack, vpc_ids, keep: &keep };
     let answers =
-        futures::future::try_join_all(registry.providers().map(|p| async move { p.discover(cx, scope).await }))
-            .await?;
+        futures::future::try_join_all(registry.providers().map(|p| async move { p.discover(cx, scope).await })).await?;
     let mut seen = BTreeSet::new();
     Ok(answers.into_iter().flatten().filter(|f| seen.insert((f.kind, f.id.clone()))).collect())
 }
@@ -121,7 +120,11 @@ mod tests {
         let entries = entries(&state, &[lb.clone(), listener.clone()]);
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].address.to_string(), "lb.found[\"arn:lb/1\"]");
-        assert_eq!(entries[0].address.to_string().parse::<Address>().unwrap(), entries[0].address, "state reads it back");
+        assert_eq!(
+            entries[0].address.to_string().parse::<Address>().unwrap(),
+            entries[0].address,
+            "state reads it back"
+        );
         assert_eq!(entries[0].dependencies, vec![subnet], "an ID no one holds is no edge");
         assert_eq!(entries[1].dependencies, vec![address(&lb)]);
         // Once in state (a rerun after a kill), they are not repeated.
