@@ -15,7 +15,7 @@ import re
 import secrets
 from typing import Any
 
-from . import quantity
+from . import quantity, storage
 from .errors import FieldError, Raw, bad_request, forbidden, invalid, not_supported, required
 from .meta import dig
 from .resources import ResourceType
@@ -246,6 +246,11 @@ def _default(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) 
             port.setdefault("targetPort", port.get("port"))
         if old is None:
             obj["status"] = {"loadBalancer": {}}
+    elif key == ("networking.k8s.io", "ingresses"):
+        if old is None:
+            obj["status"] = {"loadBalancer": {}}
+    elif storage.handles(rt):
+        storage.default(rt, obj, old)
     elif key == ("", "secrets"):
         obj.setdefault("type", "Opaque")
         string_data = obj.pop("stringData", None) or {}
@@ -387,6 +392,12 @@ def validate(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) 
         for i, rule in enumerate(obj.get("rules") or []):
             if not rule.get("verbs"):
                 errors.append(required(f"rules[{i}].verbs", "verbs must contain at least one value"))
+    elif key == ("networking.k8s.io", "ingresses"):
+        spec = obj.get("spec") or {}
+        if not spec.get("defaultBackend") and not spec.get("rules"):
+            errors.append(invalid("spec", spec.get("rules"), "either `defaultBackend` or `rules` must be specified"))
+    elif storage.handles(rt):
+        errors += storage.validate(rt, obj)
     elif key == ("policy", "poddisruptionbudgets"):
         spec = obj.get("spec") or {}
         if "minAvailable" in spec and "maxUnavailable" in spec:

@@ -3,8 +3,9 @@
 A `ControlPlane` is made by CreateCluster and stopped when the cluster is gone (DeleteCluster done, or moto's
 reset). Its controllers run in one background thread, every 0.2 s and right after each write, until nothing
 changes: the CRD establisher, node registration from the node groups, the deployment and replicaset controllers,
-the scheduler, the kubelets, Karpenter, the garbage collector and namespace controller, and the service account
-controller. Requests and controllers share one lock, so each sees the store consistent.
+the scheduler, the kubelets, Karpenter, the volume binder, reclaimer and protection controllers, the garbage
+collector and namespace controller, and the service account controller. Requests and controllers share one lock,
+so each sees the store consistent.
 
 It reads AWS state (node groups, subnets, security groups, IAM roles, the cluster's status) but never changes it,
 and never takes the AWS side's lock: AWS life cycles are read through `lifecycle.effective`.
@@ -20,7 +21,7 @@ import time
 from typing import Any, Callable
 
 from .. import lifecycle
-from . import api, crds, gc, karpenter, nodes, scheduling, server, tls, workloads
+from . import api, crds, gc, karpenter, nodes, scheduling, server, storage, tls, workloads
 from .errors import ApiError
 from .meta import deleting, finalizers_of, name_of, namespace_of, uid_of
 from .resources import CRDS, NAMESPACES, SERVICEACCOUNTS, Catalog, ResourceType, builtin
@@ -288,5 +289,6 @@ CONTROLLERS: list[Callable[[ControlPlane], bool]] = [
     scheduling.reconcile,
     workloads.kubelets,
     karpenter.reconcile,
+    storage.reconcile,
     gc.reconcile,
 ]

@@ -90,8 +90,11 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin("", "pods", "Pod", True, ("po",), status=True, categories=("all",), return_deleted=True),
     _builtin("", "events", "Event", True, ("ev",)),
     _builtin("", "nodes", "Node", False, ("no",), status=True),
+    _builtin("", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), status=True),
+    _builtin("", "persistentvolumes", "PersistentVolume", False, ("pv",), status=True),
     _builtin("apps", "deployments", "Deployment", True, ("deploy",), status=True, categories=("all",), generation=True),
     _builtin("apps", "replicasets", "ReplicaSet", True, ("rs",), status=True, categories=("all",), generation=True),
+    _builtin("networking.k8s.io", "ingresses", "Ingress", True, ("ing",), status=True, generation=True),
     _builtin("policy", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), status=True, generation=True),
     _builtin("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", False),
     _builtin("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", False),
@@ -108,6 +111,7 @@ BUILTINS: tuple[ResourceType, ...] = (
 #: Built-in groups in the order kube-apiserver lists them in /apis.
 BUILTIN_GROUPS = (
     "apps",
+    "networking.k8s.io",
     "rbac.authorization.k8s.io",
     "policy",
     "apiextensions.k8s.io",
@@ -121,6 +125,8 @@ SERVICEACCOUNTS = _BY_KEY[("", "serviceaccounts")]
 PODS = _BY_KEY[("", "pods")]
 EVENTS = _BY_KEY[("", "events")]
 NODES = _BY_KEY[("", "nodes")]
+PVCS = _BY_KEY[("", "persistentvolumeclaims")]
+PVS = _BY_KEY[("", "persistentvolumes")]
 DEPLOYMENTS = _BY_KEY[("apps", "deployments")]
 REPLICASETS = _BY_KEY[("apps", "replicasets")]
 CRDS = _BY_KEY[("apiextensions.k8s.io", "customresourcedefinitions")]

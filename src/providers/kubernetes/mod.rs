@@ -8,7 +8,7 @@
 mod controller;
 mod crds;
 mod custom_object;
-mod session;
+pub(crate) mod session;
 
 use async_trait::async_trait;
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy};
 use kube::core::GroupVersionKind;
 use kube::discovery::Scope;
 use serde_json::Value;
@@ -93,20 +93,26 @@ impl<'a> Session<'a> {
         Ok(Session { cx, client })
     }
 
-    /// The API of the object's kind; `None` when the cluster does not serve the kind (a CRD not installed).
+    /// The API of the object's kind, in its namespace (the client's default namespace when the object names
+    /// none); `None` when the cluster does not serve the kind (a CRD not installed).
     async fn api(&self, obj: &ObjectRef, operation: &str) -> Result<Option<Api<DynamicObject>>, ProviderError> {
-        let found = kube::discovery::pinned_kind(&self.client, &obj.gvk()).await;
-        let (resource, caps) = match found {
-            Ok(found) => found,
-            Err(kube::Error::Discovery(_)) => return Ok(None),
-            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(None),
-            Err(e) => return Err(error(operation, obj, e)),
-        };
-        Ok(Some(match (caps.scope, &obj.namespace) {
+        let Some((resource, scope)) = self.resource(obj, operation).await? else { return Ok(None) };
+        Ok(Some(match (scope, &obj.namespace) {
             (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &resource),
             (Scope::Namespaced, None) => Api::default_namespaced_with(self.client.clone(), &resource),
             (Scope::Cluster, _) => Api::all_with(self.client.clone(), &resource),
         }))
+    }
+
+    /// The resource behind the object's kind and its scope, from the API server's discovery; `None` when the
+    /// cluster does not serve the kind.
+    async fn resource(&self, obj: &ObjectRef, operation: &str) -> Result<Option<(ApiResource, Scope)>, ProviderError> {
+        match kube::discovery::pinned_kind(&self.client, &obj.gvk()).await {
+            Ok((resource, caps)) => Ok(Some((resource, caps.scope))),
+            Err(kube::Error::Discovery(_)) => Ok(None),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            Err(e) => Err(error(operation, obj, e)),
+        }
     }
 
     /// Server-side applies `object` as kbp's field manager, taking over fields others set (kbp owns what the
@@ -134,7 +140,10 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Objects of a kind in a namespace (`None`: all namespaces), filtered by label and field selectors.
+    /// Objects of a kind in a namespace (`None`: all namespaces), filtered by label and field selectors; none
+    /// when the cluster does not serve the kind.
+    ///
+    /// Each object carries `apiVersion` and `kind` (as asked): kube-apiserver leaves them out of list items.
     pub async fn list(
         &self,
         api_version: &str,
@@ -145,7 +154,11 @@ impl<'a> Session<'a> {
     ) -> Result<Vec<Value>, ProviderError> {
         let op = "kubernetes:list";
         let r = ObjectRef::new(api_version, kind, namespace, "");
-        let Some(api) = self.api(&r, op).await? else { return Ok(vec![]) };
+        let Some((resource, scope)) = self.resource(&r, op).await? else { return Ok(vec![]) };
+        let api: Api<DynamicObject> = match (scope, namespace) {
+            (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &resource),
+            _ => Api::all_with(self.client.clone(), &resource),
+        };
         let mut params = ListParams::default();
         if let Some(l) = labels {
             params = params.labels(l);
@@ -154,9 +167,13 @@ impl<'a> Session<'a> {
             params = params.fields(f);
         }
         let list = api.list(&params).await.map_err(|e| error(op, &r, e))?;
+        let types = kube::core::TypeMeta { api_version: api_version.to_string(), kind: kind.to_string() };
         list.items
             .into_iter()
-            .map(|o| serde_json::to_value(o).map_err(|e| ProviderError::new(op, "", e.to_string())))
+            .map(|mut o| {
+                o.types.get_or_insert_with(|| types.clone());
+                serde_json::to_value(o).map_err(|e| ProviderError::new(op, "", e.to_string()))
+            })
             .collect()
     }
 
@@ -242,7 +259,7 @@ pub fn cluster_gone_in_destroy(cx: &Context, e: &ProviderError) -> bool {
 }
 
 /// What keeps an object being deleted: its finalizers.
-fn holders(o: &Value) -> String {
+pub(crate) fn holders(o: &Value) -> String {
     let finalizers: Vec<&str> = o["metadata"]["finalizers"]
         .as_array()
         .map(|f| f.iter().filter_map(Value::as_str).collect())
