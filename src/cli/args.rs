@@ -325,6 +325,10 @@ pub struct DestroyArgs {
     /// everything tagged for it in the region, and what Karpenter made for its cluster.
     #[arg(long, value_name = "NAME")]
     pub from_tags: Option<String>,
+    /// With --from-tags: only the stack of this ID (its `kbp:stack-id` tag, the state lineage), when two stacks of
+    /// one name share the region.
+    #[arg(long, value_name = "ID", requires = "from_tags")]
+    pub stack_id: Option<String>,
     /// The region to look in with --from-tags (default: the AWS configuration's region).
     #[arg(long, value_name = "REGION", requires = "from_tags")]
     pub region: Option<String>,

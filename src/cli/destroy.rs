@@ -1,31 +1,23 @@
-//! `kbp destroy`: a teardown that leaves nothing behind, in four steps.
-//!
-//! 1. The in-cluster objects go first: NodePools (Karpenter drains and terminates their nodes), node classes,
-//!    the controller, the CRDs — bounded, and tolerant of a cluster that no longer answers.
-//! 2. Then what Karpenter and in-cluster controllers made outside kbp's state (instances, launch templates,
-//!    instance profiles, network interfaces, load-balancer security groups) is found by its tags and removed,
-//!    waiting for instances to terminate.
-//! 3. Then the state's resources, in reverse dependency order.
-//! 4. Finally a scan of the region for anything of the stack still there, reported.
-//!
-//! Every step can be rerun: state records each delete, and the sweep and the scan look at what exists, so a
-//! destroy killed at any point finishes when run again. `--from-tags NAME` does steps 2–4 from tags alone.
+//! `kbp destroy`: the teardown engine ([`crate::teardown::engine`]) driven from the command line: lock and
+//! refresh the state (or, with `--from-tags`, find the stack by its tags), show the plan with what was found
+//! outside state, ask, run, report, and scan the region for anything left.
 
 use std::sync::Arc;
 
 use anyhow::Context as _;
 
-use super::args::{DestroyArgs, Global};
+use super::args::{DestroyArgs, Global, RunArgs};
 use super::common::{self, FAILED};
 use super::run::{interrupt_on_ctrl_c, print_plan, summarize_walk};
-use crate::blueprint::Blueprint;
-use crate::exec;
-use crate::graph::compile::kinds;
-use crate::plan::{self, Plan};
-use crate::providers::{Context, Registry};
+use crate::graph::ResourceGraph;
+use crate::providers::{Context, Found, Registry};
 use crate::state::{State, StateHandle};
-use crate::teardown::{self, Inventory, Item, Scope, Step};
-use crate::ui::{json, say, timestamp_now, Ui};
+use crate::teardown::{discover, engine, Options, Teardown};
+use crate::ui::{json, say, Ui};
+
+/// How long controllers get to delete the load balancers and volumes of the Services, Ingresses and claims
+/// teardown deletes in the cluster.
+const RELEASE_BUDGET: std::time::Duration = std::time::Duration::from_secs(180);
 
 pub async fn run(a: DestroyArgs, g: &Global) -> u8 {
     let ui = Ui::new(a.run.json, g.no_color);
@@ -44,10 +36,20 @@ pub async fn run(a: DestroyArgs, g: &Global) -> u8 {
     result.unwrap_or_else(|e| common::report(&e))
 }
 
+pub(super) fn options(run: &RunArgs, node_roles: Vec<String>) -> Options {
+    Options { parallelism: run.parallelism as usize, node_roles, release_budget: release_budget() }
+}
+
+/// [`RELEASE_BUDGET`], or `KBP_RELEASE_TIMEOUT` (a duration such as `20s`) where a test or a slow controller
+/// needs another.
+fn release_budget() -> std::time::Duration {
+    std::env::var("KBP_RELEASE_TIMEOUT").ok().and_then(|v| humantime::parse_duration(&v).ok()).unwrap_or(RELEASE_BUDGET)
+}
+
 async fn with_state(
     a: &DestroyArgs,
-    bp: &Blueprint,
-    graph: &crate::graph::ResourceGraph,
+    bp: &crate::blueprint::Blueprint,
+    graph: &ResourceGraph,
     ui: Ui,
 ) -> anyhow::Result<u8> {
     let stack = &bp.cluster.name;
@@ -60,226 +62,152 @@ async fn with_state(
     let registry = Registry::aws();
     let refreshed =
         common::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize).await?;
-    let p = plan::diff_destroy(graph, &refreshed.state, &registry);
-    let scope = scope_of(stack, &refreshed.state, vec![bp.karpenter.node_role_name.clone()]);
-    let found = sweep(&cx, &scope, &refreshed.state).await?;
-    print_plan(&p, ui)?;
-    show_leftovers(&found, ui, "would also be deleted");
-    if a.dry_run {
-        return Ok(0);
-    }
-    if !p.has_changes() && found.items.is_empty() {
-        return Ok(final_scan(&cx, &scope, ui).await);
-    }
-    if !a.auto_approve && !common::confirm(&format!("\nDo you want to destroy stack {stack}?"))? {
-        eprintln!("destroy cancelled.");
-        return Ok(FAILED);
-    }
+    let options = options(&a.run, vec![bp.karpenter.node_role_name.clone()]);
+    let teardown = Teardown::of_state(cx.clone(), &registry, &refreshed.state, options);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
-
-    // 1. In the cluster.
-    let in_cluster = |c: &plan::Change| c.kind.starts_with("k8s_");
-    let outcome = walk(&only(&p, in_cluster), &cx, &registry, &state, a, ui).await;
-    if !outcome.ok() {
-        return Ok(incomplete(&p.summary, &outcome, &state));
-    }
-    // 2. What Karpenter and controllers made, found again now that the NodePools are gone, and duplicates of the
-    //    stack's own resources.
-    let found = sweep(&cx, &scope, &state.snapshot()).await?;
-    let failed = remove(&cx, &found, ui).await;
-    // 3. The state's resources.
-    let outcome = walk(&only(&p, |c| !in_cluster(c)), &cx, &registry, &state, a, ui).await;
-    json::summarize(serde_json::json!({ "leftovers_removed": found.items.len() - failed, "leftovers_failed": failed }));
-    if !outcome.ok() || failed > 0 {
-        return Ok(incomplete(&p.summary, &outcome, &state));
-    }
-    summarize_walk(&p.summary, &outcome, &state);
-    say(format!(
-        "\nDestroy complete! Resources: {} destroyed, {} leftovers removed. State: {}",
-        p.summary.destroy,
-        found.items.len(),
-        state.describe()
-    ));
-    // 4. Anything left?
-    Ok(final_scan(&cx, &scope, ui).await)
+    drive(a, &teardown, state, graph, ui).await
 }
 
-/// What destroy removes besides state's resources: Karpenter's and controllers' leftovers, and second resources at
-/// one of the stack's addresses (creates whose outcome was unknown).
-async fn sweep(cx: &Context, scope: &Scope, state: &State) -> anyhow::Result<Inventory> {
-    let mut found = teardown::leftovers(cx, scope).await.context("looking for leftovers outside state")?;
-    let duplicates = teardown::orphans(cx, state).await.context("looking for duplicates of the stack's resources")?;
-    found.items.extend(duplicates.items);
-    Ok(found)
-}
-
-/// `--from-tags NAME`: no state; the stack is what carries its tags, plus what Karpenter made for its cluster.
+/// `--from-tags NAME`: no state; the stack is what carries its tags, plus what Karpenter and controllers made
+/// for its cluster, held in memory for this run (a rerun finds what is left by the tags again).
 async fn from_tags(a: &DestroyArgs, name: &str, ui: Ui) -> anyhow::Result<u8> {
     let region = common::default_region(a.region.as_deref()).await?;
     let mut cx = common::context(name, &region, &a.run).await;
     super::preflight::identity(&cx).await?;
     cx.destroying = true;
     let cx = Arc::new(cx);
-    let (leftovers, tagged) = discover(&cx, name).await?;
-    show_leftovers(&leftovers, ui, "made for the cluster outside kbp, to delete");
-    show_leftovers(&tagged, ui, &format!("tagged kbp:stack={name}, to delete"));
+    let registry = Registry::aws();
+    let teardown = Teardown::of_tags(cx.clone(), &registry, name, a.stack_id.as_deref(), options(&a.run, Vec::new()));
+    let state = Arc::new(StateHandle::in_memory(State::new(name, &region)));
+    drive(a, &teardown, state, &ResourceGraph::default(), ui).await
+}
+
+/// Plan, show, confirm, run, report, scan: the same for a stack with state and one found by its tags.
+async fn drive(
+    a: &DestroyArgs,
+    teardown: &Teardown<'_>,
+    state: Arc<StateHandle>,
+    graph: &ResourceGraph,
+    ui: Ui,
+) -> anyhow::Result<u8> {
+    let snapshot = state.snapshot();
+    let stack = snapshot.stack.clone();
+    let (p, found) =
+        teardown.plan(&snapshot, graph).await.context("looking for the stack's resources outside state")?;
+    print_plan(&p, ui)?;
+    show_found(&found, ui, "found outside kbp's state, deleted with the stack");
     if a.dry_run {
         return Ok(0);
     }
-    if leftovers.items.is_empty() && tagged.items.is_empty() {
-        say(format!("Nothing of stack {name} found in {region}."));
-        json::summarize(serde_json::json!({ "leftovers_removed": 0, "left": 0 }));
-        return Ok(0);
+    if !p.has_changes() {
+        say(format!("Nothing of stack {stack} to delete."));
+        return Ok(final_scan(teardown, &stack, ui).await);
     }
-    if !a.auto_approve && !common::confirm(&format!("\nDo you want to destroy stack {name} found by its tags?"))? {
+    if !a.auto_approve && !common::confirm(&format!("\nDo you want to destroy stack {stack}?"))? {
         eprintln!("destroy cancelled.");
         return Ok(FAILED);
     }
-    let failed = destroy_found(&cx, &leftovers, &tagged, ui).await;
-    let removed = leftovers.items.len() + tagged.items.len() - failed;
-    json::summarize(serde_json::json!({ "leftovers_removed": removed, "leftovers_failed": failed }));
-    if failed > 0 {
-        eprintln!("\ndestroy incomplete: {failed} resources could not be deleted; run `kbp destroy --from-tags {name}` again.");
-        return Ok(FAILED);
-    }
-    say(format!("\nDestroy complete! {removed} resources deleted."));
-    Ok(final_scan(&cx, &scope_of(name, &State::new(name, &region), Vec::new()), ui).await)
-}
-
-/// Everything of stack `name` the region holds: (leftovers of its cluster, resources tagged for it).
-pub(super) async fn discover(cx: &Context, name: &str) -> anyhow::Result<(Inventory, Inventory)> {
-    let tagged = teardown::stack(cx, name).await.context("looking for the stack's tagged resources")?;
-    // Karpenter's instance profiles hang off the stack's roles; the node role is one of them.
-    let scope = Scope {
-        stack: name.to_string(),
-        vpc_ids: Vec::new(),
-        node_roles: tagged.items.iter().filter(|i| i.kind == teardown::Kind::IamRole).map(|i| i.id.clone()).collect(),
-        keep: tagged.items.iter().map(|i| i.id.clone()).collect(),
-    };
-    let leftovers = teardown::leftovers(cx, &scope).await.context("looking for leftovers")?;
-    Ok((leftovers, tagged))
-}
-
-/// Deletes the leftovers, then the tagged resources; returns how many could not be deleted.
-pub(super) async fn destroy_found(cx: &Context, leftovers: &Inventory, tagged: &Inventory, ui: Ui) -> usize {
-    let failed = remove(cx, leftovers, ui).await;
-    failed + remove(cx, tagged, ui).await
-}
-
-/// The stack's VPCs and the IDs kbp's state owns (never leftovers).
-fn scope_of(stack: &str, state: &State, node_roles: Vec<String>) -> Scope {
-    let vpc_ids = state.resources.values().filter(|r| r.kind == kinds::VPC).filter_map(|r| r.id.clone()).collect();
-    Scope { stack: stack.to_string(), vpc_ids, node_roles, keep: teardown::held_ids(state) }
-}
-
-fn only(p: &Plan, keep: impl Fn(&plan::Change) -> bool) -> Plan {
-    let mut q = p.clone();
-    q.changes.retain(|c| keep(c));
-    q
-}
-
-async fn walk(
-    p: &Plan,
-    cx: &Arc<Context>,
-    registry: &Registry,
-    state: &Arc<StateHandle>,
-    a: &DestroyArgs,
-    ui: Ui,
-) -> exec::Outcome {
-    if !p.has_changes() {
-        return exec::Outcome::default();
-    }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let renderer = tokio::spawn(ui.render_events(rx));
-    let outcome = exec::walk(
-        p,
-        cx.clone(),
-        registry,
-        state.clone(),
-        a.run.parallelism as usize,
-        tx,
-        interrupt_on_ctrl_c("destroy"),
-    )
-    .await;
+    let note = |line: String| {
+        if let Some(warning) = line.strip_prefix("warning: ") {
+            common::warn(&[warning.to_string()]);
+        } else {
+            say(line);
+        }
+    };
+    let report = teardown.run(&state, graph, tx, interrupt_on_ctrl_c("destroy"), &note).await;
     let _ = renderer.await;
-    outcome
+    let report = report.context("destroying the stack")?;
+    summarize_walk(&p.summary, &report.outcome, &state);
+    json::summarize(serde_json::json!({ "discovered": report.discovered }));
+    if !report.outcome.ok() {
+        return Ok(incomplete(&report, &state, a));
+    }
+    say(format!(
+        "\nDestroy complete! Resources: {} destroyed ({} found outside state). State: {}",
+        report.outcome.done,
+        report.discovered,
+        state.describe()
+    ));
+    Ok(final_scan(teardown, &stack, ui).await)
 }
 
-fn incomplete(planned: &plan::Summary, outcome: &exec::Outcome, state: &StateHandle) -> u8 {
-    summarize_walk(planned, outcome, state);
+fn incomplete(report: &engine::Report, state: &StateHandle, a: &DestroyArgs) -> u8 {
+    let again = match &a.from_tags {
+        Some(name) => format!("kbp destroy --from-tags {name}"),
+        None => "kbp destroy".to_string(),
+    };
+    let o = &report.outcome;
     eprintln!(
-        "\ndestroy incomplete: {} operations failed, {} skipped, {} not started. What succeeded is in state {}; fix the error and run `kbp destroy` again.",
-        outcome.failed.len(),
-        outcome.skipped.len(),
-        outcome.not_started,
+        "\ndestroy incomplete: {} operations failed, {} skipped, {} not started. What succeeded is in state {}; fix the error and run `{again}` again.",
+        o.failed.len(),
+        o.skipped.len(),
+        o.not_started,
         state.describe()
     );
     FAILED
 }
 
-fn show_leftovers(found: &Inventory, ui: Ui, what: &str) {
-    if found.items.is_empty() {
+pub(super) fn show_found(found: &[Found], ui: Ui, what: &str) {
+    if found.is_empty() {
         return;
     }
     if ui.json {
-        json::emit(&json::Line::Leftovers { what, items: &found.items });
+        json::emit(&json::Line::Leftovers { what, items: &discover::listing(found) });
     } else {
-        println!("\nOutside kbp's state, {what}:\n{found}");
+        println!("\nOutside kbp's state, {what}:\n{}", discover::describe(found));
     }
-}
-
-/// Deletes `found`, one progress line (or JSON line) per step; returns how many could not be deleted.
-pub(super) async fn remove(cx: &Context, found: &Inventory, ui: Ui) -> usize {
-    if found.items.is_empty() {
-        return 0;
-    }
-    let report = |item: &Item, step: Step| {
-        let (verb, error) = match &step {
-            Step::Deleting => ("deleting", None),
-            Step::Deleted if item.kind == teardown::Kind::KmsKey => ("scheduled for deletion (AWS waits 7 days)", None),
-            Step::Deleted => ("deleted", None),
-            Step::Failed(e) => ("FAILED", Some(e.clone())),
-        };
-        if ui.json {
-            json::emit(&json::Line::Leftover { kind: item.kind, id: &item.id, step: verb, error: error.as_deref() });
-        } else {
-            let error = error.map(|e| format!(": {e}")).unwrap_or_default();
-            eprintln!("{} {} {}: {verb}{error}", timestamp_now(), item.kind.label(), item.id);
-        }
-    };
-    let failed = teardown::delete(cx, &found.items, &report).await;
-    failed.len()
 }
 
 /// Looks for anything of the stack still in the region; 0 when nothing is, else lists it and returns 1.
-async fn final_scan(cx: &Context, scope: &Scope, ui: Ui) -> u8 {
-    let scan = async {
-        let mut left = teardown::stack(cx, &scope.stack).await?;
-        left.items.extend(teardown::leftovers(cx, scope).await?.items);
-        Ok::<_, crate::providers::ProviderError>(left)
-    };
-    match scan.await {
+pub(super) async fn final_scan(teardown: &Teardown<'_>, stack: &str, ui: Ui) -> u8 {
+    match teardown.scan().await {
         Ok(left) => {
-            let lines: Vec<String> = left.items.iter().map(ToString::to_string).collect();
-            let items: Vec<serde_json::Value> =
-                left.items.iter().map(|i| serde_json::to_value(i).unwrap_or_default()).collect();
+            let items = discover::listing(&left);
             json::summarize(serde_json::json!({ "left": items.len() }));
-            json::emit(&json::Line::FinalScan { region: &cx.region, left: &items });
-            if items.is_empty() {
+            let region = teardown.region();
+            json::emit(&json::Line::FinalScan { region, left: &items });
+            if left.is_empty() {
                 if !ui.json {
-                    println!("Final scan: nothing of stack {} is left in {}.", scope.stack, cx.region);
+                    println!("Final scan: nothing of stack {stack} is left in {region}.");
                 }
                 return 0;
             }
             if !ui.json {
                 eprintln!(
-                    "\nFinal scan: still in {}:\n{}\n  hint: run `kbp destroy` again; if it stays, delete it by hand",
-                    cx.region,
-                    lines.join("\n")
+                    "\nFinal scan: still in {region}:\n{}\n  hint: run `kbp destroy` again; if it stays, delete it by hand",
+                    discover::describe(&left)
                 );
             }
             FAILED
         }
         Err(e) => common::report(&anyhow::anyhow!("the final scan failed: {e}")),
     }
+}
+
+/// For `gc`: one stack found by its tags, destroyed without questions; `Ok(true)` when nothing is left.
+pub(super) async fn destroy_by_tags(
+    cx: Arc<Context>,
+    name: &str,
+    id: Option<&str>,
+    run: &RunArgs,
+    ui: Ui,
+) -> anyhow::Result<(bool, usize)> {
+    let registry = Registry::aws();
+    let teardown = Teardown::of_tags(cx.clone(), &registry, name, id, options(run, Vec::new()));
+    let state = Arc::new(StateHandle::in_memory(State::new(name, &cx.region)));
+    let graph = ResourceGraph::default();
+    let (p, found) = teardown.plan(&state.snapshot(), &graph).await.context("looking for the stack's resources")?;
+    show_found(&found, ui, &format!("stack {name}, found by its tags, to delete"));
+    if !p.has_changes() {
+        return Ok((true, 0));
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let renderer = tokio::spawn(ui.render_events(rx));
+    let note = |line: String| say(line);
+    let report = teardown.run(&state, &graph, tx, interrupt_on_ctrl_c("gc"), &note).await;
+    let _ = renderer.await;
+    let report = report.context("destroying the stack")?;
+    Ok((report.outcome.ok(), report.outcome.done))
 }

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 use super::args::{GcArgs, Global, RunArgs};
 use super::common::{self, FAILED};
-use super::destroy::{destroy_found, discover};
+use super::destroy::destroy_by_tags;
 use crate::teardown::{self, StackInfo};
 use crate::ui::{json, say, Ui};
 
@@ -28,6 +28,14 @@ fn verdict(s: &StackInfo, a: &GcArgs, now: OffsetDateTime) -> Option<&'static st
     }
 }
 
+/// A stack's name, with its ID when it has one: `sbx (id 1f2e…)`.
+fn shown(name: &str, id: Option<&str>) -> String {
+    match id {
+        Some(id) => format!("{name} (id {id})"),
+        None => name.to_string(),
+    }
+}
+
 fn age(s: &StackInfo, now: OffsetDateTime) -> String {
     s.created
         .map(|c| {
@@ -40,7 +48,7 @@ fn age(s: &StackInfo, now: OffsetDateTime) -> String {
 /// A destroyed stack's state in this directory (the default place, `.kbp/<name>.state.json`), if it holds the
 /// stack in this region, is emptied (a new serial, no resources), so the next plan starts afresh instead of
 /// refreshing what is gone. Another region's or stack's state is left alone. Returns where it was.
-async fn forget_local_state(name: &str, region: &str) -> anyhow::Result<Option<String>> {
+async fn forget_local_state(name: &str, id: Option<&str>, region: &str) -> anyhow::Result<Option<String>> {
     let location = crate::state::location::default_local(name);
     let crate::state::Location::Local { path } = &location else { return Ok(None) };
     if !path.exists() {
@@ -48,6 +56,11 @@ async fn forget_local_state(name: &str, region: &str) -> anyhow::Result<Option<S
     }
     let locked = common::lock_state_if(&location, name, region, "gc").await?;
     let Some(mut locked) = locked else { return Ok(None) };
+    // Another stack of the same name (another lineage) keeps its state.
+    if id.is_some_and(|id| id != locked.state.lineage) {
+        locked.guard.release().await?;
+        return Ok(None);
+    }
     locked.state.resources.clear();
     locked.state.serial += 1;
     locked.backend.persist(&locked.state).await?;
@@ -70,16 +83,16 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
         for s in &stacks {
             let why = verdict(s, &a, now);
             if let Some(why) = why {
-                doomed.push((s.name.clone(), why));
+                doomed.push((s.name.clone(), s.id.clone(), why));
             }
             rows.push(serde_json::json!({
-                "name": s.name, "owner": s.owner, "age": age(s, now),
+                "name": s.name, "id": s.id, "owner": s.owner, "age": age(s, now),
                 "expires": s.expires.and_then(|e| e.format(&time::format_description::well_known::Rfc3339).ok()),
                 "action": why.map(|w| format!("destroy ({w})")).unwrap_or_else(|| "keep".into()),
             }));
         }
         for named in a.stacks.iter().filter(|n| !stacks.iter().any(|s| &s.name == *n)) {
-            doomed.push((named.clone(), "named"));
+            doomed.push((named.clone(), None, "named"));
             rows.push(serde_json::json!({ "name": named, "action": "destroy (named)" }));
         }
         if a.json {
@@ -103,40 +116,39 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
         if a.dry_run || doomed.is_empty() {
             return Ok(0);
         }
-        let names: Vec<&str> = doomed.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<String> = doomed.iter().map(|(n, id, _)| shown(n, id.as_deref())).collect();
         if !a.auto_approve && !common::confirm(&format!("\nDestroy {}?", names.join(", ")))? {
             eprintln!("gc cancelled.");
             return Ok(FAILED);
         }
-        let results = futures::future::join_all(doomed.iter().map(|(name, _)| {
+        let results = futures::future::join_all(doomed.iter().map(|(name, id, _)| {
             let run = run.clone();
             let region = region.clone();
             async move {
                 let mut cx = common::context(name, &region, &run).await;
                 cx.destroying = true;
-                let cx = Arc::new(cx);
-                let (leftovers, tagged) = discover(&cx, name).await?;
-                let failed = destroy_found(&cx, &leftovers, &tagged, ui).await;
-                Ok::<_, anyhow::Error>((name.clone(), failed, leftovers.items.len() + tagged.items.len()))
+                let (ok, n) = destroy_by_tags(Arc::new(cx), name, id.as_deref(), &run, ui).await?;
+                Ok::<_, anyhow::Error>((name.clone(), id.clone(), ok, n))
             }
         }))
         .await;
         let (mut destroyed, mut incomplete) = (Vec::new(), Vec::new());
         for r in results {
             match r {
-                Ok((name, 0, n)) => {
-                    say(format!("Destroyed stack {name} ({n} resources)."));
+                Ok((name, id, true, n)) => {
+                    say(format!("Destroyed stack {} ({n} resources).", shown(&name, id.as_deref())));
                     destroyed.push(name.clone());
-                    match forget_local_state(&name, &region).await {
+                    match forget_local_state(&name, id.as_deref(), &region).await {
                         Ok(Some(described)) => say(format!("Emptied its state {described}: nothing of it is left.")),
                         Ok(None) => {}
                         Err(e) => eprintln!("warning: the stack is gone but its state could not be emptied: {e:#}"),
                     }
                 }
-                Ok((name, failed, _)) => {
+                Ok((name, id, false, _)) => {
                     incomplete.push(name.clone());
                     eprintln!(
-                        "Stack {name}: {failed} resources could not be deleted; run `kbp gc --stack {name}` again."
+                        "Stack {}: some resources could not be deleted; run `kbp gc --stack {name}` again.",
+                        shown(&name, id.as_deref())
                     );
                 }
                 Err(e) => {

@@ -143,7 +143,7 @@ async fn execute(
     let outcome = exec::walk(&p, cx.clone(), registry, state.clone(), run.parallelism as usize, tx, interrupt).await;
     let _ = renderer.await;
     let duplicates_left = if verb == "apply" && outcome.ok() && p.summary.add > 0 {
-        remove_duplicates(&cx, &state.snapshot(), ui).await
+        remove_duplicates(cx.clone(), registry, &state, run, ui).await
     } else {
         0
     };
@@ -187,27 +187,34 @@ pub(super) fn summarize_walk(planned: &plan::Summary, outcome: &exec::Outcome, s
 /// After creates, removes second resources at one of the stack's addresses: creates whose outcome was unknown
 /// (an answer lost, an earlier run killed with its request in flight) that landed after kbp had looked for them.
 /// Returns how many could not be removed (a warning: the stack itself is complete).
-async fn remove_duplicates(cx: &Context, state: &crate::state::State, ui: Ui) -> usize {
-    let found = match crate::teardown::orphans(cx, state).await {
-        Ok(found) => found,
+async fn remove_duplicates(
+    cx: Arc<Context>,
+    registry: &Registry,
+    state: &Arc<StateHandle>,
+    run: &RunArgs,
+    ui: Ui,
+) -> usize {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let renderer = tokio::spawn(ui.render_events(rx));
+    let result = crate::teardown::engine::delete_duplicates(cx, registry, state, run.parallelism as usize, tx).await;
+    let _ = renderer.await;
+    let (found, outcome) = match result {
+        Ok(x) => x,
         Err(e) => {
-            eprintln!("warning: could not look for duplicates of the stack's resources: {e}");
+            common::warn(&[format!("could not remove duplicates of the stack's resources: {e}")]);
             return 0;
         }
     };
-    if !found.items.is_empty() {
-        let what = "duplicates of the stack's resources (creates whose answer was lost), removed";
-        if ui.json {
-            json::emit(&json::Line::Leftovers { what, items: &found.items });
-        } else {
-            eprintln!("\n{what}:\n{found}");
-        }
-    }
-    let failed = super::destroy::remove(cx, &found, ui).await;
+    super::destroy::show_found(
+        &found,
+        ui,
+        "duplicates of the stack's resources (creates whose answer was lost), removed",
+    );
+    let failed = outcome.failed.len() + outcome.skipped.len() + outcome.not_started;
     if failed > 0 {
-        eprintln!(
-            "warning: {failed} duplicates could not be removed; `kbp apply` tries again, `kbp destroy` removes them"
-        );
+        common::warn(&[format!(
+            "{failed} duplicates could not be removed; `kbp apply` tries again, `kbp destroy` removes them"
+        )]);
     }
     failed
 }

@@ -268,6 +268,8 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
             let attrs = resolved.as_object().cloned().unwrap_or_default();
             let mut kbp_tags = tags::kbp_tags(&cx.stack, &step.address);
             kbp_tags.extend(cx.lifetime_tags.clone());
+            // Which stack of this name: the state's lineage, so `--from-tags` and `gc` can tell two apart.
+            kbp_tags.insert(tags::STACK_ID.to_string(), snapshot.lineage.clone());
             let dependencies: Vec<Address> = desired.dependencies().into_iter().collect();
             let existing = snapshot.get(&step.address).cloned();
             let applied = if step.op == Op::Create {

@@ -6,6 +6,7 @@
 pub mod attrs;
 pub mod context;
 pub mod create;
+pub mod delete_only;
 pub mod ec2;
 pub mod eks;
 pub mod elbv2;
@@ -76,9 +77,12 @@ pub struct Found {
     /// Why it is listed, for the user (`tagged elbv2.k8s.aws/cluster=sbx`, `available, 8 GiB`).
     pub detail: String,
     /// IDs and ARNs of what it depends on, so that it is deleted before them: its subnets, security groups and
-    /// VPC, the instance it is attached to, the load balancer of a listener. The engine turns these into
+    /// VPC, the load balancer of a listener, the security groups its rules name. The engine turns these into
     /// dependency edges by matching IDs.
     pub uses: Vec<String>,
+    /// IDs, ARNs and names of what must be gone before it can be deleted, the other way round: the instance a
+    /// volume is attached to, the cluster that writes to a log group.
+    pub after: Vec<String>,
     /// What [`Provider::delete`] needs as its `prior`.
     pub attrs: Attrs,
 }
@@ -96,6 +100,8 @@ pub struct DiscoveryScope<'a> {
     pub cluster: &'a str,
     /// The stack's VPCs; kinds found by VPC find nothing when it is empty.
     pub vpc_ids: &'a [String],
+    /// IAM role names Karpenter's nodes may use, whose instance profiles Karpenter creates.
+    pub node_roles: &'a [String],
     /// IDs, ARNs and names in kbp's state: never listed.
     pub keep: &'a std::collections::BTreeSet<String>,
 }

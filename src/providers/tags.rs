@@ -9,6 +9,10 @@ use crate::graph::Address;
 
 pub const STACK: &str = "kbp:stack";
 pub const ADDRESS: &str = "kbp:address";
+/// The stack's ID (its state's lineage): two stacks of one name in one region (a state lost and applied
+/// anew) are told apart by it. Set on create, never part of a lookup by tags: a resource of a lost state must
+/// still be found by its name and address.
+pub const STACK_ID: &str = "kbp:stack-id";
 /// Sandbox stacks (`kbp apply --ttl`): who applied the stack (the caller's ARN) and when it expires (RFC 3339,
 /// UTC). `kbp gc` reads them.
 pub const OWNER: &str = "kbp:owner";

@@ -7,7 +7,8 @@ use super::backend::{Backend, StateError};
 use super::State;
 
 pub struct StateHandle {
-    backend: Box<dyn Backend>,
+    /// Where it is persisted; `None` for a state that lives only for one run (a stack found by its tags).
+    backend: Option<Box<dyn Backend>>,
     state: Mutex<State>,
     /// Writes go out one at a time and in order, so the last one persisted is the newest.
     writing: tokio::sync::Mutex<()>,
@@ -15,7 +16,12 @@ pub struct StateHandle {
 
 impl StateHandle {
     pub fn new(backend: Box<dyn Backend>, state: State) -> Self {
-        StateHandle { backend, state: Mutex::new(state), writing: tokio::sync::Mutex::new(()) }
+        StateHandle { backend: Some(backend), state: Mutex::new(state), writing: tokio::sync::Mutex::new(()) }
+    }
+
+    /// A state kept in memory only: a teardown by tags, whose rerun finds what is left by the tags again.
+    pub fn in_memory(state: State) -> Self {
+        StateHandle { backend: None, state: Mutex::new(state), writing: tokio::sync::Mutex::new(()) }
     }
 
     pub fn snapshot(&self) -> State {
@@ -30,12 +36,16 @@ impl StateHandle {
             s.serial += 1;
             (out, s.clone())
         };
-        self.backend.persist(&copy).await?;
+        if let Some(backend) = &self.backend {
+            backend.persist(&copy).await?;
+        }
         Ok(out)
     }
 
     pub fn describe(&self) -> String {
-        self.backend.describe()
+        self.backend
+            .as_ref()
+            .map_or_else(|| "(in memory: the stack was found by its tags)".to_string(), |b| b.describe())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

@@ -5,19 +5,19 @@
 
 use std::collections::BTreeSet;
 
-use super::{stack, Inventory};
-use crate::providers::{Context, ProviderError};
+use crate::providers::Found;
 use crate::state::State;
 
-/// What [`stack()`] finds of `state`'s stack that state does not hold, but whose address it holds: a second
-/// resource at one address. Anything tagged for the stack without such a twin is left out (it is not
+/// Of `tagged` (the stack's resources found by its tags), those state does not hold but whose address it holds:
+/// a second resource at one address. Anything tagged for the stack without such a twin is left out (it is not
 /// demonstrably a duplicate).
-pub async fn orphans(cx: &Context, state: &State) -> Result<Inventory, ProviderError> {
-    let mut found = stack(cx, &state.stack).await?;
+pub fn orphans(state: &State, tagged: Vec<Found>) -> Vec<Found> {
     let held = held_ids(state);
     let addresses: BTreeSet<String> = state.resources.keys().map(|a| a.to_string()).collect();
-    found.items.retain(|i| !held.contains(&i.id) && i.name.as_ref().is_some_and(|a| addresses.contains(a)));
-    Ok(found)
+    tagged
+        .into_iter()
+        .filter(|f| !held.contains(&f.id) && f.name.as_ref().is_some_and(|a| addresses.contains(a)))
+        .collect()
 }
 
 /// Every ID, ARN and name state records for its resources.

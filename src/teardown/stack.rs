@@ -1,4 +1,6 @@
-//! Finding a stack by its tags alone (`kbp destroy --from-tags`).
+//! Finding a stack by its tags alone (`kbp destroy --from-tags`, `kbp gc`): everything tagged
+//! `kbp:stack=<name>` (and, when the stack's ID is known, not tagged with another `kbp:stack-id`), as
+//! [`Found`] entries of the providers' kinds, each naming what it uses so the engine orders the deletes.
 //! EC2 resources are found with one tag-filtered Describe call per type, which also says whether each still
 //! exists (tags can outlive a terminated instance or a deleted NAT gateway); IAM is global and lists no tags, so
 //! each role, policy, OIDC provider and instance profile's tags are read, concurrently.
@@ -6,64 +8,101 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 
-use aws_sdk_ec2::types::{InstanceStateName, NatGatewayState};
+use aws_sdk_ec2::types::{Filter, InstanceStateName, NatGatewayState, Tag};
 use futures::{StreamExt, TryStreamExt};
 
-use super::leftovers::{describe_instances, network_interfaces, security_groups};
-use super::{ec2_name, ec2_tag, filter, Inventory, Item, Kind};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::{all_pages, send};
-use crate::providers::tags::{ADDRESS, STACK};
-use crate::providers::{Context, ProviderError};
+use crate::providers::tags::{ADDRESS, STACK, STACK_ID};
+use crate::providers::{Context, Found, ProviderError};
 
 pub(super) const PARALLEL_LOOKUPS: usize = 8;
 /// Service-linked roles (the account-wide Spot role among them) live under this path and are never a
 /// stack's to delete.
 const SERVICE_ROLE_PATH: &str = "/aws-service-role/";
 
-/// Everything tagged `kbp:stack=<stack>` in the region (and in IAM, which is global); only reads.
-pub async fn stack(cx: &Context, stack: &str) -> Result<Inventory, ProviderError> {
-    let (ec2, eks, iam, others) =
-        futures::try_join!(ec2_items(cx, stack), eks_items(cx, stack), iam_items(cx, stack), other_items(cx, stack))?;
-    let mut inv = Inventory::default();
-    for item in ec2.into_iter().chain(eks).chain(iam).chain(others) {
-        inv.push(item);
-    }
-    inv.sort();
-    Ok(inv)
+/// Which stack: its name, and its ID (the state lineage) when known.
+#[derive(Debug, Clone, Copy)]
+pub struct Identity<'a> {
+    pub name: &'a str,
+    pub id: Option<&'a str>,
 }
 
-async fn ec2_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
-    let tagged = filter(&format!("tag:{STACK}"), stack);
+impl Identity<'_> {
+    /// Whether `tags` say the resource is this stack's: `kbp:stack` is the name, and `kbp:stack-id`, when both
+    /// sides know one, is the ID (stacks made before the ID tag existed carry none, and still count).
+    pub fn owns<'t>(&self, tag: impl Fn(&str) -> Option<&'t str>) -> bool {
+        tag(STACK) == Some(self.name)
+            && match (self.id, tag(STACK_ID)) {
+                (Some(id), Some(theirs)) => id == theirs,
+                _ => true,
+            }
+    }
+}
+
+fn found(kind: &'static str, id: &str, name: Option<String>, detail: String, uses: Vec<String>) -> Found {
+    Found { kind, id: id.to_string(), name, detail, uses, after: Vec::new(), attrs: Default::default() }
+}
+
+fn ec2_tag<'a>(tags: &'a [Tag], key: &str) -> Option<&'a str> {
+    tags.iter().find(|t| t.key() == Some(key)).map(|t| t.value().unwrap_or_default())
+}
+
+/// The name to show for an EC2 resource: its `kbp:address`, else its `Name` tag.
+fn ec2_name(tags: &[Tag]) -> Option<String> {
+    ec2_tag(tags, ADDRESS).or_else(|| ec2_tag(tags, "Name")).map(str::to_string)
+}
+
+/// The last segment of an ARN's resource (`arn:aws:iam::1:role/x` → `x`), which is how teardown names IAM roles
+/// and KMS keys.
+fn arn_name(arn: &str) -> String {
+    arn.rsplit('/').next().unwrap_or(arn).to_string()
+}
+
+/// Everything of the stack in the region (and in IAM, which is global); only reads.
+pub async fn stack(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+    let (ec2, eks, iam, others) =
+        futures::try_join!(ec2_items(cx, who), eks_items(cx, who), iam_items(cx, who), other_items(cx, who))?;
+    let mut all: Vec<Found> =
+        ec2.into_iter().chain(eks).chain(iam).chain(others).filter(|f| !f.id.is_empty()).collect();
+    all.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
+    all.dedup_by(|a, b| a.kind == b.kind && a.id == b.id);
+    Ok(all)
+}
+
+async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+    let tagged = Filter::builder().name(format!("tag:{STACK}")).values(who.name).build();
     let f = || Some(vec![tagged.clone()]);
-    // The tag is checked again on what comes back: not every EC2 API implementation applies tag filters to
+    // The tags are checked again on what comes back: not every EC2 API implementation applies tag filters to
     // every Describe call (DescribeNatGateways in some), and a filter ignored must not widen the stack.
-    let ours = |tags: &[aws_sdk_ec2::types::Tag]| ec2_tag(tags, STACK) == Some(stack);
+    let ours = |tags: &[Tag]| who.owns(|k| ec2_tag(tags, k));
     let mut items = Vec::new();
 
     let vpcs = send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().set_filters(f()).send()).await?;
     let vpc_ids: Vec<String> =
         vpcs.vpcs().iter().filter(|v| ours(v.tags())).filter_map(|v| v.vpc_id().map(str::to_string)).collect();
     for v in vpcs.vpcs().iter().filter(|v| ours(v.tags())) {
-        items.push(Item::new(Kind::Vpc, v.vpc_id().unwrap_or_default(), ec2_name(v.tags()), ""));
+        items.push(found("aws_vpc", v.vpc_id().unwrap_or_default(), ec2_name(v.tags()), String::new(), Vec::new()));
     }
     let subnets = send(cx, "ec2:DescribeSubnets", &[], || cx.ec2().describe_subnets().set_filters(f()).send()).await?;
     for s in subnets.subnets().iter().filter(|s| ours(s.tags())) {
+        let vpc: Vec<String> = s.vpc_id().map(str::to_string).into_iter().collect();
         let detail = format!("in {}", s.vpc_id().unwrap_or("?"));
-        items.push(Item::new(Kind::Subnet, s.subnet_id().unwrap_or_default(), ec2_name(s.tags()), detail));
+        items.push(found("aws_subnet", s.subnet_id().unwrap_or_default(), ec2_name(s.tags()), detail, vpc));
     }
     let igws =
         send(cx, "ec2:DescribeInternetGateways", &[], || cx.ec2().describe_internet_gateways().set_filters(f()).send())
             .await?;
+    // A NAT gateway's public address keeps the internet gateway from detaching: the gateways go first.
+    let mut igw_of_vpc: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for g in igws.internet_gateways().iter().filter(|g| ours(g.tags())) {
-        let vpcs: Vec<&str> = g.attachments().iter().filter_map(|a| a.vpc_id()).collect();
+        let id = g.internet_gateway_id().unwrap_or_default();
+        let vpcs: Vec<String> = g.attachments().iter().filter_map(|a| a.vpc_id().map(str::to_string)).collect();
+        for v in &vpcs {
+            igw_of_vpc.entry(v.clone()).or_default().push(id.to_string());
+        }
         let detail = if vpcs.is_empty() { String::new() } else { format!("attached to {}", vpcs.join(", ")) };
-        items.push(Item::new(
-            Kind::InternetGateway,
-            g.internet_gateway_id().unwrap_or_default(),
-            ec2_name(g.tags()),
-            detail,
-        ));
+        items.push(found("aws_internet_gateway", id, ec2_name(g.tags()), detail, vpcs));
     }
     let nats =
         send(cx, "ec2:DescribeNatGateways", &[], || cx.ec2().describe_nat_gateways().set_filter(f()).send()).await?;
@@ -71,68 +110,74 @@ async fn ec2_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
         if matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) {
             continue;
         }
+        let mut uses: Vec<String> = n.subnet_id().map(str::to_string).into_iter().collect();
+        uses.extend(n.nat_gateway_addresses().iter().filter_map(|a| a.allocation_id().map(str::to_string)));
+        uses.extend(n.vpc_id().and_then(|v| igw_of_vpc.get(v)).cloned().unwrap_or_default());
         let detail = format!("in {}", n.subnet_id().unwrap_or("?"));
-        items.push(Item::new(Kind::NatGateway, n.nat_gateway_id().unwrap_or_default(), ec2_name(n.tags()), detail));
+        items.push(found("aws_nat_gateway", n.nat_gateway_id().unwrap_or_default(), ec2_name(n.tags()), detail, uses));
     }
     let addresses =
         send(cx, "ec2:DescribeAddresses", &[], || cx.ec2().describe_addresses().set_filters(f()).send()).await?;
     for a in addresses.addresses().iter().filter(|a| ours(a.tags())) {
         let Some(id) = a.allocation_id() else { continue };
-        items.push(Item::new(Kind::Address, id, ec2_name(a.tags()), a.public_ip().unwrap_or_default()));
+        let detail = a.public_ip().unwrap_or_default().to_string();
+        items.push(found("aws_eip", id, ec2_name(a.tags()), detail, Vec::new()));
     }
     let tables =
         send(cx, "ec2:DescribeRouteTables", &[], || cx.ec2().describe_route_tables().set_filters(f()).send()).await?;
     for t in tables.route_tables().iter().filter(|t| ours(t.tags())) {
+        let vpc: Vec<String> = t.vpc_id().map(str::to_string).into_iter().collect();
         let detail = format!("in {}", t.vpc_id().unwrap_or("?"));
-        items.push(Item::new(Kind::RouteTable, t.route_table_id().unwrap_or_default(), ec2_name(t.tags()), detail));
+        items.push(found("aws_route_table", t.route_table_id().unwrap_or_default(), ec2_name(t.tags()), detail, vpc));
     }
-    for i in describe_instances(cx, vec![tagged.clone()]).await?.iter().filter(|i| ours(i.tags())) {
+    // Security groups are looked for in the stack's VPCs (a group kbp made outside them would be a bug), then
+    // matched on the tags: fewer calls than another tag filter, and the same answer.
+    if !vpc_ids.is_empty() {
+        let in_vpcs = Filter::builder().name("vpc-id").set_values(Some(vpc_ids.clone())).build();
+        let groups = send(cx, "ec2:DescribeSecurityGroups", &[], || {
+            cx.ec2().describe_security_groups().filters(in_vpcs.clone()).send()
+        })
+        .await?;
+        for sg in groups.security_groups().iter().filter(|g| ours(g.tags()) && g.group_name() != Some("default")) {
+            let name = ec2_tag(sg.tags(), ADDRESS).or(sg.group_name()).map(str::to_string);
+            let uses: Vec<String> = sg.vpc_id().map(str::to_string).into_iter().collect();
+            items.push(found("aws_security_group", sg.group_id().unwrap_or_default(), name, String::new(), uses));
+        }
+    }
+    let instances =
+        send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().set_filters(f()).send()).await?;
+    for i in instances.reservations().iter().flat_map(|r| r.instances()).filter(|i| ours(i.tags())) {
         if matches!(i.state().and_then(|s| s.name()), Some(InstanceStateName::Terminated)) {
             continue;
         }
-        items.push(Item::new(Kind::Instance, i.instance_id().unwrap_or_default(), ec2_name(i.tags()), ""));
+        let mut uses: Vec<String> = i.subnet_id().map(str::to_string).into_iter().collect();
+        uses.extend(i.security_groups().iter().filter_map(|g| g.group_id().map(str::to_string)));
+        items.push(found("aws_instance", i.instance_id().unwrap_or_default(), ec2_name(i.tags()), String::new(), uses));
     }
-    let lts =
-        send(cx, "ec2:DescribeLaunchTemplates", &[], || cx.ec2().describe_launch_templates().set_filters(f()).send())
-            .await?;
-    for t in lts.launch_templates().iter().filter(|t| ours(t.tags())) {
-        let name = t.launch_template_name().map(str::to_string);
-        items.push(Item::new(Kind::LaunchTemplate, t.launch_template_id().unwrap_or_default(), name, ""));
-    }
-    // Security groups and ENIs are looked for in the stack's VPCs (a group kbp made outside them would be a
-    // bug), then matched on the tag: fewer calls than another tag filter per type, and the same answer.
-    for sg in security_groups(cx, &vpc_ids).await? {
-        if ec2_tag(sg.tags(), STACK) == Some(stack) && sg.group_name() != Some("default") {
-            let name = ec2_tag(sg.tags(), ADDRESS).or(sg.group_name()).map(str::to_string);
-            items.push(Item::new(Kind::SecurityGroup, sg.group_id().unwrap_or_default(), name, ""));
-        }
-    }
-    for eni in network_interfaces(cx, &vpc_ids).await? {
-        if ec2_tag(eni.tag_set(), STACK) == Some(stack) {
-            let detail = eni.status().map(|s| s.as_str().to_string()).unwrap_or_default();
-            items.push(Item::new(
-                Kind::NetworkInterface,
-                eni.network_interface_id().unwrap_or_default(),
-                ec2_name(eni.tag_set()),
-                detail,
-            ));
-        }
-    }
-    items.retain(|i| !i.id.is_empty());
     Ok(items)
 }
 
-/// The cluster named `stack` if it is this stack's, and its node groups (their ID is `<cluster>:<name>`).
-async fn eks_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
+/// The cluster named after the stack if it is this stack's, and its node groups (their ID is
+/// `<cluster>:<name>`), each naming the subnets, groups, roles and key it uses.
+async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+    let stack = who.name;
     let r = send(cx, "eks:DescribeCluster", &[], || cx.eks().describe_cluster().name(stack).send()).await;
     let Some(cluster) = absent_if_gone(r)?.and_then(|o| o.cluster) else { return Ok(Vec::new()) };
     let tags = cluster.tags();
-    if tags.and_then(|t| t.get(STACK)).map(String::as_str) != Some(stack) {
+    if !who.owns(|k| tags.and_then(|t| t.get(k)).map(String::as_str)) {
         return Ok(Vec::new());
     }
     let name = tags.and_then(|t| t.get(ADDRESS)).cloned();
     let status = cluster.status().map(|s| s.as_str().to_string()).unwrap_or_default();
-    let mut items = vec![Item::new(Kind::EksCluster, stack, name, status)];
+    let mut uses: Vec<String> = Vec::new();
+    if let Some(vpc) = cluster.resources_vpc_config() {
+        uses.extend(vpc.subnet_ids().iter().cloned());
+        uses.extend(vpc.security_group_ids().iter().cloned());
+    }
+    uses.extend(cluster.role_arn().map(arn_name));
+    let keys = cluster.encryption_config().iter().filter_map(|e| e.provider().and_then(|p| p.key_arn()));
+    uses.extend(keys.map(arn_name));
+    let mut items = vec![found("aws_eks_cluster", stack, name, status, uses)];
     let mut token: Option<String> = None;
     loop {
         let r = send(cx, "eks:ListNodegroups", &[], || {
@@ -141,7 +186,17 @@ async fn eks_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
         .await;
         let Some(page) = absent_if_gone(r)? else { break };
         for ng in page.nodegroups() {
-            items.push(Item::new(Kind::EksNodegroup, format!("{stack}:{ng}"), Some(ng.clone()), ""));
+            let r = send(cx, "eks:DescribeNodegroup", &[], || {
+                cx.eks().describe_nodegroup().cluster_name(stack).nodegroup_name(ng).send()
+            })
+            .await;
+            let described = absent_if_gone(r)?.and_then(|o| o.nodegroup);
+            let mut uses = vec![stack.to_string()];
+            if let Some(d) = &described {
+                uses.extend(d.subnets().iter().cloned());
+                uses.extend(d.node_role().map(arn_name));
+            }
+            items.push(found("aws_eks_node_group", &format!("{stack}:{ng}"), Some(ng.clone()), String::new(), uses));
         }
         token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
@@ -153,9 +208,9 @@ async fn eks_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
 
 /// IAM roles (but service-linked ones), customer managed policies, OIDC providers and instance profiles tagged
 /// `kbp:stack=<stack>`.
-async fn iam_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
+async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
     let iam = cx.iam();
-    let mut candidates: Vec<(Kind, String)> = Vec::new();
+    let mut candidates: Vec<(&'static str, String)> = Vec::new();
     let roles = all_pages(|marker| async move {
         let page = send(cx, "iam:ListRoles", &[], || iam.list_roles().set_marker(marker.clone()).send()).await?;
         let next = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
@@ -163,7 +218,7 @@ async fn iam_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
     })
     .await?;
     for r in roles.iter().filter(|r| !r.path().starts_with(SERVICE_ROLE_PATH)) {
-        candidates.push((Kind::IamRole, r.role_name().to_string()));
+        candidates.push(("aws_iam_role", r.role_name().to_string()));
     }
     let policies = all_pages(|marker| async move {
         let page = send(cx, "iam:ListPolicies", &[], || {
@@ -174,17 +229,21 @@ async fn iam_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
         Ok((page.policies().to_vec(), next))
     })
     .await?;
-    candidates.extend(policies.iter().filter_map(|p| Some((Kind::IamPolicy, p.arn()?.to_string()))));
+    candidates.extend(policies.iter().filter_map(|p| Some(("aws_iam_policy", p.arn()?.to_string()))));
     let oidc = send(cx, "iam:ListOpenIDConnectProviders", &[], || iam.list_open_id_connect_providers().send()).await?;
     candidates.extend(
-        oidc.open_id_connect_provider_list().iter().filter_map(|p| Some((Kind::OidcProvider, p.arn()?.to_string()))),
+        oidc.open_id_connect_provider_list()
+            .iter()
+            .filter_map(|p| Some(("aws_iam_openid_connect_provider", p.arn()?.to_string()))),
     );
-    candidates.extend(all_instance_profiles(cx).await?.into_iter().map(|n| (Kind::InstanceProfile, n)));
+    candidates.extend(
+        crate::providers::iam::instance_profile::all(cx).await?.into_iter().map(|n| ("aws_iam_instance_profile", n)),
+    );
 
-    let found: Vec<Option<Item>> = futures::stream::iter(candidates)
+    let listed: Vec<Option<Found>> = futures::stream::iter(candidates)
         .map(|(kind, id)| async move {
             let tags = match kind {
-                Kind::IamRole => {
+                "aws_iam_role" => {
                     iam_tags(
                         cx,
                         "iam:ListRoleTags",
@@ -193,7 +252,7 @@ async fn iam_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
                     )
                     .await?
                 }
-                Kind::IamPolicy => {
+                "aws_iam_policy" => {
                     iam_tags(
                         cx,
                         "iam:ListPolicyTags",
@@ -202,7 +261,7 @@ async fn iam_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
                     )
                     .await?
                 }
-                Kind::OidcProvider => {
+                "aws_iam_openid_connect_provider" => {
                     iam_tags(
                         cx,
                         "iam:ListOpenIDConnectProviderTags",
@@ -211,17 +270,17 @@ async fn iam_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError
                     )
                     .await?
                 }
-                _ => instance_profile_tags(cx, &id).await?,
+                _ => crate::providers::iam::instance_profile::tags_of(cx, &id).await?,
             };
+            let ours = who.owns(|k| tags.get(k).map(String::as_str));
             Ok::<_, ProviderError>(
-                (tags.get(STACK).map(String::as_str) == Some(stack))
-                    .then(|| Item::new(kind, id.clone(), tags.get(ADDRESS).cloned(), "")),
+                ours.then(|| found(kind, &id, tags.get(ADDRESS).cloned(), String::new(), Vec::new())),
             )
         })
         .buffer_unordered(PARALLEL_LOOKUPS)
         .try_collect()
         .await?;
-    Ok(found.into_iter().flatten().collect())
+    Ok(listed.into_iter().flatten().collect())
 }
 
 /// An IAM entity's tags as a map; empty when the entity vanished since it was listed.
@@ -240,36 +299,14 @@ where
     Ok(out.map(|o| tags(&o).into_iter().map(|t| (t.key, t.value)).collect()).unwrap_or_default())
 }
 
-pub(super) async fn instance_profile_tags(cx: &Context, name: &str) -> Result<HashMap<String, String>, ProviderError> {
-    let iam = cx.iam();
-    iam_tags(
-        cx,
-        "iam:ListInstanceProfileTags",
-        || iam.list_instance_profile_tags().instance_profile_name(name).send(),
-        |o| o.tags().to_vec(),
-    )
-    .await
-}
-
-pub(super) async fn all_instance_profiles(cx: &Context) -> Result<Vec<String>, ProviderError> {
-    all_pages(|marker| async move {
-        let page = send(cx, "iam:ListInstanceProfiles", &[], || {
-            cx.iam().list_instance_profiles().set_marker(marker.clone()).send()
-        })
-        .await?;
-        let names = page.instance_profiles().iter().map(|p| p.instance_profile_name().to_string()).collect();
-        Ok((names, page.marker().filter(|_| page.is_truncated()).map(str::to_string)))
-    })
-    .await
-}
-
 /// SQS queues, EventBridge rules (kbp names both after the stack) and KMS keys tagged for the stack.
-async fn other_items(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
-    let (queues, rules, keys) = futures::try_join!(queues(cx, stack), rules(cx, stack), kms_keys(cx, stack))?;
+async fn other_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+    let (queues, rules, keys) = futures::try_join!(queues(cx, who), rules(cx, who), kms_keys(cx, who))?;
     Ok(queues.into_iter().chain(rules).chain(keys).collect())
 }
 
-async fn queues(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
+async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+    let stack = who.name;
     let urls = all_pages(|token| async move {
         let page = send(cx, "sqs:ListQueues", &[], || {
             cx.sqs().list_queues().queue_name_prefix(stack).set_next_token(token.clone()).send()
@@ -282,15 +319,16 @@ async fn queues(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
     for url in urls {
         let r = send(cx, "sqs:ListQueueTags", &[], || cx.sqs().list_queue_tags().queue_url(&url).send()).await;
         let Some(tags) = absent_if_gone(r)?.and_then(|o| o.tags) else { continue };
-        if tags.get(STACK).map(String::as_str) == Some(stack) {
+        if who.owns(|k| tags.get(k).map(String::as_str)) {
             let name = url.rsplit('/').next().map(str::to_string);
-            items.push(Item::new(Kind::SqsQueue, url.clone(), tags.get(ADDRESS).cloned().or(name), ""));
+            items.push(found("aws_sqs_queue", &url, tags.get(ADDRESS).cloned().or(name), String::new(), Vec::new()));
         }
     }
     Ok(items)
 }
 
-async fn rules(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
+async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+    let stack = who.name;
     let rules = all_pages(|token| async move {
         let page = send(cx, "events:ListRules", &[], || {
             cx.eventbridge().list_rules().name_prefix(stack).set_next_token(token.clone()).send()
@@ -308,15 +346,16 @@ async fn rules(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
         .await;
         let Some(out) = absent_if_gone(r)? else { continue };
         let tags: BTreeMap<&str, &str> = out.tags().iter().map(|t| (t.key(), t.value())).collect();
-        if tags.get(STACK) == Some(&stack) {
-            items.push(Item::new(Kind::EventRule, name, tags.get(ADDRESS).map(|a| a.to_string()), ""));
+        if who.owns(|k| tags.get(k).copied()) {
+            let address = tags.get(ADDRESS).map(|a| a.to_string());
+            items.push(found("aws_eventbridge_rule", &name, address, String::new(), Vec::new()));
         }
     }
     Ok(items)
 }
 
 /// Customer managed keys tagged for the stack, but not those already pending deletion.
-async fn kms_keys(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError> {
+async fn kms_keys(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
     let mut ids = Vec::new();
     let mut marker: Option<String> = None;
     loop {
@@ -327,7 +366,7 @@ async fn kms_keys(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError>
             break;
         }
     }
-    let found: Vec<Option<Item>> = futures::stream::iter(ids)
+    let listed: Vec<Option<Found>> = futures::stream::iter(ids)
         .map(|id| async move {
             let r = send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(&id).send()).await;
             let Some(meta) = absent_if_gone(r)?.and_then(|o| o.key_metadata) else { return Ok(None) };
@@ -345,13 +384,39 @@ async fn kms_keys(cx: &Context, stack: &str) -> Result<Vec<Item>, ProviderError>
             let r = send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(&id).send()).await;
             let Some(out) = absent_if_gone(r)? else { return Ok(None) };
             let tags: BTreeMap<&str, &str> = out.tags().iter().map(|t| (t.tag_key(), t.tag_value())).collect();
+            let address = tags.get(ADDRESS).map(|a| a.to_string());
             Ok::<_, ProviderError>(
-                (tags.get(STACK) == Some(&stack))
-                    .then(|| Item::new(Kind::KmsKey, id.clone(), tags.get(ADDRESS).map(|a| a.to_string()), "")),
+                who.owns(|k| tags.get(k).copied())
+                    .then(|| found("aws_kms_key", &id, address, String::new(), Vec::new())),
             )
         })
         .buffer_unordered(PARALLEL_LOOKUPS)
         .try_collect()
         .await?;
-    Ok(found.into_iter().flatten().collect())
+    Ok(listed.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stack_is_its_name_and_its_id_when_both_sides_know_one() {
+        let tags = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(key, _)| *key == k).map(|(_, v)| *v)
+        };
+        let by_name = Identity { name: "sbx", id: None };
+        let by_id = Identity { name: "sbx", id: Some("L1") };
+        assert!(by_name.owns(tags(&[(STACK, "sbx"), (STACK_ID, "L2")])));
+        assert!(by_id.owns(tags(&[(STACK, "sbx"), (STACK_ID, "L1")])));
+        assert!(!by_id.owns(tags(&[(STACK, "sbx"), (STACK_ID, "L2")])), "another stack of the same name");
+        assert!(by_id.owns(tags(&[(STACK, "sbx")])), "made before stacks had IDs");
+        assert!(!by_id.owns(tags(&[(STACK, "other"), (STACK_ID, "L1")])));
+    }
+
+    #[test]
+    fn iam_names_come_from_arns() {
+        assert_eq!(arn_name("arn:aws:iam::123456789012:role/sbx-cluster"), "sbx-cluster");
+        assert_eq!(arn_name("arn:aws:kms:us-west-2:123456789012:key/abcd"), "abcd");
+    }
 }

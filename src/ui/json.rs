@@ -46,15 +46,8 @@ pub enum Line<'a> {
         hint: Option<&'a str>,
     },
     /// Resources outside state that destroy (or apply, for duplicates) deletes.
-    Leftovers { what: &'a str, items: &'a [crate::teardown::Item] },
-    /// One step of deleting one of them.
-    Leftover {
-        kind: crate::teardown::Kind,
-        id: &'a str,
-        step: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<&'a str>,
-    },
+    /// Each item: `kind`, `id`, `name`, `detail` and the `address` its deletion events carry.
+    Leftovers { what: &'a str, items: &'a [Value] },
     /// What of the stack is still in the region after a destroy (empty when nothing is).
     FinalScan { region: &'a str, left: &'a [Value] },
     /// `kbp gc`: the region's stacks and what happens to each.

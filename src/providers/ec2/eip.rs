@@ -65,6 +65,14 @@ impl Provider for Eip {
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        // Held by something not deleted with the stack (an instance or interface associated by hand): let go.
+        if let Some(association) = describe(cx, id).await?.and_then(|a| a.association_id().map(str::to_string)) {
+            let r = send(cx, "ec2:DisassociateAddress", &[], || {
+                cx.ec2().disassociate_address().association_id(&association).send()
+            })
+            .await;
+            ok_if_gone(r)?;
+        }
         // A deleted NAT gateway lets go of its address only once it reaches `deleted`, and AWS may still report
         // the address in use for a while after that.
         let (op, what) = ("ec2:ReleaseAddress", format!("Elastic IP {id}"));

@@ -1,15 +1,18 @@
 //! EC2 network providers: the VPC and what makes it routable (subnets, gateways, Elastic IPs, route tables,
 //! routes and their subnet associations), one file per resource kind.
 //!
-//! Also, delete only, what others leave in the stack's VPC for teardown to find: EBS volumes of
-//! PersistentVolumeClaims and VPC endpoints.
+//! Also, delete only, what others leave for teardown to find: Karpenter's nodes, their launch templates and
+//! detached network interfaces, EBS volumes of PersistentVolumeClaims and VPC endpoints.
 //!
 //! Shared here: reading desired attributes, tagging ([`tagging`]) and bounded waits ([`wait`]). Not here: prefix
 //! lists (no blueprint needs them yet), or anything EKS creates in the VPC.
 
 mod eip;
+mod instance;
 mod internet_gateway;
+mod launch_template;
 mod nat_gateway;
+pub(crate) mod network_interface;
 mod route;
 mod route_table;
 mod route_table_association;
@@ -26,6 +29,7 @@ use std::future::Future;
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use serde_json::{json, Value};
 
+use super::delete_only::DeleteOnly;
 use super::{Applied, Context, Desired, ProviderError, Registry};
 use crate::graph::Attrs;
 
@@ -45,8 +49,11 @@ pub fn register(r: &mut Registry) {
     r.add(route::Route);
     r.add(route_table_association::RouteTableAssociation);
     r.add(security_group::SecurityGroup);
-    r.add(volume::Volume);
-    r.add(vpc_endpoint::VpcEndpoint);
+    r.add(DeleteOnly(volume::Volume));
+    r.add(DeleteOnly(instance::Instance));
+    r.add(DeleteOnly(launch_template::LaunchTemplate));
+    r.add(DeleteOnly(network_interface::NetworkInterface));
+    r.add(DeleteOnly(vpc_endpoint::VpcEndpoint));
 }
 
 pub(crate) use crate::providers::send::send;

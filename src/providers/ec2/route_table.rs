@@ -66,7 +66,20 @@ impl Provider for RouteTable {
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
-        // Its associations are deleted first, but AWS may still count them for a moment.
+        let Some(table) = describe(cx, id, &[]).await? else { return Ok(()) };
+        // The VPC's main table goes with the VPC, and AWS refuses to delete it before.
+        if table.associations().iter().any(|a| a.main() == Some(true)) {
+            return Ok(());
+        }
+        // Associations state does not hold (a stack found by its tags) are removed here; those it holds are
+        // deleted first, but AWS may still count them for a moment.
+        for association in table.associations().iter().filter_map(|a| a.route_table_association_id()) {
+            let r = send(cx, "ec2:DisassociateRouteTable", &[], || {
+                cx.ec2().disassociate_route_table().association_id(association).send()
+            })
+            .await;
+            ok_if_gone(r)?;
+        }
         let (op, what) = ("ec2:DeleteRouteTable", format!("route table {id}"));
         let r = send_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
             cx.ec2().delete_route_table().route_table_id(id).send()

@@ -9,16 +9,23 @@
 //! - all egress: the rule AWS gives every new VPC security group (images, AWS APIs, the public endpoint).
 //!
 //! Create adds the ingress rule; update puts back either rule if someone removed it.
+//!
+//! Teardown also finds the groups others made in the stack's VPC ([`Provider::discover`]): the load-balancer
+//! controllers' and Karpenter's (by their tags) and any group without kbp's tags (a workload's). Deleting a
+//! group first revokes the rules of other groups in its VPC that name it, since AWS refuses to delete a group
+//! another group's rule references, for as long as the rule exists.
 
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType, SecurityGroup as Group, Tag, UserIdGroupPair};
+use aws_sdk_ec2::types::{Filter, IpPermission, IpRange, ResourceType, SecurityGroup as Group, Tag, UserIdGroupPair};
 use serde_json::json;
 
 use super::tagging::{self, Tagged};
 use super::wait::Budget;
 use super::{arn, gone_as_none, missing, object, ok_if_gone, required_str, send, send_when_unused};
 use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::send::all_pages;
+use crate::providers::tags::STACK;
+use crate::providers::{Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError};
 
 pub struct SecurityGroup;
 
@@ -97,6 +104,7 @@ impl Provider for SecurityGroup {
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        revoke_references(cx, id).await?;
         // The self-referencing rule does not block the delete; ENIs still in the group do, until released.
         let (op, what) = ("ec2:DeleteSecurityGroup", format!("security group {id}"));
         let r = send_when_unused(cx, op, &what, &[], DELETE_BUDGET, || {
@@ -105,6 +113,129 @@ impl Provider for SecurityGroup {
         .await;
         ok_if_gone(r)
     }
+
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+        let groups = in_vpcs(cx, scope.vpc_ids).await?;
+        Ok(groups
+            .iter()
+            .filter_map(|g| {
+                let id = g.group_id()?;
+                if g.group_name() == Some("default") || scope.keep.contains(id) {
+                    return None;
+                }
+                let why = foreign(g.tags(), scope.cluster)?;
+                // A group whose rules name another goes first: that one cannot go while the rule exists.
+                let mut uses: Vec<String> = g.vpc_id().into_iter().map(str::to_string).collect();
+                uses.extend(referenced(g).into_iter().filter(|r| r != id));
+                Some(Found {
+                    kind: "aws_security_group",
+                    id: id.to_string(),
+                    name: g.group_name().map(str::to_string),
+                    detail: format!("{why}, in {}", g.vpc_id().unwrap_or("?")),
+                    uses,
+                    after: Vec::new(),
+                    attrs: Attrs::new(),
+                })
+            })
+            .collect())
+    }
+}
+
+/// Why a security group in the stack's VPC is the stack's to delete although kbp did not make it, or `None`
+/// (another stack's, or kbp's own). Load-balancer controllers and Karpenter tag theirs; a group without
+/// `kbp:stack` was made by something other than kbp, in a VPC that goes with the stack.
+fn foreign(tags: &[Tag], cluster: &str) -> Option<String> {
+    let tag = |k: &str| tags.iter().find(|t| t.key() == Some(k)).map(|t| t.value().unwrap_or_default());
+    let cluster_key = format!("kubernetes.io/cluster/{cluster}");
+    if tag(STACK).is_some() {
+        None
+    } else if tag("elbv2.k8s.aws/cluster") == Some(cluster) {
+        Some(format!("tagged elbv2.k8s.aws/cluster={cluster}"))
+    } else if tag(&cluster_key).is_some() {
+        Some(format!("tagged {cluster_key}"))
+    } else if tag("karpenter.sh/discovery").is_some() {
+        Some("tagged karpenter.sh/discovery".to_string())
+    } else {
+        Some("not made by kbp".to_string())
+    }
+}
+
+/// The groups `g`'s rules name, ingress and egress.
+fn referenced(g: &Group) -> Vec<String> {
+    let rules = g.ip_permissions().iter().chain(g.ip_permissions_egress());
+    let mut ids: Vec<String> =
+        rules.flat_map(|p| p.user_id_group_pairs()).filter_map(|pair| pair.group_id().map(str::to_string)).collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// Every security group in `vpcs`; none when there are none.
+async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>, ProviderError> {
+    if vpcs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let f = &Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
+    all_pages(|token| async move {
+        let page = send(cx, "ec2:DescribeSecurityGroups", &[], || {
+            cx.ec2().describe_security_groups().filters(f.clone()).set_next_token(token.clone()).send()
+        })
+        .await?;
+        Ok((page.security_groups().to_vec(), page.next_token().map(str::to_string)))
+    })
+    .await
+}
+
+/// Revokes, from every other group in `id`'s VPC, the parts of rules that name `id`.
+async fn revoke_references(cx: &Context, id: &str) -> Result<(), ProviderError> {
+    let Some(group) = describe(cx, id, &[]).await? else { return Ok(()) };
+    let Some(vpc) = group.vpc_id() else { return Ok(()) };
+    for other in in_vpcs(cx, &[vpc.to_string()]).await?.iter().filter(|g| g.group_id() != Some(id)) {
+        let Some(other_id) = other.group_id() else { continue };
+        let ingress = referencing(other.ip_permissions(), id);
+        if !ingress.is_empty() {
+            let r = send(cx, "ec2:RevokeSecurityGroupIngress", &[], || {
+                cx.ec2()
+                    .revoke_security_group_ingress()
+                    .group_id(other_id)
+                    .set_ip_permissions(Some(ingress.clone()))
+                    .send()
+            })
+            .await;
+            ok_if_gone(r)?;
+        }
+        let egress = referencing(other.ip_permissions_egress(), id);
+        if !egress.is_empty() {
+            let r = send(cx, "ec2:RevokeSecurityGroupEgress", &[], || {
+                cx.ec2()
+                    .revoke_security_group_egress()
+                    .group_id(other_id)
+                    .set_ip_permissions(Some(egress.clone()))
+                    .send()
+            })
+            .await;
+            ok_if_gone(r)?;
+        }
+    }
+    Ok(())
+}
+
+/// The parts of `perms` that name group `id`, and nothing else of them (their CIDRs and other groups stay).
+fn referencing(perms: &[IpPermission], id: &str) -> Vec<IpPermission> {
+    perms
+        .iter()
+        .filter_map(|p| {
+            let pairs: Vec<_> = p.user_id_group_pairs().iter().filter(|g| g.group_id() == Some(id)).cloned().collect();
+            (!pairs.is_empty()).then(|| {
+                IpPermission::builder()
+                    .set_ip_protocol(p.ip_protocol().map(str::to_string))
+                    .set_from_port(p.from_port())
+                    .set_to_port(p.to_port())
+                    .set_user_id_group_pairs(Some(pairs))
+                    .build()
+            })
+        })
+        .collect()
 }
 
 impl Tagged for Group {
@@ -215,5 +346,38 @@ mod tests {
             IpPermission::builder().ip_protocol("-1").ip_ranges(IpRange::builder().cidr_ip("0.0.0.0/0").build());
         assert!(is_all_egress(&egress.build()));
         assert!(!is_all_egress(&https));
+    }
+
+    fn tags(pairs: &[(&str, &str)]) -> Vec<Tag> {
+        pairs.iter().map(|(k, v)| Tag::builder().key(*k).value(*v).build()).collect()
+    }
+
+    #[test]
+    fn foreign_groups_are_controllers_or_untagged_but_never_kbps_own() {
+        assert!(foreign(&tags(&[("elbv2.k8s.aws/cluster", "s1")]), "s1").is_some());
+        assert!(foreign(&tags(&[("kubernetes.io/cluster/s1", "owned")]), "s1").is_some());
+        assert_eq!(foreign(&tags(&[]), "s1").as_deref(), Some("not made by kbp"));
+        assert!(foreign(&tags(&[(STACK, "s1")]), "s1").is_none());
+        assert!(foreign(&tags(&[(STACK, "s1"), ("elbv2.k8s.aws/cluster", "s1")]), "s1").is_none());
+    }
+
+    #[test]
+    fn only_the_reference_to_the_group_is_revoked_from_others() {
+        let perm = IpPermission::builder()
+            .ip_protocol("tcp")
+            .from_port(443)
+            .to_port(443)
+            .ip_ranges(IpRange::builder().cidr_ip("10.0.0.0/8").build())
+            .user_id_group_pairs(UserIdGroupPair::builder().group_id("sg-gone").build())
+            .user_id_group_pairs(UserIdGroupPair::builder().group_id("sg-stays").build())
+            .build();
+        let out = referencing(std::slice::from_ref(&perm), "sg-gone");
+        assert_eq!(out.len(), 1);
+        assert!(out[0].ip_ranges().is_empty());
+        let ids: Vec<_> = out[0].user_id_group_pairs().iter().filter_map(|p| p.group_id()).collect();
+        assert_eq!(ids, ["sg-gone"]);
+        assert!(referencing(out.as_slice(), "sg-other").is_empty());
+        let g = Group::builder().ip_permissions(perm).build();
+        assert_eq!(referenced(&g), ["sg-gone", "sg-stays"]);
     }
 }

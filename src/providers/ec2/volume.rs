@@ -15,11 +15,10 @@ use serde_json::json;
 use super::object;
 use crate::graph::Attrs;
 use crate::providers::attrs::absent_if_gone;
+use crate::providers::delete_only::Leftover;
 use crate::providers::send::{all_pages, send};
 use crate::providers::wait::{until, Budget, Poll};
-use crate::providers::{
-    delete_only, Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError,
-};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
 
 pub struct Volume;
 
@@ -34,9 +33,13 @@ const PVC_NAMESPACE: &str = "kubernetes.io/created-for/pvc/namespace";
 const LEGACY_CLUSTER: &str = "KubernetesCluster";
 
 #[async_trait]
-impl Provider for Volume {
+impl Leftover for Volume {
     fn kind(&self) -> &'static str {
         KIND
+    }
+
+    fn made_by(&self) -> &'static str {
+        MADE_BY
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
@@ -45,20 +48,6 @@ impl Provider for Volume {
             return Ok(None);
         }
         Ok(Some(Observed { attrs: attrs(&v), outputs: super::id_output(id) }))
-    }
-
-    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
-    }
-
-    async fn update(
-        &self,
-        _cx: &Context,
-        _id: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
@@ -113,7 +102,8 @@ impl Provider for Volume {
                 id,
                 name: Found::tag_name(&tags),
                 detail: detail(&v, &why, &tags),
-                uses: instances(&v),
+                uses: Vec::new(),
+                after: instances(&v),
                 attrs: attrs(&v),
             });
         }

@@ -10,11 +10,10 @@ use serde_json::json;
 use super::object;
 use crate::graph::Attrs;
 use crate::providers::attrs::absent_if_gone;
+use crate::providers::delete_only::Leftover;
 use crate::providers::send::{all_pages, send};
 use crate::providers::wait::{until, Budget, Poll};
-use crate::providers::{
-    delete_only, Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError,
-};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
 
 pub struct VpcEndpoint;
 
@@ -24,28 +23,18 @@ const MADE_BY: &str = "someone other than kbp (by hand, or a controller)";
 const DELETE_BUDGET: Budget = Budget::minutes(10);
 
 #[async_trait]
-impl Provider for VpcEndpoint {
+impl Leftover for VpcEndpoint {
     fn kind(&self) -> &'static str {
         KIND
+    }
+
+    fn made_by(&self) -> &'static str {
+        MADE_BY
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let Some(e) = describe(cx, id).await?.filter(|e| !is_gone(e)) else { return Ok(None) };
         Ok(Some(Observed { attrs: attrs(&e), outputs: super::id_output(id) }))
-    }
-
-    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
-    }
-
-    async fn update(
-        &self,
-        _cx: &Context,
-        _id: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
@@ -112,6 +101,7 @@ impl Provider for VpcEndpoint {
                     e.vpc_id().unwrap_or("?")
                 ),
                 uses: uses(&e),
+                after: Vec::new(),
                 attrs: attrs(&e),
             });
         }

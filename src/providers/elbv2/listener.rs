@@ -10,20 +10,23 @@ use serde_json::json;
 use super::{owned_balancers, MADE_BY};
 use crate::graph::Attrs;
 use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
 use crate::providers::send::{all_pages, send};
-use crate::providers::{
-    delete_only, Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError,
-};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
 
 pub struct Listener;
 
 const KIND: &str = "aws_lb_listener";
 
 #[async_trait]
-impl Provider for Listener {
+impl Leftover for Listener {
     fn kind(&self) -> &'static str {
         KIND
+    }
+
+    fn made_by(&self) -> &'static str {
+        MADE_BY
     }
 
     async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
@@ -34,20 +37,6 @@ impl Provider for Listener {
         let Some(out) = absent_if_gone(r)? else { return Ok(None) };
         let Some(l) = out.listeners().iter().find(|l| l.listener_arn() == Some(arn)) else { return Ok(None) };
         Ok(Some(Observed { attrs: attrs(l), outputs: object(json!({ "id": arn, "arn": arn })) }))
-    }
-
-    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
-    }
-
-    async fn update(
-        &self,
-        _cx: &Context,
-        _arn: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
     }
 
     /// Synchronous in AWS: the listener and its rules are gone when the call returns.
@@ -78,6 +67,7 @@ impl Provider for Listener {
                         o.why
                     ),
                     uses,
+                    after: Vec::new(),
                     attrs: attrs(&l),
                 });
             }

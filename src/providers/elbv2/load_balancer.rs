@@ -8,12 +8,11 @@ use serde_json::json;
 use super::{all_target_groups, detail, display_name, owned_balancers, MADE_BY};
 use crate::graph::Attrs;
 use crate::providers::attrs::absent_if_gone;
+use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::wait::{until, Budget, Poll};
-use crate::providers::{
-    delete_only, Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError,
-};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
 
 pub struct LoadBalancer;
 
@@ -22,29 +21,19 @@ const KIND: &str = "aws_lb";
 const DELETE_BUDGET: Budget = Budget::minutes(5);
 
 #[async_trait]
-impl Provider for LoadBalancer {
+impl Leftover for LoadBalancer {
     fn kind(&self) -> &'static str {
         KIND
+    }
+
+    fn made_by(&self) -> &'static str {
+        MADE_BY
     }
 
     async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         let Some(b) = describe(cx, arn).await? else { return Ok(None) };
         let outputs = json!({ "id": arn, "arn": arn, "dns_name": b.dns_name() });
         Ok(Some(Observed { attrs: attrs(&b), outputs: object(outputs) }))
-    }
-
-    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
-    }
-
-    async fn update(
-        &self,
-        _cx: &Context,
-        _arn: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
     }
 
     async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<(), ProviderError> {
@@ -101,6 +90,7 @@ impl Provider for LoadBalancer {
                     name: display_name(&o.tags, b.load_balancer_name()),
                     detail: detail(what, o.why, &o.tags),
                     uses,
+                    after: Vec::new(),
                     attrs: attrs(b),
                 }
             })

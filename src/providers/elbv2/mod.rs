@@ -16,13 +16,14 @@ use std::collections::BTreeMap;
 
 use aws_sdk_elasticloadbalancingv2::types::{LoadBalancer, TargetGroup};
 
+use super::delete_only::DeleteOnly;
 use super::send::{all_pages, send};
 use super::{Context, DiscoveryScope, ProviderError, Registry};
 
 pub fn register(r: &mut Registry) {
-    r.add(load_balancer::LoadBalancer);
-    r.add(listener::Listener);
-    r.add(target_group::TargetGroup);
+    r.add(DeleteOnly(load_balancer::LoadBalancer));
+    r.add(DeleteOnly(listener::Listener));
+    r.add(DeleteOnly(target_group::TargetGroup));
 }
 
 /// Who makes these kinds, for [`super::delete_only`].

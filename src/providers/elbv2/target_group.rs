@@ -9,12 +9,11 @@ use serde_json::json;
 use super::{all_target_groups, detail, display_name, ownership, tags_of, MADE_BY};
 use crate::graph::Attrs;
 use crate::providers::attrs::absent_if_gone;
+use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::wait::{Budget, Wait};
-use crate::providers::{
-    delete_only, Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError,
-};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
 
 pub struct TargetGroup;
 
@@ -23,9 +22,13 @@ const KIND: &str = "aws_lb_target_group";
 const IN_USE_BUDGET: Budget = Budget::minutes(3);
 
 #[async_trait]
-impl Provider for TargetGroup {
+impl Leftover for TargetGroup {
     fn kind(&self) -> &'static str {
         KIND
+    }
+
+    fn made_by(&self) -> &'static str {
+        MADE_BY
     }
 
     async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
@@ -36,20 +39,6 @@ impl Provider for TargetGroup {
         let Some(out) = absent_if_gone(r)? else { return Ok(None) };
         let Some(g) = out.target_groups().iter().find(|g| g.target_group_arn() == Some(arn)) else { return Ok(None) };
         Ok(Some(Observed { attrs: attrs(g), outputs: object(json!({ "id": arn, "arn": arn })) }))
-    }
-
-    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
-    }
-
-    async fn update(
-        &self,
-        _cx: &Context,
-        _arn: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
     }
 
     async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<(), ProviderError> {
@@ -97,6 +86,7 @@ impl Provider for TargetGroup {
                 name: display_name(&tags, g.target_group_name()),
                 detail: detail(what, why, &tags),
                 uses: g.vpc_id().map(str::to_string).into_iter().collect(),
+                after: Vec::new(),
                 attrs: attrs(g),
             });
         }

@@ -1,7 +1,13 @@
 //! `aws_iam_instance_profile`: the container that hands a role to EC2 instances (Karpenter's nodes). The ID is
 //! the profile name. A profile holds at most one role.
+//!
+//! Karpenter makes one per EC2NodeClass, holding the node role; teardown finds those ([`Provider::discover`])
+//! by the node role and by the cluster's tags on them.
+
+use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
 use super::common::{
@@ -10,8 +16,9 @@ use super::common::{
 };
 use super::tagging::{self, Tagged};
 use crate::graph::Attrs;
+use crate::providers::send::all_pages;
 use crate::providers::tags::{merged, user_tags};
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError};
 
 const KIND: &str = "aws_iam_instance_profile";
 
@@ -99,6 +106,90 @@ impl Provider for InstanceProfile {
         let delete = || cx.iam().delete_instance_profile().instance_profile_name(id).send();
         delete_when_released(cx, "iam:DeleteInstanceProfile", delete).await
     }
+
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+        let mut found: BTreeMap<String, (String, Option<String>)> = BTreeMap::new();
+        for role in scope.node_roles {
+            for name in profiles_of_role(cx, role).await? {
+                found.insert(name, (format!("holds node role {role}"), Some(role.clone())));
+            }
+        }
+        let cluster_key = format!("kubernetes.io/cluster/{}", scope.cluster);
+        let others: Vec<String> = all(cx).await?.into_iter().filter(|n| !found.contains_key(n)).collect();
+        let tagged: Vec<Option<String>> = futures::stream::iter(others)
+            .map(|name| {
+                let cluster_key = &cluster_key;
+                async move {
+                    let tags = tags_of(cx, &name).await?;
+                    let ours = tags.contains_key(cluster_key)
+                        || tags.get("karpenter.k8s.aws/cluster").is_some_and(|v| v == scope.cluster);
+                    Ok::<_, ProviderError>(ours.then_some(name))
+                }
+            })
+            .buffer_unordered(PARALLEL_LOOKUPS)
+            .try_collect()
+            .await?;
+        for name in tagged.into_iter().flatten() {
+            found.insert(name, (format!("tagged for cluster {}", scope.cluster), None));
+        }
+        Ok(found
+            .into_iter()
+            .filter(|(name, _)| !scope.keep.contains(name))
+            .map(|(name, (why, role))| Found {
+                kind: KIND,
+                id: name.clone(),
+                name: None,
+                detail: why,
+                uses: role.into_iter().collect(),
+                after: Vec::new(),
+                attrs: Attrs::new(),
+            })
+            .collect())
+    }
+}
+
+/// How many profiles' tags are read at once.
+const PARALLEL_LOOKUPS: usize = 8;
+
+/// The names of the profiles holding `role`; none when the role is gone.
+async fn profiles_of_role(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
+    let mut names = Vec::new();
+    let mut marker: Option<String> = None;
+    loop {
+        let r = send(cx, "iam:ListInstanceProfilesForRole", &[], || {
+            cx.iam().list_instance_profiles_for_role().role_name(role).set_marker(marker.clone()).send()
+        })
+        .await;
+        let Some(page) = absent_if_gone(r)? else { break };
+        names.extend(page.instance_profiles().iter().map(|p| p.instance_profile_name().to_string()));
+        marker = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
+        if marker.is_none() {
+            break;
+        }
+    }
+    Ok(names)
+}
+
+/// The names of every instance profile in the account.
+pub(crate) async fn all(cx: &Context) -> Result<Vec<String>, ProviderError> {
+    all_pages(|marker| async move {
+        let page = send(cx, "iam:ListInstanceProfiles", &[], || {
+            cx.iam().list_instance_profiles().set_marker(marker.clone()).send()
+        })
+        .await?;
+        let names = page.instance_profiles().iter().map(|p| p.instance_profile_name().to_string()).collect();
+        Ok((names, page.marker().filter(|_| page.is_truncated()).map(str::to_string)))
+    })
+    .await
+}
+
+/// A profile's tags (ListInstanceProfiles does not return them); empty when it vanished since it was listed.
+pub(crate) async fn tags_of(cx: &Context, name: &str) -> Result<HashMap<String, String>, ProviderError> {
+    let r = send(cx, "iam:ListInstanceProfileTags", &[], || {
+        cx.iam().list_instance_profile_tags().instance_profile_name(name).send()
+    })
+    .await;
+    Ok(absent_if_gone(r)?.map(|o| o.tags.into_iter().map(|t| (t.key, t.value)).collect()).unwrap_or_default())
 }
 
 async fn get(cx: &Context, name: &str) -> Result<Option<aws_sdk_iam::types::InstanceProfile>, ProviderError> {

@@ -162,7 +162,11 @@ impl Provider for Key {
     }
 
     async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
-        if let Some(alias) = optional_str(prior, "alias") {
+        // Its aliases: the one state records, and any other (a key found by its tags has none in state).
+        let mut aliases: Vec<String> = optional_str(prior, "alias").map(str::to_string).into_iter().collect();
+        aliases
+            .extend(aliases_of(cx, id).await?.into_iter().filter(|a| Some(a.as_str()) != optional_str(prior, "alias")));
+        for alias in &aliases {
             ok_if_gone(
                 send(cx, "kms:DeleteAlias", &[], || cx.kms().delete_alias().alias_name(alias).send()).await.map(drop),
             )?;
@@ -180,6 +184,19 @@ impl Provider for Key {
             Err(e) => Err(e),
         }
     }
+}
+
+/// The names of the aliases of key `id`; none when it is gone.
+async fn aliases_of(cx: &Context, id: &str) -> Result<Vec<String>, ProviderError> {
+    all_pages(|marker| async move {
+        let r =
+            send(cx, "kms:ListAliases", &[], || cx.kms().list_aliases().key_id(id).set_marker(marker.clone()).send())
+                .await;
+        let Some(page) = absent_if_gone(r)? else { return Ok((Vec::new(), None)) };
+        let names = page.aliases().iter().filter_map(|a| a.alias_name().map(str::to_string)).collect();
+        Ok((names, page.next_marker().filter(|_| page.truncated()).map(str::to_string)))
+    })
+    .await
 }
 
 /// Points the alias at key `id`, creating it if a create was interrupted between CreateKey and CreateAlias.

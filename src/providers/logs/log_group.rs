@@ -10,11 +10,10 @@ use serde_json::json;
 
 use crate::graph::Attrs;
 use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
 use crate::providers::send::{all_pages, send};
-use crate::providers::{
-    delete_only, Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError,
-};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
 
 pub struct LogGroup;
 
@@ -27,9 +26,13 @@ fn control_plane_group(cluster: &str) -> String {
 }
 
 #[async_trait]
-impl Provider for LogGroup {
+impl Leftover for LogGroup {
     fn kind(&self) -> &'static str {
         KIND
+    }
+
+    fn made_by(&self) -> &'static str {
+        MADE_BY
     }
 
     async fn read(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
@@ -37,20 +40,6 @@ impl Provider for LogGroup {
         let attrs = object(json!({ "name": name, "retention_in_days": g.retention_in_days() }));
         let outputs = object(json!({ "id": name, "arn": g.log_group_arn().or(g.arn()) }));
         Ok(Some(Observed { attrs, outputs }))
-    }
-
-    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
-    }
-
-    async fn update(
-        &self,
-        _cx: &Context,
-        _name: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        Err(delete_only(KIND, MADE_BY))
     }
 
     /// Synchronous in AWS: the group and its streams are gone when the call returns.
@@ -85,6 +74,8 @@ impl Provider for LogGroup {
             name: None,
             detail: detail(&g, scope.cluster),
             uses: Vec::new(),
+            // EKS writes to it until the cluster is gone, and would make it again.
+            after: vec![scope.cluster.to_string()],
             attrs: object(json!({ "name": name })),
         }])
     }

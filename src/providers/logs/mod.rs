@@ -7,5 +7,5 @@ mod log_group;
 use super::Registry;
 
 pub fn register(r: &mut Registry) {
-    r.add(log_group::LogGroup);
+    r.add(super::delete_only::DeleteOnly(log_group::LogGroup));
 }

@@ -1,0 +1,64 @@
+//! Kinds kbp only ever finds and deletes: what Karpenter and in-cluster controllers make for a cluster (nodes,
+//! their launch templates and network interfaces, load balancers, volumes, log groups). A blueprint never
+//! declares one, so such a kind implements [`Leftover`] (read, delete, discover) and is registered wrapped in
+//! [`DeleteOnly`], which answers create and update with [`delete_only`](super::delete_only).
+
+use async_trait::async_trait;
+
+use super::{Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError};
+use crate::graph::Attrs;
+
+/// A kind teardown finds outside state and deletes; see the module documentation.
+#[async_trait]
+pub trait Leftover: Send + Sync {
+    /// The kind, such as `aws_lb`.
+    fn kind(&self) -> &'static str;
+
+    /// Who makes it, for the error a create or update would get ("the EBS CSI driver").
+    fn made_by(&self) -> &'static str;
+
+    /// As [`Provider::read`].
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError>;
+
+    /// As [`Provider::delete`].
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError>;
+
+    /// As [`Provider::discover`].
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError>;
+}
+
+/// The [`Provider`] of a [`Leftover`] kind.
+pub struct DeleteOnly<T>(pub T);
+
+#[async_trait]
+impl<T: Leftover> Provider for DeleteOnly<T> {
+    fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        self.0.read(cx, id, prior).await
+    }
+
+    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+        Err(super::delete_only(self.0.kind(), self.0.made_by()))
+    }
+
+    async fn update(
+        &self,
+        _cx: &Context,
+        _id: &str,
+        _prior: &Attrs,
+        _desired: &Desired<'_>,
+    ) -> Result<Applied, ProviderError> {
+        Err(super::delete_only(self.0.kind(), self.0.made_by()))
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+        self.0.delete(cx, id, prior).await
+    }
+
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+        self.0.discover(cx, scope).await
+    }
+}

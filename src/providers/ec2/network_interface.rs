@@ -1,0 +1,132 @@
+//! `aws_network_interface`: a detached network interface left in the stack's VPC (the VPC CNI's, or a node's
+//! whose instance went without it). It holds its subnet and security groups, so teardown deletes it before them.
+//! Delete only. Interfaces still attached go with their instance; requester-managed ones (a NAT gateway's, a
+//! load balancer's, an endpoint's) with their owner, since AWS refuses to delete them directly.
+
+use async_trait::async_trait;
+use aws_sdk_ec2::types::{Filter, NetworkInterface as AwsInterface, NetworkInterfaceStatus};
+use serde_json::json;
+
+use super::object;
+use crate::graph::Attrs;
+use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::delete_only::Leftover;
+use crate::providers::ec2::wait::{self, Budget};
+use crate::providers::send::{all_pages, send};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+
+pub struct NetworkInterface;
+
+const KIND: &str = "aws_network_interface";
+const MADE_BY: &str = "the VPC CNI plugin or a node";
+/// An interface of a terminated instance or deleted load balancer is released within minutes.
+const DELETE_BUDGET: Budget = Budget::minutes(5);
+
+#[async_trait]
+impl Leftover for NetworkInterface {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn made_by(&self) -> &'static str {
+        MADE_BY
+    }
+
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        let r = send(cx, "ec2:DescribeNetworkInterfaces", &[], || {
+            cx.ec2().describe_network_interfaces().network_interface_ids(id).send()
+        })
+        .await;
+        let found = absent_if_gone(r)?
+            .and_then(|out| out.network_interfaces().iter().find(|n| n.network_interface_id() == Some(id)).cloned());
+        Ok(found.map(|n| Observed { attrs: attrs(&n), outputs: super::id_output(id) }))
+    }
+
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+        let op = "ec2:DeleteNetworkInterface";
+        let r = wait::while_in_use(
+            op,
+            &format!("network interface {id}"),
+            &["InvalidNetworkInterface.InUse"],
+            DELETE_BUDGET,
+            || send(cx, op, &[], || cx.ec2().delete_network_interface().network_interface_id(id).send()),
+        )
+        .await;
+        ok_if_gone(r.map(drop))
+    }
+
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+        let all = in_vpcs(cx, scope.vpc_ids).await?;
+        Ok(all
+            .iter()
+            .filter(|n| leftover(n))
+            .filter_map(|n| {
+                let id = n.network_interface_id()?;
+                (!scope.keep.contains(id)).then(|| Found {
+                    kind: KIND,
+                    id: id.to_string(),
+                    name: n
+                        .tag_set()
+                        .iter()
+                        .find(|t| t.key() == Some("Name"))
+                        .and_then(|t| t.value().map(str::to_string)),
+                    detail: detail(n),
+                    uses: uses(n),
+                    after: Vec::new(),
+                    attrs: attrs(n),
+                })
+            })
+            .collect())
+    }
+}
+
+/// Detached and deletable by its owner's account.
+fn leftover(n: &AwsInterface) -> bool {
+    n.status() == Some(&NetworkInterfaceStatus::Available) && n.requester_managed() != Some(true)
+}
+
+fn uses(n: &AwsInterface) -> Vec<String> {
+    let mut uses: Vec<String> = n.subnet_id().into_iter().map(str::to_string).collect();
+    uses.extend(n.groups().iter().filter_map(|g| g.group_id().map(str::to_string)));
+    uses
+}
+
+fn detail(n: &AwsInterface) -> String {
+    let mut parts = vec!["detached".to_string()];
+    parts.extend(n.description().filter(|d| !d.is_empty()).map(str::to_string));
+    parts.extend(n.subnet_id().map(|s| format!("in {s}")));
+    parts.join(", ")
+}
+
+fn attrs(n: &AwsInterface) -> Attrs {
+    object(json!({ "subnet_id": n.subnet_id(), "description": n.description() }))
+}
+
+/// Every network interface in `vpcs`; none when there are none.
+pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<AwsInterface>, ProviderError> {
+    if vpcs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let f = &Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
+    all_pages(|token| async move {
+        let page = send(cx, "ec2:DescribeNetworkInterfaces", &[], || {
+            cx.ec2().describe_network_interfaces().filters(f.clone()).set_next_token(token.clone()).send()
+        })
+        .await?;
+        Ok((page.network_interfaces().to_vec(), page.next_token().map(str::to_string)))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_detached_interfaces_of_the_account_are_leftovers() {
+        let available = AwsInterface::builder().status(NetworkInterfaceStatus::Available);
+        assert!(leftover(&available.clone().build()));
+        assert!(!leftover(&available.requester_managed(true).build()));
+        assert!(!leftover(&AwsInterface::builder().status(NetworkInterfaceStatus::InUse).build()));
+    }
+}

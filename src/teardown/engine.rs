@@ -1,0 +1,212 @@
+//! The teardown sequence, shared by `kbp destroy`, `kbp destroy --from-tags` and `kbp gc`:
+//!
+//! 1. **In the cluster**, while its controllers still run: Services of type LoadBalancer, Ingresses and claims
+//!    whose volumes are deleted with them go first ([`in_cluster`](super::in_cluster)), bounded, so the AWS Load
+//!    Balancer Controller and the EBS CSI driver delete what they made; then the objects kbp applied (NodePools,
+//!    whose nodes Karpenter drains and terminates, node classes, the controller, the CRDs).
+//! 2. **Discovery**: what the stack owns outside state, found again now that the NodePools are gone, is added to
+//!    state as ordinary entries ([`discover::merge`](super::discover::merge)).
+//! 3. **One walk**: everything in state, discovered entries included, deleted by [`exec::walk`] in the order the
+//!    dependency edges give, with one parallelism, one event stream and a state write after every delete.
+//! 4. **Final scan** ([`Teardown::scan`]): anything of the stack still in the region, for the caller to report.
+//!
+//! Every step can be rerun: state records each delete and discovery looks at what exists, so a teardown killed
+//! at any point finishes when run again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::discover::{self, Look};
+use super::stack::Identity;
+use crate::exec::{self, Event, Interrupt, Outcome};
+use crate::graph::ResourceGraph;
+use crate::plan::{self, Plan};
+use crate::providers::{Context, Found, ProviderError, Registry};
+use crate::state::{State, StateHandle};
+
+/// How a teardown runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// How many deletes run at once.
+    pub parallelism: usize,
+    /// IAM roles Karpenter's nodes use (their instance profiles are Karpenter's).
+    pub node_roles: Vec<String>,
+    /// How long in-cluster controllers get to release what they made before the sweep deletes it instead.
+    pub release_budget: Duration,
+}
+
+/// One stack's teardown; see the module documentation.
+pub struct Teardown<'a> {
+    cx: Arc<Context>,
+    registry: &'a Registry,
+    name: String,
+    id: Option<String>,
+    look: Look,
+    options: Options,
+}
+
+/// What [`Teardown::run`] did.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub outcome: Outcome,
+    /// How many resources outside state (discovered) were in the walk.
+    pub discovered: usize,
+}
+
+impl<'a> Teardown<'a> {
+    /// The teardown of a stack whose state kbp holds (`state`'s lineage identifies it).
+    pub fn of_state(cx: Arc<Context>, registry: &'a Registry, state: &State, options: Options) -> Self {
+        let (name, id) = (state.stack.clone(), Some(state.lineage.clone()));
+        Teardown { cx, registry, name, id, look: Look::OutsideState, options }
+    }
+
+    /// The teardown of a stack known only by its tags: its name, and its ID when known.
+    pub fn of_tags(cx: Arc<Context>, registry: &'a Registry, name: &str, id: Option<&str>, options: Options) -> Self {
+        let (name, id) = (name.to_string(), id.map(str::to_string));
+        Teardown { cx, registry, name, id, look: Look::Everything, options }
+    }
+
+    /// The region it works in.
+    pub fn region(&self) -> &str {
+        &self.cx.region
+    }
+
+    fn who(&self) -> Identity<'_> {
+        Identity { name: &self.name, id: self.id.as_deref() }
+    }
+
+    /// What the stack owns beyond `state`; only reads.
+    pub async fn discover(&self, state: &State) -> Result<Vec<Found>, ProviderError> {
+        discover::discover(&self.cx, self.registry, state, self.who(), self.look, &self.options.node_roles).await
+    }
+
+    /// The plan: every delete of `state` plus what [`Teardown::discover`] finds, and the finds. Only reads.
+    pub async fn plan(&self, state: &State, graph: &ResourceGraph) -> Result<(Plan, Vec<Found>), ProviderError> {
+        let found = self.discover(state).await?;
+        let mut all = state.clone();
+        discover::merge(&mut all, &found);
+        Ok((plan::diff_destroy(graph, &all, self.registry), found))
+    }
+
+    /// Runs the sequence of the module documentation against `state`, reporting every operation on `events`
+    /// and anything the user should know (a controller that is gone) through `note`.
+    pub async fn run(
+        &self,
+        state: &Arc<StateHandle>,
+        graph: &ResourceGraph,
+        events: UnboundedSender<Event>,
+        interrupt: Interrupt,
+        note: &(dyn Fn(String) + Sync),
+    ) -> Result<Report, ProviderError> {
+        let mut report = Report::default();
+        let in_cluster = |c: &plan::Change| c.kind.starts_with("k8s_");
+
+        // 1. In the cluster.
+        if let Some(attrs) =
+            state.snapshot().resources.values().find(|r| r.kind.starts_with("k8s_")).map(|r| r.attributes.clone())
+        {
+            match super::in_cluster::release(&self.cx, &attrs, self.options.release_budget).await {
+                Ok(released) => {
+                    for what in &released.deleted {
+                        note(format!("released {what}"));
+                    }
+                    for what in &released.stuck {
+                        note(format!(
+                            "warning: {what} was not released in {}: its controller is gone; the sweep deletes what it made",
+                            humantime::format_duration(self.options.release_budget)
+                        ));
+                    }
+                }
+                Err(e) => note(format!(
+                    "warning: could not release load balancers and volumes in the cluster: {e}; the sweep deletes them"
+                )),
+            }
+        }
+        let p = plan::diff_destroy(graph, &state.snapshot(), self.registry);
+        self.walk(&only(&p, in_cluster), state, &events, &interrupt, &mut report.outcome).await;
+        if !report.outcome.ok() {
+            return Ok(report);
+        }
+
+        // 2. Discovery, now that Karpenter's nodes are going.
+        let found = self.discover(&state.snapshot()).await?;
+        let added = state.update(|s| discover::merge(s, &found)).await.map_err(|e| {
+            ProviderError::new("kbp:state", "", format!("recording what discovery found: {e}"))
+                .with_hint("fix access to the state, then run the same command again")
+        })?;
+        report.discovered = added.len();
+
+        // 3. One walk over everything else.
+        let p = plan::diff_destroy(graph, &state.snapshot(), self.registry);
+        self.walk(&only(&p, |c| !in_cluster(c)), state, &events, &interrupt, &mut report.outcome).await;
+        Ok(report)
+    }
+
+    async fn walk(
+        &self,
+        p: &Plan,
+        state: &Arc<StateHandle>,
+        events: &UnboundedSender<Event>,
+        interrupt: &Interrupt,
+        total: &mut Outcome,
+    ) {
+        if !p.has_changes() {
+            return;
+        }
+        let outcome = exec::walk(
+            p,
+            self.cx.clone(),
+            self.registry,
+            state.clone(),
+            self.options.parallelism,
+            events.clone(),
+            interrupt.clone(),
+        )
+        .await;
+        total.done += outcome.done;
+        total.failed.extend(outcome.failed);
+        total.skipped.extend(outcome.skipped);
+        total.not_started += outcome.not_started;
+    }
+
+    /// Anything of the stack still in the region, by its tags and by what controllers made for its cluster.
+    pub async fn scan(&self) -> Result<Vec<Found>, ProviderError> {
+        let empty = State::new(&self.name, &self.cx.region);
+        discover::discover(&self.cx, self.registry, &empty, self.who(), Look::Everything, &self.options.node_roles)
+            .await
+    }
+}
+
+/// After an apply: second resources at one of the stack's addresses (creates whose outcome was unknown) that
+/// landed after kbp had looked for them, recorded in `state` and deleted by the same walk as everything else.
+/// Returns what was found and how deleting it went.
+pub async fn delete_duplicates(
+    cx: Arc<Context>,
+    registry: &Registry,
+    state: &Arc<StateHandle>,
+    parallelism: usize,
+    events: UnboundedSender<Event>,
+) -> Result<(Vec<Found>, Outcome), ProviderError> {
+    let snapshot = state.snapshot();
+    let who = Identity { name: &snapshot.stack, id: Some(&snapshot.lineage) };
+    let found = super::orphans(&snapshot, super::stack(&cx, who).await?);
+    if found.is_empty() {
+        return Ok((found, Outcome::default()));
+    }
+    let added = state.update(|s| discover::merge(s, &found)).await.map_err(|e| {
+        ProviderError::new("kbp:state", "", format!("recording duplicates: {e}"))
+            .with_hint("fix access to the state; `kbp destroy` removes them too")
+    })?;
+    let mut p = plan::diff_destroy(&ResourceGraph::default(), &state.snapshot(), registry);
+    p.changes.retain(|c| added.contains(&c.address));
+    let outcome = exec::walk(&p, cx, registry, state.clone(), parallelism, events, Interrupt::default()).await;
+    Ok((found, outcome))
+}
+
+fn only(p: &Plan, keep: impl Fn(&plan::Change) -> bool) -> Plan {
+    let mut q = p.clone();
+    q.changes.retain(|c| keep(c));
+    q
+}
