@@ -132,17 +132,11 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
     }
     // Security groups are looked for in the stack's VPCs (a group kbp made outside them would be a bug), then
     // matched on the tags: fewer calls than another tag filter, and the same answer.
-    if !vpc_ids.is_empty() {
-        let in_vpcs = Filter::builder().name("vpc-id").set_values(Some(vpc_ids.clone())).build();
-        let groups = send(cx, "ec2:DescribeSecurityGroups", &[], || {
-            cx.ec2().describe_security_groups().filters(in_vpcs.clone()).send()
-        })
-        .await?;
-        for sg in groups.security_groups().iter().filter(|g| ours(g.tags()) && g.group_name() != Some("default")) {
-            let name = ec2_tag(sg.tags(), ADDRESS).or(sg.group_name()).map(str::to_string);
-            let uses: Vec<String> = sg.vpc_id().map(str::to_string).into_iter().collect();
-            items.push(found("aws_security_group", sg.group_id().unwrap_or_default(), name, String::new(), uses));
-        }
+    let groups = crate::providers::ec2::security_group::in_vpcs(cx, &vpc_ids).await?;
+    for sg in groups.iter().filter(|g| ours(g.tags()) && g.group_name() != Some("default")) {
+        let name = ec2_tag(sg.tags(), ADDRESS).or(sg.group_name()).map(str::to_string);
+        let uses: Vec<String> = sg.vpc_id().map(str::to_string).into_iter().collect();
+        items.push(found("aws_security_group", sg.group_id().unwrap_or_default(), name, String::new(), uses));
     }
     let instances =
         send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().set_filters(f()).send()).await?;

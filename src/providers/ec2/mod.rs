@@ -16,7 +16,7 @@ pub(crate) mod network_interface;
 mod route;
 mod route_table;
 mod route_table_association;
-mod security_group;
+pub(crate) mod security_group;
 mod subnet;
 pub mod tagging;
 mod volume;

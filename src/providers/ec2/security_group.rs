@@ -133,7 +133,9 @@ impl Provider for SecurityGroup {
                     name: g.group_name().map(str::to_string),
                     detail: format!("{why}, in {}", g.vpc_id().unwrap_or("?")),
                     uses,
-                    after: Vec::new(),
+                    // The cluster's own group (EKS tags it for the cluster) holds the control plane's interfaces
+                    // until the cluster is gone.
+                    after: vec![scope.cluster.to_string()],
                     attrs: Attrs::new(),
                 })
             })
@@ -171,7 +173,7 @@ fn referenced(g: &Group) -> Vec<String> {
 }
 
 /// Every security group in `vpcs`; none when there are none.
-async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>, ProviderError> {
+pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>, ProviderError> {
     if vpcs.is_empty() {
         return Ok(Vec::new());
     }
