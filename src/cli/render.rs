@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::args::{Global, RenderArgs};
 use super::common;
-use crate::graph::compile::kinds;
+use crate::graph::kinds;
 use crate::graph::value::{resolve, UNKNOWN};
 use crate::graph::Attrs;
 use crate::kubernetes::{manifests, validate};

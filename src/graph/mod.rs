@@ -6,6 +6,7 @@
 
 mod address;
 pub mod compile;
+pub mod kinds;
 mod render;
 pub mod value;
 

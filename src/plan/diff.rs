@@ -8,7 +8,7 @@ use super::{summarize, Action, AttrChange, Change, Deferred, Plan, FORMAT_VERSIO
 use crate::graph::value::{self, UNKNOWN};
 use crate::graph::{Address, Attrs, ResourceGraph};
 use crate::providers::Registry;
-use crate::state::{State, Status};
+use crate::state::{ResourceState, State, Status};
 
 /// Plans the changes that take `state` (already refreshed) to `graph`. Resources whose kind has no provider in
 /// `registry`, and everything that depends on them, are reported as deferred rather than planned.
@@ -104,17 +104,7 @@ pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[A
         .into_iter()
         .filter(|a| graph.get(a).is_none())
         .filter_map(|a| state.get(&a))
-        .map(|s| {
-            let retain = registry.get(&s.kind).is_some_and(|p| p.retain_on_destroy());
-            Change {
-                address: s.address.clone(),
-                kind: s.kind.clone(),
-                action: if retain { Action::Forget } else { Action::Delete },
-                reason: "removed from the blueprint".to_string(),
-                id: s.id.clone(),
-                attributes: Vec::new(),
-            }
-        })
+        .map(|s| removal(s, registry, "removed from the blueprint", "removed from the blueprint"))
         .collect();
     changes.extend(removed);
 
@@ -126,19 +116,23 @@ pub fn diff_destroy(graph: &ResourceGraph, state: &State, registry: &Registry) -
     let changes = deletion_order(state)
         .into_iter()
         .filter_map(|a| state.get(&a))
-        .map(|s| {
-            let retain = registry.get(&s.kind).is_some_and(|p| p.retain_on_destroy());
-            Change {
-                address: s.address.clone(),
-                kind: s.kind.clone(),
-                action: if retain { Action::Forget } else { Action::Delete },
-                reason: if retain { "account-wide; kbp never deletes it".to_string() } else { "destroy".to_string() },
-                id: s.id.clone(),
-                attributes: Vec::new(),
-            }
-        })
+        .map(|s| removal(s, registry, "destroy", "account-wide; kbp never deletes it"))
         .collect();
     finish(graph, state, changes, Vec::new(), 0, true)
+}
+
+/// The change that takes `s` out of the stack: a delete for `why`, or a forget (for `why_kept`) for a kind
+/// destroy leaves in place (account-wide resources).
+fn removal(s: &ResourceState, registry: &Registry, why: &str, why_kept: &str) -> Change {
+    let retain = registry.get(&s.kind).is_some_and(|p| p.retain_on_destroy());
+    Change {
+        address: s.address.clone(),
+        kind: s.kind.clone(),
+        action: if retain { Action::Forget } else { Action::Delete },
+        reason: if retain { why_kept } else { why }.to_string(),
+        id: s.id.clone(),
+        attributes: Vec::new(),
+    }
 }
 
 fn finish(

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use super::stack::{stack, Identity};
-use crate::graph::compile::kinds;
+use crate::graph::kinds;
 use crate::graph::Address;
 use crate::providers::{Context, DiscoveryScope, Found, ProviderError, Registry};
 use crate::state::{ResourceState, State, Status};
@@ -58,8 +58,8 @@ pub async fn discover(
     for f in &all_tagged {
         keep.insert(f.id.clone());
         match f.kind {
-            "aws_vpc" => vpc_ids.push(f.id.clone()),
-            "aws_iam_role" => roles.push(f.id.clone()),
+            kinds::VPC => vpc_ids.push(f.id.clone()),
+            kinds::IAM_ROLE => roles.push(f.id.clone()),
             _ => {}
         }
     }

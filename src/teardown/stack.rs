@@ -11,6 +11,7 @@ use std::future::Future;
 use aws_sdk_ec2::types::{Filter, InstanceStateName, NatGatewayState, Tag};
 use futures::{StreamExt, TryStreamExt};
 
+use crate::graph::kinds;
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::{all_pages, send};
 use crate::providers::tags::{ADDRESS, STACK, STACK_ID};
@@ -82,13 +83,13 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
     let vpc_ids: Vec<String> =
         vpcs.vpcs().iter().filter(|v| ours(v.tags())).filter_map(|v| v.vpc_id().map(str::to_string)).collect();
     for v in vpcs.vpcs().iter().filter(|v| ours(v.tags())) {
-        items.push(found("aws_vpc", v.vpc_id().unwrap_or_default(), ec2_name(v.tags()), String::new(), Vec::new()));
+        items.push(found(kinds::VPC, v.vpc_id().unwrap_or_default(), ec2_name(v.tags()), String::new(), Vec::new()));
     }
     let subnets = send(cx, "ec2:DescribeSubnets", &[], || cx.ec2().describe_subnets().set_filters(f()).send()).await?;
     for s in subnets.subnets().iter().filter(|s| ours(s.tags())) {
         let vpc: Vec<String> = s.vpc_id().map(str::to_string).into_iter().collect();
         let detail = format!("in {}", s.vpc_id().unwrap_or("?"));
-        items.push(found("aws_subnet", s.subnet_id().unwrap_or_default(), ec2_name(s.tags()), detail, vpc));
+        items.push(found(kinds::SUBNET, s.subnet_id().unwrap_or_default(), ec2_name(s.tags()), detail, vpc));
     }
     let igws =
         send(cx, "ec2:DescribeInternetGateways", &[], || cx.ec2().describe_internet_gateways().set_filters(f()).send())
@@ -102,7 +103,7 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
             igw_of_vpc.entry(v.clone()).or_default().push(id.to_string());
         }
         let detail = if vpcs.is_empty() { String::new() } else { format!("attached to {}", vpcs.join(", ")) };
-        items.push(found("aws_internet_gateway", id, ec2_name(g.tags()), detail, vpcs));
+        items.push(found(kinds::INTERNET_GATEWAY, id, ec2_name(g.tags()), detail, vpcs));
     }
     let nats =
         send(cx, "ec2:DescribeNatGateways", &[], || cx.ec2().describe_nat_gateways().set_filter(f()).send()).await?;
@@ -114,21 +115,21 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
         uses.extend(n.nat_gateway_addresses().iter().filter_map(|a| a.allocation_id().map(str::to_string)));
         uses.extend(n.vpc_id().and_then(|v| igw_of_vpc.get(v)).cloned().unwrap_or_default());
         let detail = format!("in {}", n.subnet_id().unwrap_or("?"));
-        items.push(found("aws_nat_gateway", n.nat_gateway_id().unwrap_or_default(), ec2_name(n.tags()), detail, uses));
+        items.push(found(kinds::NAT_GATEWAY, n.nat_gateway_id().unwrap_or_default(), ec2_name(n.tags()), detail, uses));
     }
     let addresses =
         send(cx, "ec2:DescribeAddresses", &[], || cx.ec2().describe_addresses().set_filters(f()).send()).await?;
     for a in addresses.addresses().iter().filter(|a| ours(a.tags())) {
         let Some(id) = a.allocation_id() else { continue };
         let detail = a.public_ip().unwrap_or_default().to_string();
-        items.push(found("aws_eip", id, ec2_name(a.tags()), detail, Vec::new()));
+        items.push(found(kinds::EIP, id, ec2_name(a.tags()), detail, Vec::new()));
     }
     let tables =
         send(cx, "ec2:DescribeRouteTables", &[], || cx.ec2().describe_route_tables().set_filters(f()).send()).await?;
     for t in tables.route_tables().iter().filter(|t| ours(t.tags())) {
         let vpc: Vec<String> = t.vpc_id().map(str::to_string).into_iter().collect();
         let detail = format!("in {}", t.vpc_id().unwrap_or("?"));
-        items.push(found("aws_route_table", t.route_table_id().unwrap_or_default(), ec2_name(t.tags()), detail, vpc));
+        items.push(found(kinds::ROUTE_TABLE, t.route_table_id().unwrap_or_default(), ec2_name(t.tags()), detail, vpc));
     }
     // Security groups are looked for in the stack's VPCs (a group kbp made outside them would be a bug), then
     // matched on the tags: fewer calls than another tag filter, and the same answer.
@@ -136,7 +137,7 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
     for sg in groups.iter().filter(|g| ours(g.tags()) && g.group_name() != Some("default")) {
         let name = ec2_tag(sg.tags(), ADDRESS).or(sg.group_name()).map(str::to_string);
         let uses: Vec<String> = sg.vpc_id().map(str::to_string).into_iter().collect();
-        items.push(found("aws_security_group", sg.group_id().unwrap_or_default(), name, String::new(), uses));
+        items.push(found(kinds::SECURITY_GROUP, sg.group_id().unwrap_or_default(), name, String::new(), uses));
     }
     let instances =
         send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().set_filters(f()).send()).await?;
@@ -146,7 +147,13 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
         }
         let mut uses: Vec<String> = i.subnet_id().map(str::to_string).into_iter().collect();
         uses.extend(i.security_groups().iter().filter_map(|g| g.group_id().map(str::to_string)));
-        items.push(found("aws_instance", i.instance_id().unwrap_or_default(), ec2_name(i.tags()), String::new(), uses));
+        items.push(found(
+            kinds::INSTANCE,
+            i.instance_id().unwrap_or_default(),
+            ec2_name(i.tags()),
+            String::new(),
+            uses,
+        ));
     }
     Ok(items)
 }
@@ -171,7 +178,7 @@ async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
     uses.extend(cluster.role_arn().map(arn_name));
     let keys = cluster.encryption_config().iter().filter_map(|e| e.provider().and_then(|p| p.key_arn()));
     uses.extend(keys.map(arn_name));
-    let mut items = vec![found("aws_eks_cluster", stack, name, status, uses)];
+    let mut items = vec![found(kinds::EKS_CLUSTER, stack, name, status, uses)];
     let mut token: Option<String> = None;
     loop {
         let r = send(cx, "eks:ListNodegroups", &[], || {
@@ -190,7 +197,7 @@ async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
                 uses.extend(d.subnets().iter().cloned());
                 uses.extend(d.node_role().map(arn_name));
             }
-            items.push(found("aws_eks_node_group", &format!("{stack}:{ng}"), Some(ng.clone()), String::new(), uses));
+            items.push(found(kinds::EKS_NODE_GROUP, &format!("{stack}:{ng}"), Some(ng.clone()), String::new(), uses));
         }
         token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
         if token.is_none() {
@@ -212,7 +219,7 @@ async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
     })
     .await?;
     for r in roles.iter().filter(|r| !r.path().starts_with(SERVICE_ROLE_PATH)) {
-        candidates.push(("aws_iam_role", r.role_name().to_string()));
+        candidates.push((kinds::IAM_ROLE, r.role_name().to_string()));
     }
     let policies = all_pages(|marker| async move {
         let page = send(cx, "iam:ListPolicies", &[], || {
@@ -223,21 +230,21 @@ async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
         Ok((page.policies().to_vec(), next))
     })
     .await?;
-    candidates.extend(policies.iter().filter_map(|p| Some(("aws_iam_policy", p.arn()?.to_string()))));
+    candidates.extend(policies.iter().filter_map(|p| Some((kinds::IAM_POLICY, p.arn()?.to_string()))));
     let oidc = send(cx, "iam:ListOpenIDConnectProviders", &[], || iam.list_open_id_connect_providers().send()).await?;
     candidates.extend(
         oidc.open_id_connect_provider_list()
             .iter()
-            .filter_map(|p| Some(("aws_iam_openid_connect_provider", p.arn()?.to_string()))),
+            .filter_map(|p| Some((kinds::IAM_OIDC_PROVIDER, p.arn()?.to_string()))),
     );
     candidates.extend(
-        crate::providers::iam::instance_profile::all(cx).await?.into_iter().map(|n| ("aws_iam_instance_profile", n)),
+        crate::providers::iam::instance_profile::all(cx).await?.into_iter().map(|n| (kinds::IAM_INSTANCE_PROFILE, n)),
     );
 
     let listed: Vec<Option<Found>> = futures::stream::iter(candidates)
         .map(|(kind, id)| async move {
             let tags = match kind {
-                "aws_iam_role" => {
+                kinds::IAM_ROLE => {
                     iam_tags(
                         cx,
                         "iam:ListRoleTags",
@@ -246,7 +253,7 @@ async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
                     )
                     .await?
                 }
-                "aws_iam_policy" => {
+                kinds::IAM_POLICY => {
                     iam_tags(
                         cx,
                         "iam:ListPolicyTags",
@@ -255,7 +262,7 @@ async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
                     )
                     .await?
                 }
-                "aws_iam_openid_connect_provider" => {
+                kinds::IAM_OIDC_PROVIDER => {
                     iam_tags(
                         cx,
                         "iam:ListOpenIDConnectProviderTags",
@@ -315,7 +322,7 @@ async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderE
         let Some(tags) = absent_if_gone(r)?.and_then(|o| o.tags) else { continue };
         if who.owns(|k| tags.get(k).map(String::as_str)) {
             let name = url.rsplit('/').next().map(str::to_string);
-            items.push(found("aws_sqs_queue", &url, tags.get(ADDRESS).cloned().or(name), String::new(), Vec::new()));
+            items.push(found(kinds::SQS_QUEUE, &url, tags.get(ADDRESS).cloned().or(name), String::new(), Vec::new()));
         }
     }
     Ok(items)
@@ -342,7 +349,7 @@ async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderEr
         let tags: BTreeMap<&str, &str> = out.tags().iter().map(|t| (t.key(), t.value())).collect();
         if who.owns(|k| tags.get(k).copied()) {
             let address = tags.get(ADDRESS).map(|a| a.to_string());
-            items.push(found("aws_eventbridge_rule", &name, address, String::new(), Vec::new()));
+            items.push(found(kinds::EVENT_RULE, &name, address, String::new(), Vec::new()));
         }
     }
     Ok(items)
@@ -381,7 +388,7 @@ async fn kms_keys(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provide
             let address = tags.get(ADDRESS).map(|a| a.to_string());
             Ok::<_, ProviderError>(
                 who.owns(|k| tags.get(k).copied())
-                    .then(|| found("aws_kms_key", &id, address, String::new(), Vec::new())),
+                    .then(|| found(kinds::KMS_KEY, &id, address, String::new(), Vec::new())),
             )
         })
         .buffer_unordered(PARALLEL_LOOKUPS)

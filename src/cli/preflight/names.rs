@@ -14,15 +14,12 @@ use futures::future::join_all;
 use serde_json::Value;
 
 use super::{quick, unchanged, Caller, Problem};
-use crate::graph::compile::kinds;
+use crate::graph::kinds;
 use crate::graph::{Address, Resource, ResourceGraph};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::tags::STACK;
 use crate::providers::{Context, ProviderError};
 use crate::state::State;
-
-/// Not emitted by the compiler today (Karpenter makes its nodes' instance profiles itself), but a unique name.
-const INSTANCE_PROFILE: &str = "aws_iam_instance_profile";
 
 /// A unique name the stack will create.
 struct Claim<'a> {
@@ -67,7 +64,7 @@ fn claim<'a>(r: &'a Resource, state: &State) -> Option<Claim<'a>> {
     let (what, key) = match r.kind.as_str() {
         kinds::IAM_ROLE => ("IAM role", "name"),
         kinds::IAM_POLICY => ("IAM policy", "name"),
-        INSTANCE_PROFILE => ("IAM instance profile", "name"),
+        kinds::IAM_INSTANCE_PROFILE => ("IAM instance profile", "name"),
         kinds::EKS_CLUSTER => ("EKS cluster", "name"),
         kinds::SQS_QUEUE => ("SQS queue", "name"),
         kinds::EVENT_RULE => ("EventBridge rule", "name"),
@@ -95,7 +92,7 @@ async fn holder(cx: &Context, c: &Claim<'_>, me: impl Caller) -> Result<Holder, 
             let r = cx.iam().get_policy().policy_arn(&arn).customize().config_override(quick!(aws_sdk_iam));
             read("iam:GetPolicy", r.send().await)?.map(|out| iam_holder(out.policy.as_ref().map(|p| p.tags())))
         }
-        INSTANCE_PROFILE => {
+        kinds::IAM_INSTANCE_PROFILE => {
             let r = cx.iam().get_instance_profile().instance_profile_name(name).customize();
             let r = read("iam:GetInstanceProfile", r.config_override(quick!(aws_sdk_iam)).send().await)?;
             r.map(|out| iam_holder(out.instance_profile.as_ref().map(|p| p.tags())))

@@ -10,7 +10,7 @@ use futures::future::join_all;
 
 use super::{quick, unchanged, Problem};
 use crate::blueprint::Blueprint;
-use crate::graph::compile::kinds;
+use crate::graph::kinds;
 use crate::graph::ResourceGraph;
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::all_pages;
