@@ -9,9 +9,9 @@ use anyhow::{bail, Context as _};
 use super::args::{BlueprintArgs, RunArgs};
 use crate::blueprint::{self, Blueprint};
 use crate::diag::Severity;
-use crate::graph::{self, ResourceGraph};
-use crate::plan::{self, Refreshed};
-use crate::providers::{Context, Registry};
+use crate::graph::{self, Address, ResourceGraph};
+
+use crate::providers::{Context, ProviderError};
 use crate::state::{self, Backend, Location, LockGuard, State};
 use crate::ui::json;
 
@@ -189,17 +189,10 @@ pub async fn default_region(explicit: Option<&str>) -> anyhow::Result<String> {
     }
 }
 
-pub async fn refresh(
-    cx: Arc<Context>,
-    registry: &Registry,
-    state: &State,
-    graph: Option<&ResourceGraph>,
-    parallelism: usize,
-) -> anyhow::Result<Refreshed> {
-    plan::refresh(cx, registry, state, graph, parallelism).await.map_err(|(address, e)| {
-        let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
-        anyhow::anyhow!("refreshing {address}: {e}{hint}")
-    })
+/// A failed [`plan::refresh`] as the one-line error (with its hint) a command reports.
+pub fn refresh_failed((address, e): (Address, ProviderError)) -> anyhow::Error {
+    let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
+    anyhow::anyhow!("refreshing {address}: {e}{hint}")
 }
 
 /// Asks on the terminal; refuses (with what to do) when there is no terminal to ask on.

@@ -10,6 +10,7 @@ use super::args::{DestroyArgs, Global, RunArgs};
 use super::common::{self, FAILED};
 use super::run::{interrupt_on_ctrl_c, print_plan, summarize_walk};
 use crate::graph::ResourceGraph;
+use crate::plan;
 use crate::providers::{Context, Found, Registry};
 use crate::state::{State, StateHandle};
 use crate::teardown::{discover, engine, Options, Teardown};
@@ -60,8 +61,9 @@ async fn with_state(
     cx.destroying = true;
     let cx = Arc::new(cx);
     let registry = Registry::aws();
-    let refreshed =
-        common::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize).await?;
+    let refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize)
+        .await
+        .map_err(common::refresh_failed)?;
     let options = options(&a.run, vec![bp.karpenter.node_role_name.clone()]);
     let teardown = Teardown::of_state(cx.clone(), &registry, &refreshed.state, options);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));

@@ -27,7 +27,9 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         };
         let registry = Registry::aws();
         let parallelism = a.run.parallelism as usize;
-        let refreshed = common::refresh(cx, &registry, &locked.state, Some(&graph), parallelism).await?;
+        let refreshed = plan::refresh(cx, &registry, &locked.state, Some(&graph), parallelism)
+            .await
+            .map_err(common::refresh_failed)?;
         let mut p = if a.destroy {
             plan::diff_destroy(&graph, &refreshed.state, &registry)
         } else {

@@ -47,8 +47,9 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     }
     let cx = Arc::new(cx);
     let registry = Registry::aws();
-    let refreshed =
-        common::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize).await?;
+    let refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize)
+        .await
+        .map_err(common::refresh_failed)?;
     let mut p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
     p.adopting(&refreshed);
     (p.account, p.partition) = (Some(me.account), Some(me.partition));

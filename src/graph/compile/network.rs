@@ -54,32 +54,21 @@ pub fn compile(b: &mut Builder) {
     };
 
     for (i, az) in bp.vpc.azs.iter().enumerate() {
-        let public = b.add(Resource::new(
-            Address::keyed("subnet", "public", az),
-            kinds::SUBNET,
-            json!({
-                "vpc_id": vpc_id,
-                "cidr_block": bp.vpc.public_subnets[i].to_string(),
-                "availability_zone": az,
-                "map_public_ip_on_launch": true,
-                "tags": b.tags(&[vpc_tags, &elb, &bp.vpc.public_subnet_tags], Some(&format!("{name}-public-{az}"))),
-            }),
+        let public = b.add(subnet(
+            b,
+            &vpc_id,
+            ("public", az),
+            bp.vpc.public_subnets[i].to_string(),
+            &[vpc_tags, &elb, &bp.vpc.public_subnet_tags],
         ));
         b.add(association(Address::keyed("route_table_association", "public", az), &public, &public_rt));
 
-        let private = b.add(Resource::new(
-            Address::keyed("subnet", "private", az),
-            kinds::SUBNET,
-            json!({
-                "vpc_id": vpc_id,
-                "cidr_block": bp.vpc.private_subnets[i].to_string(),
-                "availability_zone": az,
-                "map_public_ip_on_launch": false,
-                "tags": b.tags(
-                    &[vpc_tags, &discovery, &bp.vpc.private_subnet_tags],
-                    Some(&format!("{name}-private-{az}")),
-                ),
-            }),
+        let private = b.add(subnet(
+            b,
+            &vpc_id,
+            ("private", az),
+            bp.vpc.private_subnets[i].to_string(),
+            &[vpc_tags, &discovery, &bp.vpc.private_subnet_tags],
         ));
         let private_rt = b.add(Resource::new(
             Address::keyed("route_table", "private", az),
@@ -119,6 +108,28 @@ pub fn compile(b: &mut Builder) {
             ));
         }
     }
+}
+
+/// The subnet of `tier` (`public`, whose instances get public IPs, or `private`) in `az`.
+fn subnet(
+    b: &Builder,
+    vpc_id: &Value,
+    (tier, az): (&str, &str),
+    cidr: String,
+    tags: &[&BTreeMap<String, String>],
+) -> Resource {
+    let name = format!("{}-{tier}-{az}", b.cluster_name());
+    Resource::new(
+        Address::keyed("subnet", tier, az),
+        kinds::SUBNET,
+        json!({
+            "vpc_id": vpc_id,
+            "cidr_block": cidr,
+            "availability_zone": az,
+            "map_public_ip_on_launch": tier == "public",
+            "tags": b.tags(tags, Some(&name)),
+        }),
+    )
 }
 
 fn route(address: Address, table: &Address, (target, id): (&str, Value)) -> Resource {
