@@ -92,14 +92,14 @@ pub fn write(path: &Path, entry: &Entry) -> Result<(), KubeconfigError> {
     let existing =
         match std::fs::read_to_string(path) {
             Ok(text) if text.trim().is_empty() => None,
-            Ok(text) => Some(serde_yaml::from_str::<Value>(&text).map_err(|e| KubeconfigError::Read {
+            Ok(text) => Some(serde_norway::from_str::<Value>(&text).map_err(|e| KubeconfigError::Read {
                 path: shown.clone(),
                 message: format!("not a kubeconfig: {e}"),
             })?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(KubeconfigError::Read { path: shown, message: e.to_string() }),
         };
-    let text = serde_yaml::to_string(&merge(existing, entry))
+    let text = serde_norway::to_string(&merge(existing, entry))
         .map_err(|e| KubeconfigError::Write { path: shown.clone(), message: e.to_string() })?;
     let err = |e: std::io::Error| KubeconfigError::Write { path: shown.clone(), message: e.to_string() };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -170,7 +170,7 @@ mod tests {
         let path = dir.path().join("nested/config");
         write(&path, &entry("a")).unwrap();
         write(&path, &entry("b")).unwrap();
-        let doc: Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let doc: Value = serde_norway::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(doc["contexts"].as_array().unwrap().len(), 2);
         #[cfg(unix)]
         {

@@ -121,7 +121,7 @@ pub fn controller(values: &ControllerValues) -> Result<Vec<Value>, RenderError> 
 /// The non-empty YAML documents of `text` as JSON values.
 pub fn documents(text: &str) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(text) {
+    for doc in serde_norway::Deserializer::from_str(text) {
         let value = Value::deserialize(doc).map_err(|e| e.to_string())?;
         if !value.is_null() {
             out.push(value);
@@ -135,7 +135,7 @@ pub fn to_yaml_stream(objects: &[Value]) -> String {
     let mut out = String::new();
     for o in objects {
         out.push_str("---\n");
-        match serde_yaml::to_string(o) {
+        match serde_norway::to_string(o) {
             Ok(text) => out.push_str(&text),
             Err(e) => out.push_str(&format!("# kbp cannot print this object as YAML: {e}\n")),
         }

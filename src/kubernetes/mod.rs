@@ -1,10 +1,21 @@
-//! The in-cluster stage: what kbp puts into the cluster once it answers. Manifests rendered from the project's
-//! templates, Karpenter's CRDs from the release's chart, cluster access with an EKS token, server-side apply
-//! and the waits that follow it. The providers of the in-cluster kinds (`providers::kubernetes`) use this; it
-//! knows nothing of plans or state.
+//! What kbp puts into a cluster, made and checked without one: the Karpenter controller's manifests rendered
+//! from the project's templates (`manifests`), Karpenter's CRDs from the release's chart or a local directory
+//! (`oci`), and every one of those objects checked the way the API server would check it (`validate`: custom
+//! objects against the CRD schemas in `openapi`, built-in kinds against their API types in `builtin`, with the
+//! API machinery's shared rules for names, metadata and quantities in `names`, `meta` and `quantity`).
+//!
+//! Talks to no cluster: authenticating to one is `access`, applying objects and waiting on them is
+//! `providers::kubernetes`, which use this module. Knows nothing of plans or state.
 
-pub mod core;
+pub mod builtin;
 pub mod manifests;
+pub(crate) mod meta;
+pub(crate) mod names;
 pub mod oci;
 pub mod openapi;
+pub(crate) mod quantity;
 pub mod validate;
+pub mod violation;
+
+#[cfg(test)]
+mod fixtures;

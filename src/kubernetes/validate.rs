@@ -1,10 +1,10 @@
 //! Every manifest kbp applies, checked the way the API server would check it: custom objects against the
-//! release's CRD schemas (`openapi`), core objects against the Kubernetes API types (`core`). Values not known
+//! release's CRD schemas (`openapi`), built-in kinds against the Kubernetes API types (`builtin`). Values not known
 //! until apply (a security group ID) are skipped, since there is nothing to check yet.
 
 use serde_json::Value;
 
-use super::{core, openapi};
+use super::{builtin, openapi};
 
 /// Problems of `objects`, one line each (`Kind name: path: message`). Without `crds`, custom objects are not
 /// checked (there is no schema to check them against).
@@ -16,7 +16,7 @@ pub fn all(crds: Option<&[Value]>, objects: &[Value], unknown: &str) -> Vec<Stri
         let violations = match (custom, crds) {
             (true, None) => continue,
             (true, Some(crds)) => openapi::validate_custom_object(crds, object),
-            (false, _) => core::validate_core_object(object),
+            (false, _) => builtin::validate_builtin_object(object),
         };
         let name = format!(
             "{} {}",

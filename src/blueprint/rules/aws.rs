@@ -101,20 +101,19 @@ pub(crate) fn ipv4_cidr(s: &str) -> Result<(), Problem> {
 
 /// EC2 CreateVpc accepts netmasks from /16 to /28; a /24 is the smallest that still fits subnets in every AZ.
 pub(crate) fn vpc_cidr(s: &str) -> Result<(), Problem> {
-    let net = cidr(s)?;
-    if !(16..=24).contains(&net.prefix_len()) {
-        return Err(Problem::new(format!("VPC CIDR `{s}` has a /{} prefix", net.prefix_len()))
-            .hint("use a prefix from /16 (65,536 addresses) to /24"));
-    }
-    Ok(())
+    cidr_with_prefix(s, "VPC", 16..=24, "use a prefix from /16 (65,536 addresses) to /24")
 }
 
 /// EC2 CreateSubnet accepts netmasks from /16 to /28.
 pub(crate) fn subnet_cidr(s: &str) -> Result<(), Problem> {
+    cidr_with_prefix(s, "subnet", 16..=28, "use a prefix from /16 to /28")
+}
+
+/// `s` as a CIDR block whose prefix length is in `prefixes`, the range EC2 accepts for a `what`.
+fn cidr_with_prefix(s: &str, what: &str, prefixes: std::ops::RangeInclusive<u8>, hint: &str) -> Result<(), Problem> {
     let net = cidr(s)?;
-    if !(16..=28).contains(&net.prefix_len()) {
-        return Err(Problem::new(format!("subnet CIDR `{s}` has a /{} prefix", net.prefix_len()))
-            .hint("use a prefix from /16 to /28"));
+    if !prefixes.contains(&net.prefix_len()) {
+        return Err(Problem::new(format!("{what} CIDR `{s}` has a /{} prefix", net.prefix_len())).hint(hint));
     }
     Ok(())
 }

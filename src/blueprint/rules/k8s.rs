@@ -1,10 +1,14 @@
 //! Kubernetes value rules: object names, label keys and values, taints, resource quantities, and the duration,
 //! budget and schedule patterns of the Karpenter NodePool CRD (`karpenter.sh_nodepools.yaml`, v1.14.1).
 
-use super::{is_digits, is_dns_label, is_dns_subdomain_shape, is_label_name_shape, Problem};
+use super::{is_digits, Problem};
+use crate::kubernetes::names::{
+    self, check_qualified_name, is_dns_subdomain_shape, is_label_name_shape, QualifiedNameError, MAX_LABEL_LENGTH,
+};
+use crate::kubernetes::quantity::is_quantity;
 
 pub(crate) fn dns_label(s: &str) -> Result<(), Problem> {
-    if s.len() > 63 || !is_dns_label(s) {
+    if !names::is_dns_label(s) {
         return Err(Problem::new(format!("`{s}` is not a valid DNS-1123 label"))
             .hint("use at most 63 lowercase letters, digits and `-`, starting and ending with a letter or digit"));
     }
@@ -15,7 +19,7 @@ pub(crate) fn dns_label(s: &str) -> Result<(), Problem> {
 /// 63 characters because Karpenter also writes the name as a label value (`karpenter.sh/nodepool`,
 /// `karpenter.k8s.aws/ec2nodeclass`).
 pub(crate) fn object_name(s: &str) -> Result<(), Problem> {
-    if s.len() > 63 || !is_dns_subdomain_shape(s) {
+    if s.len() > MAX_LABEL_LENGTH || !is_dns_subdomain_shape(s) {
         return Err(Problem::new(format!("`{s}` is not a valid Kubernetes object name")).hint(
             "use at most 63 lowercase letters, digits, `-` and `.`, starting and ending with a letter or digit",
         ));
@@ -26,26 +30,18 @@ pub(crate) fn object_name(s: &str) -> Result<(), Problem> {
 /// A qualified name, as label keys and extended resource names must be: `[prefix/]name`, the prefix a DNS
 /// subdomain of at most 253 characters, the name at most 63.
 pub(crate) fn qualified_name(s: &str) -> Result<(), Problem> {
-    let (prefix, name) = match s.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, s),
-    };
-    if let Some(p) = prefix {
-        if p.len() > 253 || !is_dns_subdomain_shape(p) {
-            return Err(Problem::new(format!("the prefix `{p}` of `{s}` is not a DNS subdomain"))
-                .hint("a prefix is lowercase, like `example.com/`"));
-        }
+    match check_qualified_name(s) {
+        Ok(()) => Ok(()),
+        Err(QualifiedNameError::Prefix(p)) => Err(Problem::new(format!("the prefix `{p}` of `{s}` is not a DNS subdomain"))
+            .hint("a prefix is lowercase, like `example.com/`")),
+        Err(QualifiedNameError::Name) => Err(Problem::new(format!("`{s}` is not a valid label key"))
+            .hint("the name part has at most 63 letters, digits, `-`, `_` and `.`, and starts and ends with a letter or digit")),
     }
-    if name.len() > 63 || !is_label_name_shape(name) {
-        return Err(Problem::new(format!("`{s}` is not a valid label key"))
-            .hint("the name part has at most 63 letters, digits, `-`, `_` and `.`, and starts and ends with a letter or digit"));
-    }
-    Ok(())
 }
 
 /// A label value: empty, or at most 63 characters of the label name shape.
 pub(crate) fn label_value(s: &str) -> Result<(), Problem> {
-    if s.len() > 63 || !(s.is_empty() || is_label_name_shape(s)) {
+    if !names::is_label_value(s) {
         return Err(Problem::new(format!("`{s}` is not a valid label value"))
             .hint("use at most 63 letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit"));
     }
@@ -147,28 +143,9 @@ pub(crate) fn budget_duration(s: &str) -> Result<(), Problem> {
     Err(Problem::new(format!("`{s}` is not a budget duration (hours and minutes only)")).hint(duration_hint(s, false)))
 }
 
-/// The Kubernetes quantity pattern of NodePool CRD `limits`:
-/// `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
+/// NodePool CRD `limits` (and resource amounts): a Kubernetes quantity, the pattern the CRD writes out.
 pub(crate) fn quantity(s: &str) -> Result<(), Problem> {
-    /// `(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))`: the length of the number at the start of `s`, if any.
-    fn number(s: &str) -> Option<usize> {
-        let int = s.bytes().take_while(u8::is_ascii_digit).count();
-        let rest = &s[int..];
-        let frac = rest.strip_prefix('.').map_or(0, |f| 1 + f.bytes().take_while(u8::is_ascii_digit).count());
-        (int > 0 || frac > 1).then_some(int + frac)
-    }
-    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let ok = number(unsigned).is_some_and(|n| {
-        let suffix = &unsigned[n..];
-        match suffix {
-            "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "n" | "u" | "m" | "k" | "M" | "G" | "T" | "P" | "E" => true,
-            _ => suffix
-                .strip_prefix(['e', 'E'])
-                .map(|e| e.strip_prefix(['+', '-']).unwrap_or(e))
-                .is_some_and(|e| number(e) == Some(e.len())),
-        }
-    });
-    if ok {
+    if is_quantity(s) {
         return Ok(());
     }
     Err(Problem::new(format!("`{s}` is not a Kubernetes quantity"))

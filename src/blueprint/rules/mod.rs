@@ -1,6 +1,8 @@
 //! Value rules: checks of one string against the rules of the system that will receive it (Kubernetes API
 //! machinery, the Karpenter CRDs, AWS APIs). Each rule is a plain function so the schema can name it next to the
-//! field it guards; none of them knows about files, spans or paths.
+//! field it guards; none of them knows about files, spans or paths. The Kubernetes API machinery's own rules
+//! (names, label values, quantities) are implemented once, in `kubernetes::names` and `kubernetes::quantity`;
+//! the rules here call them and word the problem for a blueprint.
 
 pub(crate) mod aws;
 pub(crate) mod k8s;
@@ -53,23 +55,6 @@ pub(crate) fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a s
         .map(|(_, c)| c)
 }
 
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, the shape of one DNS label in Kubernetes names.
-pub(crate) fn is_dns_label(s: &str) -> bool {
-    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !s.is_empty() && s.starts_with(ok) && s.ends_with(ok) && s.chars().all(|c| ok(c) || c == '-')
-}
-
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`, without a length limit.
-pub(crate) fn is_dns_subdomain_shape(s: &str) -> bool {
-    s.split('.').all(is_dns_label)
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`: the name part of label keys, and label values (when non-empty).
-pub(crate) fn is_label_name_shape(s: &str) -> bool {
-    let ok = |c: char| c.is_ascii_alphanumeric();
-    !s.is_empty() && s.starts_with(ok) && s.ends_with(ok) && s.chars().all(|c| ok(c) || matches!(c, '-' | '_' | '.'))
-}
-
 /// A non-empty run of ASCII digits.
 pub(crate) fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
@@ -85,15 +70,5 @@ mod tests {
         assert_eq!(closest("zzz", ["min_size", "desired_size"]), None);
         let long = "desired_size".repeat(20);
         assert_eq!(closest(&long, [long.as_str()]), None);
-    }
-
-    #[test]
-    fn shapes() {
-        assert!(is_dns_label("a-1"));
-        assert!(!is_dns_label("-a") && !is_dns_label("A") && !is_dns_label(""));
-        assert!(is_dns_subdomain_shape("karpenter.k8s.aws"));
-        assert!(!is_dns_subdomain_shape("a..b"));
-        assert!(is_label_name_shape("Instance_type.x-1"));
-        assert!(!is_label_name_shape("x-") && !is_label_name_shape("a/b"));
     }
 }

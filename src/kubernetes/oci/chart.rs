@@ -1,0 +1,136 @@
+//! The CRDs in a chart: the YAML files under the archive's `crds/` directory (or, air-gapped, a directory of
+//! them), split into documents, kept when they are CustomResourceDefinitions, sorted by name.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Component, Path};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::OciError;
+
+/// A file in a chart larger than this, decompressed, is not a CRD file kbp should parse.
+const MAX_CHART_FILE_BYTES: u64 = 64 << 20;
+
+/// The CRD documents in a chart archive: every `*.yaml`/`*.yml` file under `<chart>/crds/` (the archive's
+/// top-level directory, whatever the chart's name), split into YAML documents, keeping only
+/// `kind: CustomResourceDefinition`; sorted by metadata.name. Errors if there is none.
+pub fn crds_from_chart(tgz: &[u8]) -> Result<Vec<Value>, OciError> {
+    let unreadable = |e: io::Error| OciError::Archive { reason: e.to_string() };
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
+    let mut crds = Vec::new();
+    for entry in archive.entries().map_err(unreadable)? {
+        let entry = entry.map_err(unreadable)?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry.path().map_err(unreadable)?.into_owned();
+        let mut parts = Vec::new();
+        for component in path.components() {
+            match component {
+                Component::Normal(part) => parts.push(part),
+                Component::CurDir => {}
+                _ => {
+                    parts.clear();
+                    break;
+                }
+            }
+        }
+        if parts.len() < 3 || parts[1] != "crds" || !is_yaml(&path) {
+            continue;
+        }
+        let mut text = Vec::new();
+        entry.take(MAX_CHART_FILE_BYTES).read_to_end(&mut text).map_err(unreadable)?;
+        crds.extend(crds_in(&text, &path.display().to_string())?);
+    }
+    sorted(
+        crds,
+        "the crds/ directory of the chart archive".to_string(),
+        "this chart ships no CRDs under crds/; set karpenter.crds_dir to a directory holding them",
+    )
+}
+
+/// The CRD documents in the `*.yaml`/`*.yml` files of `dir` (not its subdirectories), for air-gapped installs:
+/// filtered and sorted like [`crds_from_chart`]. Errors name the file.
+pub fn crds_from_dir(dir: &Path) -> Result<Vec<Value>, OciError> {
+    fn unreadable(path: &Path) -> impl FnOnce(io::Error) -> OciError + '_ {
+        move |source| OciError::Read { path: path.to_path_buf(), source }
+    }
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(unreadable(dir))? {
+        let path = entry.map_err(unreadable(dir))?.path();
+        if is_yaml(&path) && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    let mut crds = Vec::new();
+    for file in &files {
+        let text = fs::read(file).map_err(unreadable(file))?;
+        crds.extend(crds_in(&text, &file.display().to_string())?);
+    }
+    sorted(
+        crds,
+        dir.display().to_string(),
+        "put the release's CRD files (the chart's crds/*.yaml) there, or leave karpenter.crds_dir out to pull the chart",
+    )
+}
+
+fn is_yaml(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml")
+}
+
+fn crds_in(text: &[u8], file: &str) -> Result<Vec<Value>, OciError> {
+    let mut crds = Vec::new();
+    for document in serde_norway::Deserializer::from_slice(text) {
+        let value = Value::deserialize(document).map_err(|source| OciError::Yaml { file: file.to_string(), source })?;
+        if value.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+            continue;
+        }
+        if value.pointer("/metadata/name").and_then(Value::as_str).is_none() {
+            return Err(OciError::Unnamed { file: file.to_string() });
+        }
+        crds.push(value);
+    }
+    Ok(crds)
+}
+
+fn sorted(mut crds: Vec<Value>, place: String, hint: &str) -> Result<Vec<Value>, OciError> {
+    let name = |crd: &Value| crd.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    if crds.is_empty() {
+        return Err(OciError::NoCrds { place, hint: hint.to_string() });
+    }
+    crds.sort_by_key(name);
+    if let Some(twice) = crds.windows(2).find(|pair| name(&pair[0]) == name(&pair[1])) {
+        return Err(OciError::Duplicate { name: name(&twice[0]), place });
+    }
+    Ok(crds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crds_in_skips_empty_documents_and_other_kinds() {
+        let text = b"---\nkind: ConfigMap\nmetadata: {name: x}\n---\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.b}\n";
+        let crds = crds_in(text, "f.yaml").unwrap();
+        assert_eq!(crds.len(), 1);
+        assert_eq!(crds[0]["metadata"]["name"], "a.b");
+        let err = crds_in(b"kind: CustomResourceDefinition\nmetadata: {}\n", "f.yaml").unwrap_err();
+        assert!(matches!(err, OciError::Unnamed { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_crd_defined_twice_is_an_error() {
+        let crd = |name: &str| serde_json::json!({"kind": "CustomResourceDefinition", "metadata": {"name": name}});
+        let err = sorted(vec![crd("b"), crd("a"), crd("b")], "d".to_string(), "h").unwrap_err();
+        assert!(err.to_string().starts_with("b is defined twice in d"), "{err}");
+    }
+
+    #[test]
+    fn an_archive_that_is_not_gzip_is_an_error_not_a_panic() {
+        assert!(matches!(crds_from_chart(b"not a tgz"), Err(OciError::Archive { .. })));
+    }
+}

@@ -1,0 +1,70 @@
+//! Karpenter's CustomResourceDefinitions from the release's Helm chart. The chart archive is pulled from its
+//! OCI registry the way `helm pull oci://…` does it (`registry`: anonymously, with an anonymous bearer token
+//! when the registry asks for one), kept in an on-disk cache by registry, repository and version (`cache`), and
+//! the files under its `crds/` directory are parsed into JSON values (`chart`). Air-gapped installs read the
+//! same CRDs from a local directory. Chart references and tags are `reference`.
+//!
+//! Owns the OCI distribution client and the chart cache. Applying the CRDs to a cluster is not done here.
+//!
+//! Why not an OCI client crate: `oci-client` (0.18, on the same reqwest 0.13) would do most of the pull: the
+//! anonymous token, accepted layer media types, digest checks, the registry's error codes, plain HTTP for the
+//! registries it is told of. What it lacks is a retry: a pull that meets a dropped connection, a 5xx or a 429
+//! fails at once, where kbp tries again with a backoff; it also reads a manifest whole, whatever its size.
+//! Moving the protocol onto `oci-client`, with kbp's retry around its calls and the cache and error hints kept
+//! here, is a known follow-up.
+
+mod cache;
+mod chart;
+mod reference;
+mod registry;
+
+use std::io;
+use std::path::PathBuf;
+
+pub use self::cache::ChartCache;
+pub use self::chart::{crds_from_chart, crds_from_dir};
+pub use self::reference::ChartRef;
+use self::registry::CHART_LAYER_MEDIA_TYPE;
+
+const AIR_GAP: &str = "or set karpenter.crds_dir to a directory holding the CRDs for air-gapped use";
+
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    #[error("`{input}` is not an OCI chart reference: {reason}\n  hint: write like `oci://public.ecr.aws/karpenter/karpenter`, without a tag: the tag is karpenter.version")]
+    Reference { input: String, reason: String },
+    #[error("`{version}` cannot be a chart version: OCI tags are letters, digits, `.`, `_` and `-`\n  hint: write karpenter.version like `1.14.1`")]
+    Version { version: String },
+    #[error("no directory for kbp's cache: none of KBP_CACHE_DIR, XDG_CACHE_HOME and HOME is set\n  hint: set KBP_CACHE_DIR to a writable directory")]
+    NoCacheDir,
+    #[error("cannot reach registry {registry} for chart {chart}: {detail}\n  hint: check network access to {registry} (DNS, proxy, firewall), {}", AIR_GAP)]
+    Network { chart: String, registry: String, detail: String },
+    #[error("chart {chart} has no version {version} (HTTP 404{detail})\n  hint: check karpenter.version, {}", AIR_GAP)]
+    VersionNotFound { chart: String, version: String, detail: String },
+    #[error("registry {registry} has no chart {chart} (HTTP 404{detail})\n  hint: check karpenter.chart, {}", AIR_GAP)]
+    ChartNotFound { chart: String, registry: String, detail: String },
+    #[error("registry {registry} refused an anonymous pull of {chart}: {detail}\n  hint: kbp pulls charts without credentials; point karpenter.chart at a public registry or mirror, {}", AIR_GAP)]
+    Unauthorized { chart: String, registry: String, detail: String },
+    #[error("registry {registry} answered HTTP {status} to GET {url}{detail}\n  hint: retry later, {}", AIR_GAP)]
+    Status { registry: String, url: String, status: u16, detail: String },
+    #[error("registry {registry} sent a {what} kbp cannot use: {reason}\n  hint: check that karpenter.chart names a registry serving Helm charts (OCI distribution), {}", AIR_GAP)]
+    Protocol { registry: String, what: &'static str, reason: String },
+    #[error("{chart} version {version} is not a Helm chart: its manifest has no layer of media type {CHART_LAYER_MEDIA_TYPE} (layers: {found})\n  hint: check karpenter.chart, {}", AIR_GAP)]
+    NotAChart { chart: String, version: String, found: String },
+    #[error("the chart archive of {chart} version {version} has {what} {actual}, but its manifest says {expected}\n  hint: the registry, or a proxy or CDN in between, served other bytes than it lists; retry, {}", AIR_GAP)]
+    Mismatch { chart: String, version: String, what: &'static str, expected: String, actual: String },
+    #[error(
+        "the chart archive is not a readable .tgz: {reason}\n  hint: check that karpenter.chart is a Helm chart, {}",
+        AIR_GAP
+    )]
+    Archive { reason: String },
+    #[error("cannot read {path}: {source}\n  hint: check karpenter.crds_dir (relative to the blueprint file) and its permissions")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{file}: not valid YAML: {source}\n  hint: fix the file, or move it out of the directory")]
+    Yaml { file: String, source: serde_norway::Error },
+    #[error("{file}: a CustomResourceDefinition without metadata.name\n  hint: fix the file, or move it out of the directory")]
+    Unnamed { file: String },
+    #[error("{name} is defined twice in {place}\n  hint: keep one copy of each CustomResourceDefinition")]
+    Duplicate { name: String, place: String },
+    #[error("no CustomResourceDefinition in {place}\n  hint: {hint}")]
+    NoCrds { place: String, hint: String },
+}
