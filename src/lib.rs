@@ -8,6 +8,7 @@ pub mod aws;
 pub mod blueprint;
 pub mod cli;
 pub mod diag;
+pub mod events;
 pub mod exec;
 pub mod graph;
 pub mod kubernetes;

@@ -2,8 +2,7 @@
 //! create) in a DAG: creates and updates wait for what they reference, deletes wait for what depends on them.
 //! The walk runs every operation as soon as its predecessors are done, up to `parallelism` at once; a failure
 //! skips only what depends on it. State is persisted after every operation, and intent before every create.
-
-pub mod events;
+//! The events it reports are defined in [`crate::events`], where the providers that report progress reach them too.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinSet;
 
-pub use events::{Event, Op};
+pub use crate::events::{Event, Op};
 
 use crate::graph::{value, Address, Resource};
 use crate::plan::{Action, Plan};

@@ -1,4 +1,6 @@
 //! What the engine reports while it works. The ui layer renders these as text or JSON; the engine never prints.
+//! They live apart from `exec`, which emits most of them, because providers report progress (`Waiting`) too and
+//! must not import the layer above them.
 
 use std::time::Duration;
 
