@@ -42,18 +42,28 @@ pub enum Access {
 pub enum AccessError {
     #[error("cluster {cluster}: its endpoint `{endpoint}` is not a URL: {message}")]
     Endpoint { cluster: String, endpoint: String, message: String },
-    #[error(
-        "cluster {0}: its certificate authority data is not base64 PEM\n  hint: refresh state with `kbp plan`, or use --kubeconfig"
-    )]
+    #[error("cluster {0}: its certificate authority data is not base64 PEM")]
     CertificateAuthority(String),
     #[error(transparent)]
     Token(#[from] token::TokenError),
-    #[error(
-        "kubeconfig: {0}\n  hint: check --kubeconfig and --context, or leave them out to use the cluster in state"
-    )]
+    #[error("kubeconfig: {0}")]
     Kubeconfig(String),
     #[error("cannot build a Kubernetes client: {0}")]
     Client(String),
+}
+
+impl AccessError {
+    /// What the user can do about it, where kbp knows; kept out of the message so callers carry it as data.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            AccessError::CertificateAuthority(_) => Some("refresh state with `kbp plan`, or use --kubeconfig"),
+            AccessError::Kubeconfig(_) => {
+                Some("check --kubeconfig and --context, or leave them out to use the cluster in state")
+            }
+            AccessError::Token(e) => e.hint(),
+            AccessError::Endpoint { .. } | AccessError::Client(_) => None,
+        }
+    }
 }
 
 /// Makes and caches clients, one per cluster, renewing them before their token expires.

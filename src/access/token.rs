@@ -21,10 +21,22 @@ const TOKEN_LIFETIME: Duration = Duration::from_secs(14 * 60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
-    #[error("no AWS credentials: {0}\n  hint: configure the AWS credential chain (AWS_PROFILE, `aws sso login`, environment variables)")]
+    #[error("no AWS credentials: {0}")]
     Credentials(String),
     #[error("signing the STS request failed: {0}")]
     Signing(String),
+}
+
+impl TokenError {
+    /// What the user can do about it, where kbp knows; kept out of the message so callers carry it as data.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            TokenError::Credentials(_) => {
+                Some("configure the AWS credential chain (AWS_PROFILE, `aws sso login`, environment variables)")
+            }
+            TokenError::Signing(_) => None,
+        }
+    }
 }
 
 /// A bearer token for `cluster` in `region`, signed with `credentials` at `now`.

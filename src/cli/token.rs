@@ -23,6 +23,9 @@ pub async fn run(a: TokenArgs, _g: &Global) -> u8 {
             println!("{}", token::exec_credential(&t, SystemTime::now()));
             0
         }
-        Err(e) => common::report(&e.into()),
+        Err(e) => match e.hint() {
+            Some(hint) => common::report(&anyhow::anyhow!("{e}\n  hint: {hint}")),
+            None => common::report(&e.into()),
+        },
     }
 }

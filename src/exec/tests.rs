@@ -9,7 +9,7 @@ use serde_json::json;
 use super::*;
 use crate::graph::{Attrs, ResourceGraph};
 use crate::plan::diff;
-use crate::providers::{Applied, Observed, Provider};
+use crate::providers::{Applied, Descriptor, Observed, Provider};
 use crate::state::{Backend, LocalBackend, State};
 
 #[derive(Default)]
@@ -43,12 +43,10 @@ impl Memory {
 
 #[async_trait]
 impl Provider for Memory {
-    fn kind(&self) -> &'static str {
-        "test_thing"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new("test_thing").force_new(&["zone"])
     }
-    fn force_new(&self) -> &'static [&'static str] {
-        &["zone"]
-    }
+
     async fn read(&self, _: &Context, _: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
         Ok(Some(Observed { attrs: prior.clone(), outputs: Attrs::new() }))
     }

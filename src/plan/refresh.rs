@@ -228,7 +228,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::providers::Applied;
+    use crate::providers::{Applied, Descriptor};
 
     /// Knows resources `id-1`…`id-9`; counts how it is asked.
     #[derive(Default)]
@@ -240,11 +240,8 @@ mod tests {
 
     #[async_trait]
     impl Provider for Counting {
-        fn kind(&self) -> &'static str {
-            "test_thing"
-        }
-        fn adoptable_by_tags(&self) -> bool {
-            self.by_tags
+        fn descriptor(&self) -> Descriptor {
+            Descriptor { adoptable_by_tags: self.by_tags, ..Descriptor::new("test_thing") }
         }
         async fn read(&self, _: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
             Ok((id != "id-gone")

@@ -1,32 +1,54 @@
-//! Reading desired attributes and treating "not found" as "gone": what every provider does the same way.
+//! Reading desired attributes, building outputs and treating "not found" as "gone": what every provider does the
+//! same way, so each of these jobs has one helper with one meaning.
 
 use serde_json::Value;
 
 use super::ProviderError;
 use crate::graph::Attrs;
+use crate::providers::Result;
 
-/// A string attribute the compiler always sets.
-pub fn required_str<'a>(kind: &str, attrs: &'a Attrs, key: &str) -> Result<&'a str, ProviderError> {
-    attrs.get(key).and_then(Value::as_str).ok_or_else(|| missing(kind, key, "a string"))
+/// A string attribute the compiler always sets. `what` names the kind or the AWS call that needs it, for the
+/// error. An empty string is returned as it is.
+pub fn required_str<'a>(what: &str, attrs: &'a Attrs, key: &str) -> Result<&'a str> {
+    attrs.get(key).and_then(Value::as_str).ok_or_else(|| missing(what, key, "a string"))
 }
 
 /// An attribute the compiler always sets, of any JSON type (policy documents).
-pub fn required<'a>(kind: &str, attrs: &'a Attrs, key: &str) -> Result<&'a Value, ProviderError> {
-    attrs.get(key).filter(|v| !v.is_null()).ok_or_else(|| missing(kind, key, "a value"))
+pub fn required<'a>(what: &str, attrs: &'a Attrs, key: &str) -> Result<&'a Value> {
+    attrs.get(key).filter(|v| !v.is_null()).ok_or_else(|| missing(what, key, "a value"))
 }
 
-/// A string attribute that may be left out; an empty string counts as left out.
+/// A string attribute that may be left out (absent or null); an empty string counts as left out.
 pub fn optional_str<'a>(attrs: &'a Attrs, key: &str) -> Option<&'a str> {
     attrs.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
-fn missing(kind: &str, key: &str, what: &str) -> ProviderError {
-    ProviderError::new(kind, "", format!("attribute `{key}` is missing or is not {what}"))
-        .with_hint("this is a bug in the blueprint compiler; please report it with the blueprint")
+/// A boolean attribute, `default` when it is left out.
+pub fn bool_attr(attrs: &Attrs, key: &str, default: bool) -> bool {
+    attrs.get(key).and_then(Value::as_bool).unwrap_or(default)
 }
 
-/// `Ok(None)` for a call whose target no longer exists.
-pub fn absent_if_gone<T>(r: Result<T, ProviderError>) -> Result<Option<T>, ProviderError> {
+fn missing(what: &str, key: &str, expected: &str) -> ProviderError {
+    ProviderError::new(what, "", format!("the desired attribute `{key}` is missing or is not {expected}"))
+        .with_hint("this is a bug in kbp's compiler; please report it with the blueprint")
+}
+
+/// The map inside a `json!({...})` literal, which is always an object.
+pub fn object(v: Value) -> Attrs {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("invariant: attributes are built from a JSON object literal, got {other}"),
+    }
+}
+
+/// `Some(s)` as a JSON string, `None` as null: how an unset optional attribute reads back.
+pub fn nullable(s: Option<&str>) -> Value {
+    s.map_or(Value::Null, |s| Value::String(s.to_string()))
+}
+
+/// `Ok(None)` for a call whose target no longer exists ([`ProviderError::is_not_found`]), so reads can treat it
+/// as gone.
+pub fn absent_if_gone<T>(r: Result<T>) -> Result<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.is_not_found() => Ok(None),
@@ -34,7 +56,32 @@ pub fn absent_if_gone<T>(r: Result<T, ProviderError>) -> Result<Option<T>, Provi
     }
 }
 
-/// Success for a removal whose target is already gone.
-pub fn ok_if_gone(r: Result<(), ProviderError>) -> Result<(), ProviderError> {
+/// Success for a removal whose target is already gone: deleting what is not there succeeds.
+pub fn ok_if_gone<T>(r: Result<T>) -> Result<()> {
     absent_if_gone(r).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn absent_if_gone_only_swallows_not_found() {
+        let nf = ProviderError::new("ec2:DescribeVpcs", "InvalidVpcID.NotFound", "");
+        assert_eq!(absent_if_gone::<()>(Err(nf)).unwrap(), None);
+        let other = ProviderError::new("ec2:DescribeVpcs", "UnauthorizedOperation", "");
+        assert!(absent_if_gone::<()>(Err(other)).is_err());
+    }
+
+    #[test]
+    fn an_empty_optional_string_is_left_out_but_a_required_one_is_kept() {
+        let a = object(json!({ "empty": "", "name": "x", "null": null }));
+        assert_eq!(optional_str(&a, "empty"), None);
+        assert_eq!(optional_str(&a, "null"), None);
+        assert_eq!(optional_str(&a, "name"), Some("x"));
+        assert_eq!(required_str("aws_x", &a, "empty").unwrap(), "");
+        let e = required_str("aws_x", &a, "absent").unwrap_err();
+        assert!(e.message.contains("`absent`") && e.hint.is_some(), "{e}");
+    }
 }

@@ -10,8 +10,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::retry::RetryPolicy;
 use super::ProviderError;
 use crate::access::cluster::{Access, Clients, Cluster};
-use crate::exec::Event;
+use crate::events::Event;
 use crate::graph::Address;
+use crate::providers::Result;
 
 pub struct Context {
     pub sdk: SdkConfig,
@@ -81,17 +82,13 @@ impl Context {
     }
 
     /// A Kubernetes client for `cluster`, renewed before its token expires.
-    pub async fn kube(&self, cluster: &Cluster) -> Result<kube::Client, ProviderError> {
+    pub async fn kube(&self, cluster: &Cluster) -> Result<kube::Client> {
         let clients = self.kube.get_or_init(|| Clients::new(self.access.clone(), self.sdk.clone()));
         clients.client(cluster).await.map_err(|e| {
-            let message = e.to_string();
-            let says_what_to_do = message.contains("hint:");
-            let e = ProviderError::new("kubernetes:connect", "", message);
-            if says_what_to_do {
-                e
-            } else {
-                e.with_hint("kbp reaches the cluster with the endpoint and CA in state; use --kubeconfig/--context if your access differs")
-            }
+            let hint = e.hint().unwrap_or(
+                "kbp reaches the cluster with the endpoint and CA in state; use --kubeconfig/--context if your access differs",
+            );
+            ProviderError::new("kubernetes:connect", "", e.to_string()).with_hint(hint)
         })
     }
 

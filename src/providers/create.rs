@@ -15,6 +15,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::{Applied, Context, Desired, Provider, ProviderError};
+use crate::providers::Result;
 
 /// How many times a create whose outcome stayed unknown (and whose resource was not found) is sent again.
 const ATTEMPTS: u32 = 3;
@@ -34,7 +35,7 @@ pub async fn create_once(
     cx: &Context,
     desired: &Desired<'_>,
     resumed_from: Option<SystemTime>,
-) -> Result<Applied, ProviderError> {
+) -> Result<Applied> {
     if let Some(started) = resumed_from {
         let landed_by = started + settle();
         if let Ok(wait) = landed_by.duration_since(SystemTime::now()) {
@@ -71,12 +72,7 @@ pub async fn create_once(
 }
 
 /// Takes `id` as the resource at `desired.address`: reads it, and updates it to the desired attributes.
-async fn adopt(
-    provider: &dyn Provider,
-    cx: &Context,
-    desired: &Desired<'_>,
-    id: &str,
-) -> Result<Applied, ProviderError> {
+async fn adopt(provider: &dyn Provider, cx: &Context, desired: &Desired<'_>, id: &str) -> Result<Applied> {
     tracing::info!(address = %desired.address, id, "adopting what an earlier create made");
     let observed = provider.read(cx, id, desired.attrs).await?.ok_or_else(|| {
         ProviderError::new("kbp:adopt", "", format!("{} was found as {id} but is gone when read", desired.address))
@@ -100,7 +96,7 @@ mod tests {
 
     use super::*;
     use crate::graph::{Address, Attrs};
-    use crate::providers::Observed;
+    use crate::providers::{Descriptor, Observed};
 
     /// A fake AWS: creates may "lose their answer" (carried out, then an unknown-outcome error).
     #[derive(Default)]
@@ -113,20 +109,20 @@ mod tests {
 
     #[async_trait]
     impl Provider for Lossy {
-        fn kind(&self) -> &'static str {
-            "thing"
+        fn descriptor(&self) -> Descriptor {
+            Descriptor::new("thing")
         }
-        async fn read(&self, _: &Context, id: &str, _: &Attrs) -> Result<Option<Observed>, ProviderError> {
+        async fn read(&self, _: &Context, id: &str, _: &Attrs) -> Result<Option<Observed>> {
             let found = self.made.lock().unwrap().iter().any(|m| m == id);
             Ok(found.then(|| Observed {
                 attrs: serde_json::Map::new(),
                 outputs: json!({"id": id}).as_object().unwrap().clone(),
             }))
         }
-        async fn find(&self, _: &Context, _: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+        async fn find(&self, _: &Context, _: &Desired<'_>) -> Result<Option<String>> {
             Ok(self.made.lock().unwrap().first().cloned())
         }
-        async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+        async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied> {
             let mut made = self.made.lock().unwrap();
             if self.already_exists_if_made && !made.is_empty() {
                 return Err(ProviderError::new("iam:CreateRole", "EntityAlreadyExists", "taken"));
@@ -141,11 +137,11 @@ mod tests {
             }
             Ok(Applied { id, outputs: serde_json::Map::new() })
         }
-        async fn update(&self, _: &Context, id: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+        async fn update(&self, _: &Context, id: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied> {
             self.updates.fetch_add(1, Ordering::SeqCst);
             Ok(Applied { id: id.to_string(), outputs: serde_json::Map::new() })
         }
-        async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<(), ProviderError> {
+        async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<()> {
             Ok(())
         }
     }
@@ -180,19 +176,19 @@ mod tests {
         struct NotOurs;
         #[async_trait]
         impl Provider for NotOurs {
-            fn kind(&self) -> &'static str {
-                "thing"
+            fn descriptor(&self) -> Descriptor {
+                Descriptor::new("thing")
             }
-            async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>, ProviderError> {
+            async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>> {
                 Ok(None)
             }
-            async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+            async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied> {
                 Err(ProviderError::new("iam:CreateRole", "EntityAlreadyExists", "taken"))
             }
-            async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+            async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied> {
                 unreachable!("nothing to adopt")
             }
-            async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<(), ProviderError> {
+            async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<()> {
                 Ok(())
             }
         }
@@ -217,22 +213,22 @@ mod tests {
         struct Flaky(AtomicU32);
         #[async_trait]
         impl Provider for Flaky {
-            fn kind(&self) -> &'static str {
-                "thing"
+            fn descriptor(&self) -> Descriptor {
+                Descriptor::new("thing")
             }
-            async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>, ProviderError> {
+            async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>> {
                 Ok(None)
             }
-            async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+            async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied> {
                 self.0.fetch_add(1, Ordering::SeqCst);
                 let mut e = ProviderError::new("ec2:CreateVpc", "InternalError", "try later");
                 e.outcome_unknown = true;
                 Err(e)
             }
-            async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied, ProviderError> {
+            async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied> {
                 unreachable!("nothing to adopt")
             }
-            async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<(), ProviderError> {
+            async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<()> {
                 Ok(())
             }
         }

@@ -5,26 +5,26 @@
 
 use async_trait::async_trait;
 
-use super::{Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError};
+use super::{Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, Result};
 use crate::graph::Attrs;
 
 /// A kind teardown finds outside state and deletes; see the module documentation.
 #[async_trait]
 pub trait Leftover: Send + Sync {
-    /// The kind, such as `aws_lb`.
-    fn kind(&self) -> &'static str;
+    /// The kind, one of [`crate::graph::kinds`], such as `aws_lb`.
+    const KIND: &'static str;
 
     /// Who makes it, for the error a create or update would get ("the EBS CSI driver").
-    fn made_by(&self) -> &'static str;
+    const MADE_BY: &'static str;
 
     /// As [`Provider::read`].
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError>;
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>>;
 
     /// As [`Provider::delete`].
-    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError>;
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()>;
 
     /// As [`Provider::discover`].
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError>;
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>>;
 }
 
 /// The [`Provider`] of a [`Leftover`] kind.
@@ -32,33 +32,27 @@ pub struct DeleteOnly<T>(pub T);
 
 #[async_trait]
 impl<T: Leftover> Provider for DeleteOnly<T> {
-    fn kind(&self) -> &'static str {
-        self.0.kind()
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(T::KIND)
     }
 
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         self.0.read(cx, id, prior).await
     }
 
-    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        Err(super::delete_only(self.0.kind(), self.0.made_by()))
+    async fn create(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Applied> {
+        Err(super::delete_only(T::KIND, T::MADE_BY))
     }
 
-    async fn update(
-        &self,
-        _cx: &Context,
-        _id: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        Err(super::delete_only(self.0.kind(), self.0.made_by()))
+    async fn update(&self, _cx: &Context, _id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied> {
+        Err(super::delete_only(T::KIND, T::MADE_BY))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()> {
         self.0.delete(cx, id, prior).await
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         self.0.discover(cx, scope).await
     }
 }

@@ -4,6 +4,9 @@ use std::fmt;
 
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 
+/// What every provider call returns.
+pub type Result<T, E = ProviderError> = std::result::Result<T, E>;
+
 #[derive(Debug, Clone)]
 pub struct ProviderError {
     /// The AWS operation, such as `ec2:CreateSubnet`.
@@ -84,6 +87,8 @@ impl ProviderError {
             || self.code == "NoSuchEntity"
             || self.code.ends_with("NotFoundException")
             || self.code.ends_with("NonExistentQueue")
+            // SQS's JSON protocol, when AWS sends no query-compatible code.
+            || self.code == "QueueDoesNotExist"
     }
 }
 

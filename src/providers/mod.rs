@@ -1,7 +1,11 @@
 //! Providers: one file per resource kind, each implementing [`Provider`] against one AWS (later Kubernetes) API.
 //! The engine knows resources only through this trait and the [`Registry`]; it never matches on a kind.
 //!
-//! Adding a kind: write `providers/<service>/<kind>.rs`, implement `Provider`, add one line to [`Registry::aws`].
+//! Adding a kind: write `providers/<service>/<kind>.rs`, implement `Provider` (its [`Descriptor`] names the kind,
+//! one of [`crate::graph::kinds`], and what forces a replacement), add one line to [`Registry::aws`]. What
+//! providers share lives beside them: [`attrs`] (desired attributes, "gone" as absent), [`tags`] (kbp's tags and
+//! the tag diff every service applies with its own calls), [`send`] (one request or every page under the retry
+//! policy), [`wait`] (bounded waits), [`error`] (one error type, hints as data).
 
 pub mod attrs;
 pub mod context;
@@ -30,7 +34,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use context::Context;
-pub use error::ProviderError;
+pub use error::{ProviderError, Result};
 
 use crate::graph::{Address, Attrs};
 
@@ -117,14 +121,56 @@ pub fn delete_only(kind: &str, made_by: &str) -> ProviderError {
     .with_hint("this is a bug in kbp (no blueprint declares this kind); please report it with the command you ran")
 }
 
+/// What the engine knows of a kind without calling AWS: its name and how a plan treats its changes. Each
+/// provider states it in one place, [`Provider::descriptor`]; the engine reads it through the provided methods.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Descriptor {
+    /// The kind, one of [`crate::graph::kinds`], such as `aws_subnet`.
+    pub kind: &'static str,
+    /// Attributes whose change AWS cannot apply in place: changing one plans a replacement.
+    pub force_new: &'static [&'static str],
+    /// See [`Provider::adoptable_by_tags`].
+    pub adoptable_by_tags: bool,
+    /// See [`Provider::retain_on_destroy`].
+    pub retain_on_destroy: bool,
+}
+
+impl Descriptor {
+    /// A kind whose attributes all change in place, found again only by its create answering "already
+    /// exists", and deleted with the stack.
+    pub const fn new(kind: &'static str) -> Self {
+        Descriptor { kind, force_new: &[], adoptable_by_tags: false, retain_on_destroy: false }
+    }
+
+    /// With `attrs` forcing a replacement when they change.
+    pub const fn force_new(self, attrs: &'static [&'static str]) -> Self {
+        Descriptor { force_new: attrs, ..self }
+    }
+
+    /// Found again by its kbp tags alone; see [`Provider::adoptable_by_tags`].
+    pub const fn adoptable_by_tags(self) -> Self {
+        Descriptor { adoptable_by_tags: true, ..self }
+    }
+
+    /// Left in place by a destroy; see [`Provider::retain_on_destroy`].
+    pub const fn retained_on_destroy(self) -> Self {
+        Descriptor { retain_on_destroy: true, ..self }
+    }
+}
+
 #[async_trait]
 pub trait Provider: Send + Sync {
-    /// The kind it manages, such as `aws_subnet`.
-    fn kind(&self) -> &'static str;
+    /// The kind it manages and how a plan treats its changes.
+    fn descriptor(&self) -> Descriptor;
 
-    /// Attributes whose change AWS cannot apply in place: changing one plans a replacement.
+    /// The kind it manages, such as `aws_subnet`: [`Descriptor::kind`].
+    fn kind(&self) -> &'static str {
+        self.descriptor().kind
+    }
+
+    /// Attributes whose change AWS cannot apply in place: [`Descriptor::force_new`].
     fn force_new(&self) -> &'static [&'static str] {
-        &[]
+        self.descriptor().force_new
     }
 
     /// The desired attributes in the form `read` reports them (policy documents normalised, say), so the diff
@@ -134,59 +180,54 @@ pub trait Provider: Send + Sync {
     }
 
     /// Reads the resource with provider ID `id`; `Ok(None)` when it no longer exists.
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError>;
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>>;
 
     /// Reads every resource of this kind in state, `(id, prior attributes)` each, returning one answer per item
     /// in the same order. Refresh calls this once per kind; a kind whose API describes many IDs in one call
     /// (DescribeSubnets, DescribeVpcs, …) overrides it so a no-op plan costs one call per kind. The default
     /// reads them one by one, concurrently.
-    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>, ProviderError> {
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
         futures::future::try_join_all(items.iter().map(|(id, prior)| self.read(cx, id, prior))).await
     }
 
     /// Looks for a resource this stack created earlier but whose ID never reached state (a crash between the
     /// call and the state write), by its `kbp:address` tag or its deterministic name. Returns its ID.
-    async fn find(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, _cx: &Context, _desired: &Desired<'_>) -> Result<Option<String>> {
         Ok(None)
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError>;
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied>;
 
     /// Waits until `id`, found rather than created (an earlier run died during its create, or an answer was
     /// lost), is ready for its dependents: a cluster still CREATING would make them fail. Most kinds are ready as
     /// soon as they exist.
-    async fn wait_ready(&self, _cx: &Context, _address: &Address, _id: &str) -> Result<(), ProviderError> {
+    async fn wait_ready(&self, _cx: &Context, _address: &Address, _id: &str) -> Result<()> {
         Ok(())
     }
 
     /// Brings the resource to `desired` in place; only called when no force-new attribute changed.
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError>;
+    async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied>;
 
     /// Deletes the resource; deleting one that is already gone succeeds.
-    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError>;
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()>;
 
     /// Whether [`Provider::find`] finds the resource by its kbp tags alone, with no other resource's outputs: then
     /// refresh looks for a resource of the blueprint that state does not hold (a state lost or reset) and adopts
     /// it. Kinds a create would make twice (no unique name, no client token AWS keeps) say yes; the others are
-    /// adopted when their create answers "already exists".
+    /// adopted when their create answers "already exists". [`Descriptor::adoptable_by_tags`].
     fn adoptable_by_tags(&self) -> bool {
-        false
+        self.descriptor().adoptable_by_tags
     }
 
-    /// Whether destroy leaves the resource in place (account-wide resources such as service-linked roles).
+    /// Whether destroy leaves the resource in place (account-wide resources such as service-linked roles):
+    /// [`Descriptor::retain_on_destroy`].
     fn retain_on_destroy(&self) -> bool {
-        false
+        self.descriptor().retain_on_destroy
     }
 
     /// Lists the resources of this kind that the stack owns outside state (made by Karpenter or an in-cluster
     /// controller), for teardown. Only reads; most kinds have none.
-    async fn discover(&self, _cx: &Context, _scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, _cx: &Context, _scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         Ok(Vec::new())
     }
 }
@@ -244,11 +285,13 @@ impl Registry {
 mod tests {
     use super::*;
 
+    use crate::graph::kinds;
+
     #[test]
     fn every_aws_provider_registers_once() {
         let r = Registry::aws();
         for kind in
-            ["aws_vpc", "aws_subnet", "aws_nat_gateway", "aws_iam_role", "aws_iam_policy", "aws_caller_identity"]
+            [kinds::VPC, kinds::SUBNET, kinds::NAT_GATEWAY, kinds::IAM_ROLE, kinds::IAM_POLICY, kinds::CALLER_IDENTITY]
         {
             assert!(r.has(kind), "{kind}");
         }
@@ -258,12 +301,12 @@ mod tests {
     fn the_kinds_teardown_finds_outside_state_are_registered() {
         let r = Registry::aws();
         for kind in [
-            "aws_lb",
-            "aws_lb_listener",
-            "aws_lb_target_group",
-            "aws_ebs_volume",
-            "aws_vpc_endpoint",
-            "aws_cloudwatch_log_group",
+            kinds::LOAD_BALANCER,
+            kinds::LB_LISTENER,
+            kinds::LB_TARGET_GROUP,
+            kinds::EBS_VOLUME,
+            kinds::VPC_ENDPOINT,
+            kinds::LOG_GROUP,
         ] {
             assert!(r.has(kind), "{kind}");
         }

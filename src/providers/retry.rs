@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use super::ProviderError;
+use crate::providers::Result;
 
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
@@ -38,10 +38,10 @@ impl RetryPolicy {
     /// Runs `call` until it succeeds, fails with an error that is not one of `transient`, or the attempts run
     /// out. `transient` lists the codes that are eventual consistency for this call, such as
     /// `InvalidVpcID.NotFound` right after CreateVpc or `DependencyViolation` while an ENI is released.
-    pub async fn run<T, F, Fut>(&self, transient: &[&str], mut call: F) -> Result<T, ProviderError>
+    pub async fn run<T, F, Fut>(&self, transient: &[&str], mut call: F) -> Result<T>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, ProviderError>>,
+        Fut: Future<Output = Result<T>>,
     {
         let mut attempt = 1;
         loop {
@@ -72,6 +72,7 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::ProviderError;
     use std::sync::atomic::{AtomicU32, Ordering};
 
     fn fast() -> RetryPolicy {

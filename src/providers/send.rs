@@ -7,11 +7,12 @@ use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 
 use super::retry::RetryPolicy;
 use super::{Context, ProviderError};
+use crate::providers::Result;
 
 /// Sends one request (`request` builds and sends it) under `cx.retry`, retrying throttling and the `transient`
 /// codes, and names the operation `op` in the error:
 /// `send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().vpc_ids(id).send())`.
-pub async fn send<O, E, F, Fut>(cx: &Context, op: &str, transient: &[&str], mut request: F) -> Result<O, ProviderError>
+pub async fn send<O, E, F, Fut>(cx: &Context, op: &str, transient: &[&str], mut request: F) -> Result<O>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E>>>,
@@ -27,10 +28,10 @@ where
 
 /// Every item of a paged AWS list call. `page(token)` sends one request for the page after `token` (with
 /// [`send`]) and returns its items and the next token or marker; an empty token ends the list too.
-pub async fn all_pages<T, F, Fut>(mut page: F) -> Result<Vec<T>, ProviderError>
+pub async fn all_pages<T, F, Fut>(mut page: F) -> Result<Vec<T>>
 where
     F: FnMut(Option<String>) -> Fut,
-    Fut: Future<Output = Result<(Vec<T>, Option<String>), ProviderError>>,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>)>>,
 {
     let mut out = Vec::new();
     let mut token = None;
@@ -44,6 +45,24 @@ where
     }
 }
 
+/// Every item of a paged list call, each page sent with [`send`]: `request(token)` sends the request for the
+/// page after `token` (a next token or marker; `None` for the first page), and `split(page)` takes a page
+/// apart into its items and the token of the page after it.
+pub async fn send_pages<O, E, T, F, Fut, S>(cx: &Context, op: &str, request: F, split: S) -> Result<Vec<T>>
+where
+    F: Fn(Option<String>) -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    S: Fn(O) -> (Vec<T>, Option<String>),
+{
+    let (request, split) = (&request, &split);
+    all_pages(|token| async move {
+        let page = send(cx, op, &[], || request(token.clone())).await?;
+        Ok(split(page))
+    })
+    .await
+}
+
 /// Sends a create that AWS would carry out twice if it arrived twice (no client token, no unique name:
 /// CreateVpc, AllocateAddress, kms:CreateKey…). `request` must turn the SDK's own retries off for the call
 /// (`.customize().config_override(…retry_config(RetryConfig::disabled()))`, see each service's `once()`): a retry
@@ -51,12 +70,7 @@ where
 /// such as a VPC not visible yet) are retried here — AWS refused the request, so nothing was made; any other
 /// failure is returned, marked [`ProviderError::outcome_unknown`] when AWS may have
 /// carried it out, for [`super::create`] to look for what it made before sending it again.
-pub async fn send_unretried<O, E, F, Fut>(
-    cx: &Context,
-    op: &str,
-    refused: &[&str],
-    mut request: F,
-) -> Result<O, ProviderError>
+pub async fn send_unretried<O, E, F, Fut>(cx: &Context, op: &str, refused: &[&str], mut request: F) -> Result<O>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E>>>,

@@ -7,9 +7,10 @@ use serde_json::Value;
 
 use super::ProviderError;
 use crate::graph::Attrs;
+use crate::providers::Result;
 
 /// `attrs` (references already resolved) as the spec `T` of `kind`. Keys `T` does not name are ignored.
-pub fn parse<T: DeserializeOwned>(kind: &str, attrs: &Attrs) -> Result<T, ProviderError> {
+pub fn parse<T: DeserializeOwned>(kind: &str, attrs: &Attrs) -> Result<T> {
     serde_json::from_value(Value::Object(attrs.clone())).map_err(|e| {
         ProviderError::new(kind, "", format!("the desired attributes are not in the shape kbp's compiler emits: {e}"))
             .with_hint(

@@ -42,3 +42,38 @@ pub fn tag_map(v: Option<&Value>) -> BTreeMap<String, String> {
 pub fn user_tags(all: impl IntoIterator<Item = (String, String)>) -> serde_json::Map<String, Value> {
     all.into_iter().filter(|(k, _)| !k.starts_with(PREFIX)).map(|(k, v)| (k, Value::String(v))).collect()
 }
+
+/// What turns the tags on a resource into the wanted ones: the tags to (re)write and the keys to remove. Each
+/// service makes its own tag and untag calls from it, in the order its limits need.
+#[derive(Debug, Default, PartialEq)]
+pub struct TagChanges {
+    pub set: BTreeMap<String, String>,
+    pub remove: Vec<String>,
+}
+
+/// The changes from `current` to `want`. Keys under `aws:` are AWS's own and cannot be removed, so they never are.
+pub fn changes(current: &BTreeMap<String, String>, want: &BTreeMap<String, String>) -> TagChanges {
+    let set = want.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let remove = current.keys().filter(|k| !want.contains_key(*k) && !k.starts_with("aws:")).cloned().collect();
+    TagChanges { set, remove }
+}
+
+/// `tags` in an SDK's own tag type, made by `build`, which fails only on a missing key or value (IAM's and
+/// EventBridge's builders check that; EC2's and EKS's do not).
+pub fn to_sdk<T, E: std::fmt::Display>(
+    operation: &str,
+    tags: &BTreeMap<String, String>,
+    build: impl Fn(&str, &str) -> Result<T, E>,
+) -> Result<Vec<T>, super::ProviderError> {
+    tags.iter()
+        .map(|(k, v)| {
+            build(k, v).map_err(|e| super::ProviderError::new(operation, "", format!("could not build tag `{k}`: {e}")))
+        })
+        .collect()
+}
+
+/// A tag map from literal pairs, for tests.
+#[cfg(test)]
+pub fn pairs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::{Context, ProviderError};
 use crate::graph::Address;
+use crate::providers::Result;
 
 /// One look at a resource being waited on.
 pub enum Poll<T> {
@@ -70,10 +71,10 @@ impl<'a> Wait<'a> {
     }
 
     /// Calls `look` until it returns [`Poll::Done`], fails, or the budget runs out.
-    pub async fn until<T, F, Fut>(&self, mut look: F) -> Result<T, ProviderError>
+    pub async fn until<T, F, Fut>(&self, mut look: F) -> Result<T>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<Poll<T>, ProviderError>>,
+        Fut: Future<Output = Result<Poll<T>>>,
     {
         let start = Instant::now();
         let mut interval = self.budget.first_interval;
@@ -112,10 +113,10 @@ impl<'a> Wait<'a> {
         refused: impl Fn(&ProviderError) -> bool,
         hint: &str,
         mut call: F,
-    ) -> Result<T, ProviderError>
+    ) -> Result<T>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, ProviderError>>,
+        Fut: Future<Output = Result<T>>,
     {
         // A Mutex, not a RefCell: provider futures must be Send.
         let last: Mutex<Option<ProviderError>> = Mutex::new(None);
@@ -144,10 +145,10 @@ impl<'a> Wait<'a> {
 }
 
 /// [`Wait::until`] without progress reports.
-pub async fn until<T, F, Fut>(operation: &str, what: &str, budget: Budget, look: F) -> Result<T, ProviderError>
+pub async fn until<T, F, Fut>(operation: &str, what: &str, budget: Budget, look: F) -> Result<T>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Poll<T>, ProviderError>>,
+    Fut: Future<Output = Result<Poll<T>>>,
 {
     Wait::new(operation, what, budget).until(look).await
 }
@@ -236,7 +237,7 @@ mod tests {
         .await
         .unwrap();
         let mut statuses = Vec::new();
-        while let Ok(crate::exec::Event::Waiting { address: a, status, .. }) = rx.try_recv() {
+        while let Ok(crate::events::Event::Waiting { address: a, status, .. }) = rx.try_recv() {
             assert_eq!(a, address);
             statuses.push(status);
         }

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use super::stack::{stack, Identity};
 use crate::graph::kinds;
 use crate::graph::Address;
-use crate::providers::{Context, DiscoveryScope, Found, ProviderError, Registry};
+use crate::providers::{Context, DiscoveryScope, Found, Registry, Result};
 use crate::state::{ResourceState, State, Status};
 
 /// What to look for besides state.
@@ -47,7 +47,7 @@ pub async fn discover(
     who: Identity<'_>,
     look: Look,
     node_roles: &[String],
-) -> Result<Vec<Found>, ProviderError> {
+) -> Result<Vec<Found>> {
     let held = super::held_ids(state);
     let all_tagged: Vec<Found> = stack(cx, who).await?.into_iter().filter(|f| !held.contains(&f.id)).collect();
     // Everything tagged for the stack is never a controller's leftover, and its VPCs and roles are where to look.

@@ -23,7 +23,7 @@ use super::stack::Identity;
 use crate::exec::{self, Event, Interrupt, Outcome};
 use crate::graph::ResourceGraph;
 use crate::plan::{self, Plan};
-use crate::providers::{Context, Found, ProviderError, Registry};
+use crate::providers::{Context, Found, ProviderError, Registry, Result};
 use crate::state::{State, StateHandle};
 
 /// How a teardown runs.
@@ -78,12 +78,12 @@ impl<'a> Teardown<'a> {
     }
 
     /// What the stack owns beyond `state`; only reads.
-    pub async fn discover(&self, state: &State) -> Result<Vec<Found>, ProviderError> {
+    pub async fn discover(&self, state: &State) -> Result<Vec<Found>> {
         discover::discover(&self.cx, self.registry, state, self.who(), self.look, &self.options.node_roles).await
     }
 
     /// The plan: every delete of `state` plus what [`Teardown::discover`] finds, and the finds. Only reads.
-    pub async fn plan(&self, state: &State, graph: &ResourceGraph) -> Result<(Plan, Vec<Found>), ProviderError> {
+    pub async fn plan(&self, state: &State, graph: &ResourceGraph) -> Result<(Plan, Vec<Found>)> {
         let found = self.discover(state).await?;
         let mut all = state.clone();
         discover::merge(&mut all, &found);
@@ -99,7 +99,7 @@ impl<'a> Teardown<'a> {
         events: UnboundedSender<Event>,
         interrupt: Interrupt,
         note: &(dyn Fn(String) + Sync),
-    ) -> Result<Report, ProviderError> {
+    ) -> Result<Report> {
         let mut report = Report::default();
         let in_cluster = |c: &plan::Change| c.kind.starts_with("k8s_");
 
@@ -172,7 +172,7 @@ impl<'a> Teardown<'a> {
     }
 
     /// Anything of the stack still in the region, by its tags and by what controllers made for its cluster.
-    pub async fn scan(&self) -> Result<Vec<Found>, ProviderError> {
+    pub async fn scan(&self) -> Result<Vec<Found>> {
         let empty = State::new(&self.name, &self.cx.region);
         discover::discover(&self.cx, self.registry, &empty, self.who(), Look::Everything, &self.options.node_roles)
             .await
@@ -188,7 +188,7 @@ pub async fn delete_duplicates(
     state: &Arc<StateHandle>,
     parallelism: usize,
     events: UnboundedSender<Event>,
-) -> Result<(Vec<Found>, Outcome), ProviderError> {
+) -> Result<(Vec<Found>, Outcome)> {
     let snapshot = state.snapshot();
     let who = Identity { name: &snapshot.stack, id: Some(&snapshot.lineage) };
     let found = super::orphans(&snapshot, super::stack(&cx, who).await?);

@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::graph::Attrs;
 use crate::providers::kubernetes::session::{holders, ObjectRef, Session};
 use crate::providers::wait::{Budget, Poll, Wait};
-use crate::providers::{Context, ProviderError};
+use crate::providers::{Context, Result};
 
 /// What [`release`] deleted, as `Kind namespace/name` (`Service default/web`, `PersistentVolume pv-1`), by
 /// whether it went within the budget.
@@ -51,7 +51,7 @@ const LOOK: Budget = Budget {
 ///
 /// A cluster that does not answer is an error (code `Unreachable`, or operation `kubernetes:connect`), for the
 /// caller to weigh: in a destroy, `cluster_gone_in_destroy` says its objects are gone with it.
-pub async fn release(cx: &Context, cluster: &Attrs, budget: Duration) -> Result<Released, ProviderError> {
+pub async fn release(cx: &Context, cluster: &Attrs, budget: Duration) -> Result<Released> {
     let session = Session::open(cx, cluster).await?;
     let targets = Targets::of(&Seen::read(&session).await?)?;
     if targets.wait.is_empty() {
@@ -97,7 +97,7 @@ struct Held {
 }
 
 impl Held {
-    fn of(object: &Value) -> Result<Held, ProviderError> {
+    fn of(object: &Value) -> Result<Held> {
         let uid = object["metadata"]["uid"].as_str().unwrap_or_default().to_string();
         Ok(Held { object: ObjectRef::of(object)?, uid })
     }
@@ -113,7 +113,7 @@ struct Seen {
 }
 
 impl Seen {
-    async fn read(session: &Session<'_>) -> Result<Seen, ProviderError> {
+    async fn read(session: &Session<'_>) -> Result<Seen> {
         let (services, ingresses, claims, volumes) = tokio::try_join!(
             session.list("v1", "Service", None, None, None),
             session.list(INGRESS_API, "Ingress", None, None, None),
@@ -137,7 +137,7 @@ struct Targets {
 }
 
 impl Targets {
-    fn of(seen: &Seen) -> Result<Targets, ProviderError> {
+    fn of(seen: &Seen) -> Result<Targets> {
         let mut t = Targets::default();
         for service in seen.services.iter().filter(|s| s["spec"]["type"] == "LoadBalancer") {
             t.delete.push(Held::of(service)?);

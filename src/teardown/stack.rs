@@ -15,7 +15,7 @@ use crate::graph::kinds;
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::{all_pages, send};
 use crate::providers::tags::{ADDRESS, STACK, STACK_ID};
-use crate::providers::{Context, Found, ProviderError};
+use crate::providers::{Context, Found, ProviderError, Result};
 
 pub(super) const PARALLEL_LOOKUPS: usize = 8;
 /// Service-linked roles (the account-wide Spot role among them) live under this path and are never a
@@ -61,7 +61,7 @@ fn arn_name(arn: &str) -> String {
 }
 
 /// Everything of the stack in the region (and in IAM, which is global); only reads.
-pub async fn stack(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+pub async fn stack(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let (ec2, eks, iam, others) =
         futures::try_join!(ec2_items(cx, who), eks_items(cx, who), iam_items(cx, who), other_items(cx, who))?;
     let mut all: Vec<Found> =
@@ -71,7 +71,7 @@ pub async fn stack(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
     Ok(all)
 }
 
-async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let tagged = Filter::builder().name(format!("tag:{STACK}")).values(who.name).build();
     let f = || Some(vec![tagged.clone()]);
     // The tags are checked again on what comes back: not every EC2 API implementation applies tag filters to
@@ -160,7 +160,7 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
 
 /// The cluster named after the stack if it is this stack's, and its node groups (their ID is
 /// `<cluster>:<name>`), each naming the subnets, groups, roles and key it uses.
-async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let stack = who.name;
     let r = send(cx, "eks:DescribeCluster", &[], || cx.eks().describe_cluster().name(stack).send()).await;
     let Some(cluster) = absent_if_gone(r)?.and_then(|o| o.cluster) else { return Ok(Vec::new()) };
@@ -209,7 +209,7 @@ async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, Provid
 
 /// IAM roles (but service-linked ones), customer managed policies, OIDC providers and instance profiles tagged
 /// `kbp:stack=<stack>`.
-async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let iam = cx.iam();
     let mut candidates: Vec<(&'static str, String)> = Vec::new();
     let roles = all_pages(|marker| async move {
@@ -290,7 +290,7 @@ async fn iam_tags<O, E, F, Fut>(
     op: &str,
     request: F,
     tags: impl Fn(&O) -> Vec<aws_sdk_iam::types::Tag>,
-) -> Result<HashMap<String, String>, ProviderError>
+) -> Result<HashMap<String, String>>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<O, aws_sdk_iam::error::SdkError<E>>>,
@@ -301,12 +301,12 @@ where
 }
 
 /// SQS queues, EventBridge rules (kbp names both after the stack) and KMS keys tagged for the stack.
-async fn other_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+async fn other_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let (queues, rules, keys) = futures::try_join!(queues(cx, who), rules(cx, who), kms_keys(cx, who))?;
     Ok(queues.into_iter().chain(rules).chain(keys).collect())
 }
 
-async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let stack = who.name;
     let urls = all_pages(|token| async move {
         let page = send(cx, "sqs:ListQueues", &[], || {
@@ -328,7 +328,7 @@ async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderE
     Ok(items)
 }
 
-async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let stack = who.name;
     let rules = all_pages(|token| async move {
         let page = send(cx, "events:ListRules", &[], || {
@@ -356,7 +356,7 @@ async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderEr
 }
 
 /// Customer managed keys tagged for the stack, but not those already pending deletion.
-async fn kms_keys(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>, ProviderError> {
+async fn kms_keys(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let mut ids = Vec::new();
     let mut marker: Option<String> = None;
     loop {

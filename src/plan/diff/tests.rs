@@ -3,7 +3,7 @@ use serde_json::json;
 
 use super::*;
 use crate::graph::{compile, Resource};
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError};
 use crate::state::ResourceState;
 
 /// A provider that is never called: the diff only asks for force_new and retain_on_destroy.
@@ -11,20 +11,19 @@ struct Fake(&'static str);
 
 #[async_trait]
 impl Provider for Fake {
-    fn kind(&self) -> &'static str {
-        self.0
-    }
-    fn force_new(&self) -> &'static [&'static str] {
-        match self.0 {
-            "aws_vpc" => &["cidr_block"],
-            "aws_subnet" => &["vpc_id", "cidr_block", "availability_zone"],
-            "aws_nat_gateway" => &["subnet_id", "allocation_id"],
-            _ => &[],
+    fn descriptor(&self) -> Descriptor {
+        Descriptor {
+            force_new: match self.0 {
+                "aws_vpc" => &["cidr_block"],
+                "aws_subnet" => &["vpc_id", "cidr_block", "availability_zone"],
+                "aws_nat_gateway" => &["subnet_id", "allocation_id"],
+                _ => &[],
+            },
+            retain_on_destroy: self.0 == "aws_iam_service_linked_role",
+            ..Descriptor::new(self.0)
         }
     }
-    fn retain_on_destroy(&self) -> bool {
-        self.0 == "aws_iam_service_linked_role"
-    }
+
     async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>, ProviderError> {
         unreachable!("the diff never reads")
     }

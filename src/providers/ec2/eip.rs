@@ -6,41 +6,31 @@ use aws_sdk_ec2::types::{DomainType, ResourceType};
 use serde_json::json;
 
 use super::wait::Budget;
-use super::{gone_as_none, missing, object, ok_if_gone, optional_str, send, send_when_unused, tagging};
-use crate::graph::Attrs;
+use super::{absent_if_gone, missing, object, ok_if_gone, optional_str, send, send_when_unused, tagging};
+use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub struct Eip;
 
 #[async_trait]
 impl Provider for Eip {
-    fn kind(&self) -> &'static str {
-        "aws_eip"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::EIP).force_new(&["domain"]).adoptable_by_tags()
     }
 
-    fn adoptable_by_tags(&self) -> bool {
-        true
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["domain"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(a) = describe(cx, id).await? else { return Ok(None) };
         let attrs = json!({ "domain": a.domain().map(|d| d.as_str()), "tags": tagging::attr(a.tags()) });
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, a.public_ip()) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let op = "ec2:DescribeAddresses";
-        let filters = Some(tagging::kbp_filters(desired));
-        let found = send(cx, op, &[], || cx.ec2().describe_addresses().set_filters(filters.clone()).send()).await?;
-        tagging::adopt(op, desired, found.addresses())
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
+        let describe = |filters| cx.ec2().describe_addresses().set_filters(filters).send();
+        tagging::find(cx, "ec2:DescribeAddresses", desired, describe, |found| found.addresses()).await
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let domain = DomainType::from(optional_str(desired.attrs, "domain").unwrap_or("vpc"));
         let tags = tagging::spec(ResourceType::ElasticIp, desired);
         let resp = send_unretried(cx, "ec2:AllocateAddress", &[], || {
@@ -52,19 +42,13 @@ impl Provider for Eip {
         Ok(Applied { id: id.to_string(), outputs: outputs(id, resp.public_ip()) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         tagging::reconcile(cx, id, desired).await?;
         let public_ip = describe(cx, id).await?.and_then(|a| a.public_ip().map(str::to_string));
         Ok(Applied { id: id.to_string(), outputs: outputs(id, public_ip.as_deref()) })
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         // Held by something not deleted with the stack (an instance or interface associated by hand): let go.
         if let Some(association) = describe(cx, id).await?.and_then(|a| a.association_id().map(str::to_string)) {
             let r = send(cx, "ec2:DisassociateAddress", &[], || {
@@ -84,9 +68,9 @@ impl Provider for Eip {
     }
 }
 
-async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::Address>, ProviderError> {
+async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::Address>> {
     let r = send(cx, "ec2:DescribeAddresses", &[], || cx.ec2().describe_addresses().allocation_ids(id).send()).await;
-    Ok(gone_as_none(r)?.and_then(|resp| resp.addresses().iter().find(|a| a.allocation_id() == Some(id)).cloned()))
+    Ok(absent_if_gone(r)?.and_then(|resp| resp.addresses().iter().find(|a| a.allocation_id() == Some(id)).cloned()))
 }
 
 fn outputs(id: &str, public_ip: Option<&str>) -> Attrs {

@@ -10,31 +10,24 @@ use aws_sdk_ec2::types::{Filter, Instance as AwsInstance, InstanceStateName};
 use serde_json::json;
 
 use super::object;
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::{all_pages, send};
+use crate::providers::send::{send, send_pages};
 use crate::providers::wait::{until, Budget, Poll};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct Instance;
 
-const KIND: &str = "aws_instance";
-const MADE_BY: &str = "Karpenter (or EKS, for a managed node group)";
 /// Nodes usually terminate in a minute or two; ten leaves room for a slow shutdown.
 const TERMINATE_BUDGET: Budget = Budget::minutes(10);
 
 #[async_trait]
 impl Leftover for Instance {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::INSTANCE;
+    const MADE_BY: &'static str = "Karpenter (or EKS, for a managed node group)";
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(i) = describe(cx, id).await? else { return Ok(None) };
         if terminated(&i) {
             return Ok(None);
@@ -42,7 +35,7 @@ impl Leftover for Instance {
         Ok(Some(Observed { attrs: attrs(&i), outputs: super::id_output(id) }))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let r =
             send(cx, "ec2:TerminateInstances", &[], || cx.ec2().terminate_instances().instance_ids(id).send()).await;
         if absent_if_gone(r)?.is_none() {
@@ -58,7 +51,7 @@ impl Leftover for Instance {
         .await
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let mut queries = vec![
             Filter::builder().name("tag-key").values(format!("kubernetes.io/cluster/{}", scope.cluster)).build(),
             Filter::builder().name("tag:eks:eks-cluster-name").values(scope.cluster).build(),
@@ -75,7 +68,7 @@ impl Leftover for Instance {
                     continue;
                 }
                 found.push(Found {
-                    kind: KIND,
+                    kind: Self::KIND,
                     id: id.to_string(),
                     name: name(&i),
                     detail: detail(&i),
@@ -130,23 +123,25 @@ fn attrs(i: &AwsInstance) -> Attrs {
     }))
 }
 
-async fn describe(cx: &Context, id: &str) -> Result<Option<AwsInstance>, ProviderError> {
+async fn describe(cx: &Context, id: &str) -> Result<Option<AwsInstance>> {
     let r = send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().instance_ids(id).send()).await;
     Ok(absent_if_gone(r)?.and_then(|out| {
         out.reservations().iter().flat_map(|r| r.instances()).find(|i| i.instance_id() == Some(id)).cloned()
     }))
 }
 
-async fn describe_instances(cx: &Context, filter: Filter) -> Result<Vec<AwsInstance>, ProviderError> {
+async fn describe_instances(cx: &Context, filter: Filter) -> Result<Vec<AwsInstance>> {
     let filter = &filter;
-    all_pages(|token| async move {
-        let page = send(cx, "ec2:DescribeInstances", &[], || {
-            cx.ec2().describe_instances().filters(filter.clone()).set_next_token(token.clone()).send()
-        })
-        .await?;
-        let items = page.reservations().iter().flat_map(|r| r.instances().iter().cloned()).collect();
-        Ok((items, page.next_token().map(str::to_string)))
-    })
+    send_pages(
+        cx,
+        "ec2:DescribeInstances",
+        |token| cx.ec2().describe_instances().filters(filter.clone()).set_next_token(token).send(),
+        |page| {
+            let instances =
+                page.reservations.unwrap_or_default().into_iter().flat_map(|r| r.instances.unwrap_or_default());
+            (instances.collect(), page.next_token)
+        },
+    )
     .await
 }
 

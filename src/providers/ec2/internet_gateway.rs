@@ -7,12 +7,12 @@ use serde_json::json;
 
 use super::wait::Budget;
 use super::{
-    gone_as_none, id_output, missing, nullable, object, ok_if_gone, required_str, retag, send, send_when_unused,
-    tagging,
+    absent_if_gone, id_output, missing, nullable, object, ok_if_gone, optional_str, required_str, retag, send,
+    send_when_unused, tagging,
 };
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub struct InternetGateway;
 
@@ -20,19 +20,11 @@ const NOT_FOUND: &str = "InvalidInternetGatewayID.NotFound";
 
 #[async_trait]
 impl Provider for InternetGateway {
-    fn kind(&self) -> &'static str {
-        "aws_internet_gateway"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::INTERNET_GATEWAY).force_new(&["vpc_id"]).adoptable_by_tags()
     }
 
-    fn adoptable_by_tags(&self) -> bool {
-        true
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["vpc_id"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(igw) = describe(cx, id).await? else { return Ok(None) };
         // Detached reads as a null vpc_id, so the plan reattaches it (by replacement) instead of trusting state.
         let vpc_id = igw.attachments().iter().find(|a| is_attached(a)).and_then(|a| a.vpc_id());
@@ -40,16 +32,13 @@ impl Provider for InternetGateway {
         Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let op = "ec2:DescribeInternetGateways";
-        let filters = Some(tagging::kbp_filters(desired));
-        let found =
-            send(cx, op, &[], || cx.ec2().describe_internet_gateways().set_filters(filters.clone()).send()).await?;
-        tagging::adopt(op, desired, found.internet_gateways())
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
+        let describe = |filters| cx.ec2().describe_internet_gateways().set_filters(filters).send();
+        tagging::find(cx, "ec2:DescribeInternetGateways", desired, describe, |found| found.internet_gateways()).await
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        let vpc_id = required_str(desired.attrs, "vpc_id", "ec2:AttachInternetGateway")?;
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
+        let vpc_id = required_str("ec2:AttachInternetGateway", desired.attrs, "vpc_id")?;
         let tags = tagging::spec(ResourceType::InternetGateway, desired);
         let created = send_unretried(cx, "ec2:CreateInternetGateway", &[], || {
             cx.ec2()
@@ -80,14 +69,8 @@ impl Provider for InternetGateway {
 
     /// Tags; and the attachment, for a gateway adopted before its create got that far (an answer lost, a run
     /// killed between CreateInternetGateway and AttachInternetGateway).
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        let unattached = prior.get("vpc_id").and_then(|v| v.as_str()).is_none_or(str::is_empty);
+    async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
+        let unattached = optional_str(prior, "vpc_id").is_none();
         if let (true, Some(vpc_id)) = (unattached, desired.attrs.get("vpc_id").and_then(|v| v.as_str())) {
             let r = send(cx, "ec2:AttachInternetGateway", &[NOT_FOUND, "InvalidVpcID.NotFound"], || {
                 cx.ec2().attach_internet_gateway().internet_gateway_id(id).vpc_id(vpc_id).send()
@@ -102,7 +85,7 @@ impl Provider for InternetGateway {
         retag(cx, id, desired).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let Some(igw) = describe(cx, id).await? else { return Ok(()) };
         for vpc_id in igw.attachments().iter().filter(|a| is_attached(a)).filter_map(|a| a.vpc_id()) {
             // Detaching fails with DependencyViolation while a NAT gateway or instance in the VPC still has a
@@ -127,7 +110,7 @@ fn is_attached(a: &InternetGatewayAttachment) -> bool {
     !matches!(a.state(), Some(AttachmentStatus::Detached | AttachmentStatus::Detaching))
 }
 
-async fn delete_gateway(cx: &Context, id: &str) -> Result<(), ProviderError> {
+async fn delete_gateway(cx: &Context, id: &str) -> Result<()> {
     let (op, what) = ("ec2:DeleteInternetGateway", format!("internet gateway {id}"));
     let r = send_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
         cx.ec2().delete_internet_gateway().internet_gateway_id(id).send()
@@ -136,11 +119,11 @@ async fn delete_gateway(cx: &Context, id: &str) -> Result<(), ProviderError> {
     ok_if_gone(r)
 }
 
-async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::InternetGateway>, ProviderError> {
+async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::InternetGateway>> {
     let r = send(cx, "ec2:DescribeInternetGateways", &[], || {
         cx.ec2().describe_internet_gateways().internet_gateway_ids(id).send()
     })
     .await;
-    Ok(gone_as_none(r)?
+    Ok(absent_if_gone(r)?
         .and_then(|resp| resp.internet_gateways().iter().find(|g| g.internet_gateway_id() == Some(id)).cloned()))
 }

@@ -6,29 +6,22 @@ use aws_sdk_ec2::types::{Filter, LaunchTemplate as AwsLaunchTemplate};
 use serde_json::json;
 
 use super::object;
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, ok_if_gone};
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::{all_pages, send};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::send::{send, send_pages};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct LaunchTemplate;
 
-const KIND: &str = "aws_launch_template";
-const MADE_BY: &str = "Karpenter (for an EC2NodeClass)";
 const CLUSTER_TAG: &str = "karpenter.k8s.aws/cluster";
 
 #[async_trait]
 impl Leftover for LaunchTemplate {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::LAUNCH_TEMPLATE;
+    const MADE_BY: &'static str = "Karpenter (for an EC2NodeClass)";
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let r = send(cx, "ec2:DescribeLaunchTemplates", &[], || {
             cx.ec2().describe_launch_templates().launch_template_ids(id).send()
         })
@@ -38,7 +31,7 @@ impl Leftover for LaunchTemplate {
         Ok(found.map(|t| Observed { attrs: attrs(&t), outputs: super::id_output(id) }))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let r = send(cx, "ec2:DeleteLaunchTemplate", &[], || {
             cx.ec2().delete_launch_template().launch_template_id(id).send()
         })
@@ -46,15 +39,14 @@ impl Leftover for LaunchTemplate {
         ok_if_gone(r.map(drop))
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let f = &Filter::builder().name(format!("tag:{CLUSTER_TAG}")).values(scope.cluster).build();
-        let all = all_pages(|token| async move {
-            let page = send(cx, "ec2:DescribeLaunchTemplates", &[], || {
-                cx.ec2().describe_launch_templates().filters(f.clone()).set_next_token(token.clone()).send()
-            })
-            .await?;
-            Ok((page.launch_templates().to_vec(), page.next_token().map(str::to_string)))
-        })
+        let all = send_pages(
+            cx,
+            "ec2:DescribeLaunchTemplates",
+            |token| cx.ec2().describe_launch_templates().filters(f.clone()).set_next_token(token).send(),
+            |page| (page.launch_templates.unwrap_or_default(), page.next_token),
+        )
         .await?;
         let ours = |t: &&AwsLaunchTemplate| {
             // Checked again: a tag filter an implementation ignores must not widen the match.
@@ -67,7 +59,7 @@ impl Leftover for LaunchTemplate {
                 let id = t.launch_template_id()?;
                 let kept = scope.keep.contains(id) || t.launch_template_name().is_some_and(|n| scope.keep.contains(n));
                 (!kept).then(|| Found {
-                    kind: KIND,
+                    kind: Self::KIND,
                     id: id.to_string(),
                     name: t.launch_template_name().map(str::to_string),
                     detail: format!("tagged {CLUSTER_TAG}={}", scope.cluster),

@@ -4,8 +4,10 @@
 //! Also, delete only, what others leave for teardown to find: Karpenter's nodes, their launch templates and
 //! detached network interfaces, EBS volumes of PersistentVolumeClaims and VPC endpoints.
 //!
-//! Shared here: reading desired attributes, tagging ([`tagging`]) and bounded waits ([`wait`]). Not here: prefix
-//! lists (no blueprint needs them yet), or anything EKS creates in the VPC.
+//! Shared here: tagging, including the find-by-tags of adoptable kinds ([`tagging`]), deletes AWS refuses while
+//! something is still released ([`wait`]), and the `vpc-id` filter of teardown's lookups. Attribute decoding and
+//! "gone" handling are every service's ([`crate::providers::attrs`], re-exported here). Not here: prefix lists
+//! (no blueprint needs them yet), or anything EKS creates in the VPC.
 
 mod eip;
 mod instance;
@@ -27,10 +29,11 @@ pub mod wait;
 use std::future::Future;
 
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
-use serde_json::{json, Value};
+use aws_sdk_ec2::types::Filter;
+use serde_json::json;
 
 use super::delete_only::DeleteOnly;
-use super::{Applied, Context, Desired, ProviderError, Registry};
+use super::{Applied, Context, Desired, ProviderError, Registry, Result};
 use crate::graph::Attrs;
 
 /// Per-call settings for a create AWS would carry out twice if it arrived twice: no SDK retry (see
@@ -56,6 +59,9 @@ pub fn register(r: &mut Registry) {
     r.add(DeleteOnly(vpc_endpoint::VpcEndpoint));
 }
 
+pub(crate) use crate::providers::attrs::{
+    absent_if_gone, bool_attr, nullable, object, ok_if_gone, optional_str, required_str,
+};
 pub(crate) use crate::providers::send::send;
 
 /// [`send`] for a delete or detach that AWS refuses with `DependencyViolation` (or an `also_busy` code) while
@@ -67,7 +73,7 @@ pub(crate) async fn send_when_unused<O, E, F, Fut>(
     also_busy: &[&str],
     budget: wait::Budget,
     request: F,
-) -> Result<O, ProviderError>
+) -> Result<O>
 where
     F: Fn() -> Fut + Copy,
     Fut: Future<Output = Result<O, SdkError<E>>>,
@@ -77,7 +83,7 @@ where
 }
 
 /// The update of a kind whose only in-place change is its tags, and whose only output is its ID.
-pub(crate) async fn retag(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+pub(crate) async fn retag(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<Applied> {
     tagging::reconcile(cx, id, desired).await?;
     Ok(Applied { id: id.to_string(), outputs: id_output(id) })
 }
@@ -87,34 +93,10 @@ pub(crate) fn id_output(id: &str) -> Attrs {
     object(json!({ "id": id }))
 }
 
-/// The desired string attribute `key`, which the compiler always sets for this kind.
-pub(crate) fn required_str<'a>(attrs: &'a Attrs, key: &str, operation: &str) -> Result<&'a str, ProviderError> {
-    optional_str(attrs, key).ok_or_else(|| {
-        ProviderError::new(operation, "", format!("the desired attribute `{key}` is missing or not a string"))
-            .with_hint("this is a bug in kbp's compiler; please report it with the blueprint")
-    })
-}
-
-/// The desired string attribute `key`, or `None` when it is absent or null (an unset optional target).
-pub(crate) fn optional_str<'a>(attrs: &'a Attrs, key: &str) -> Option<&'a str> {
-    attrs.get(key).and_then(Value::as_str)
-}
-
-pub(crate) fn bool_attr(attrs: &Attrs, key: &str, default: bool) -> bool {
-    attrs.get(key).and_then(Value::as_bool).unwrap_or(default)
-}
-
-/// The map inside a `json!({...})` literal, which is always an object.
-pub(crate) fn object(v: Value) -> Attrs {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("invariant: attributes are built from a JSON object literal, got {other}"),
-    }
-}
-
-/// `Some(s)` as a JSON string, `None` as null: how an unset optional attribute reads back.
-pub(crate) fn nullable(s: Option<&str>) -> Value {
-    s.map_or(Value::Null, |s| Value::String(s.to_string()))
+/// The `vpc-id` filter for `vpcs`, or `None` when there are none: a Describe call with no VPC to filter on would
+/// list the whole region, so callers find nothing instead.
+pub(crate) fn in_vpcs_filter(vpcs: &[String]) -> Option<Filter> {
+    (!vpcs.is_empty()).then(|| Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build())
 }
 
 /// An EC2 ARN; the partition follows the region (China and GovCloud have their own).
@@ -127,20 +109,6 @@ pub(crate) fn arn(region: &str, account: &str, resource: &str) -> String {
         "aws"
     };
     format!("arn:{partition}:ec2:{region}:{account}:{resource}")
-}
-
-/// `Ok(None)` for an error that means the resource is not there, so reads and deletes can treat it as gone.
-pub(crate) fn gone_as_none<T>(r: Result<T, ProviderError>) -> Result<Option<T>, ProviderError> {
-    match r {
-        Ok(v) => Ok(Some(v)),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// `Ok(())` for a call that failed because its resource is already gone: deleting what is not there succeeds.
-pub(crate) fn ok_if_gone<T>(r: Result<T, ProviderError>) -> Result<(), ProviderError> {
-    gone_as_none(r).map(|_| ())
 }
 
 /// An error for a response that lacks a field AWS always sends (an ID after a create).
@@ -158,13 +126,5 @@ mod tests {
         assert_eq!(arn("us-west-2", "1", "vpc/vpc-1"), "arn:aws:ec2:us-west-2:1:vpc/vpc-1");
         assert_eq!(arn("cn-north-1", "1", "vpc/v"), "arn:aws-cn:ec2:cn-north-1:1:vpc/v");
         assert_eq!(arn("us-gov-west-1", "1", "vpc/v"), "arn:aws-us-gov:ec2:us-gov-west-1:1:vpc/v");
-    }
-
-    #[test]
-    fn gone_as_none_only_swallows_not_found() {
-        let nf = ProviderError::new("ec2:DescribeVpcs", "InvalidVpcID.NotFound", "");
-        assert_eq!(gone_as_none::<()>(Err(nf)).unwrap(), None);
-        let other = ProviderError::new("ec2:DescribeVpcs", "UnauthorizedOperation", "");
-        assert!(gone_as_none::<()>(Err(other)).is_err());
     }
 }

@@ -8,10 +8,10 @@ use serde_json::json;
 
 use super::wait::{self, Budget, Poll};
 use super::{
-    gone_as_none, id_output, missing, nullable, object, ok_if_gone, optional_str, required_str, retag, send, tagging,
+    absent_if_gone, id_output, missing, nullable, object, ok_if_gone, optional_str, required_str, retag, send, tagging,
 };
-use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::graph::{kinds, Attrs};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct NatGateway;
 
@@ -23,19 +23,13 @@ const DELETE_BUDGET: Budget = Budget::minutes(10);
 
 #[async_trait]
 impl Provider for NatGateway {
-    fn kind(&self) -> &'static str {
-        "aws_nat_gateway"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::NAT_GATEWAY)
+            .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
+            .adoptable_by_tags()
     }
 
-    fn adoptable_by_tags(&self) -> bool {
-        true
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["subnet_id", "allocation_id", "connectivity_type"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(nat) = describe(cx, id, &[]).await? else { return Ok(None) };
         if is_gone(&nat) {
             return Ok(None);
@@ -51,7 +45,7 @@ impl Provider for NatGateway {
         Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let op = "ec2:DescribeNatGateways";
         let mut filters = tagging::kbp_filters(desired);
         filters.push(Filter::builder().name("state").values("pending").values("available").build());
@@ -61,9 +55,9 @@ impl Provider for NatGateway {
         tagging::adopt(op, desired, &live)
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateNatGateway";
-        let subnet_id = required_str(desired.attrs, "subnet_id", op)?;
+        let subnet_id = required_str(op, desired.attrs, "subnet_id")?;
         let allocation_id = optional_str(desired.attrs, "allocation_id");
         let connectivity = ConnectivityType::from(optional_str(desired.attrs, "connectivity_type").unwrap_or("public"));
         // The client token makes a create retried after a crash return the gateway the first attempt made.
@@ -109,17 +103,11 @@ impl Provider for NatGateway {
         Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         retag(cx, id, desired).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let Some(nat) = describe(cx, id, &[]).await? else { return Ok(()) };
         // Failed gateways are removed by AWS itself; `deleting` ones only need the wait below.
         if matches!(nat.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) {
@@ -162,13 +150,9 @@ fn failed(id: &str, nat: &aws_sdk_ec2::types::NatGateway) -> ProviderError {
     )
 }
 
-async fn describe(
-    cx: &Context,
-    id: &str,
-    transient: &[&str],
-) -> Result<Option<aws_sdk_ec2::types::NatGateway>, ProviderError> {
+async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::NatGateway>> {
     let r =
         send(cx, "ec2:DescribeNatGateways", transient, || cx.ec2().describe_nat_gateways().nat_gateway_ids(id).send())
             .await;
-    Ok(gone_as_none(r)?.and_then(|resp| resp.nat_gateways().iter().find(|n| n.nat_gateway_id() == Some(id)).cloned()))
+    Ok(absent_if_gone(r)?.and_then(|resp| resp.nat_gateways().iter().find(|n| n.nat_gateway_id() == Some(id)).cloned()))
 }

@@ -4,35 +4,28 @@
 //! load balancer's, an endpoint's) with their owner, since AWS refuses to delete them directly.
 
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{Filter, NetworkInterface as AwsInterface, NetworkInterfaceStatus};
+use aws_sdk_ec2::types::{NetworkInterface as AwsInterface, NetworkInterfaceStatus};
 use serde_json::json;
 
 use super::object;
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, ok_if_gone};
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::wait::{self, Budget};
-use crate::providers::send::{all_pages, send};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::send::{send, send_pages};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct NetworkInterface;
 
-const KIND: &str = "aws_network_interface";
-const MADE_BY: &str = "the VPC CNI plugin or a node";
 /// An interface of a terminated instance or deleted load balancer is released within minutes.
 const DELETE_BUDGET: Budget = Budget::minutes(5);
 
 #[async_trait]
 impl Leftover for NetworkInterface {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::NETWORK_INTERFACE;
+    const MADE_BY: &'static str = "the VPC CNI plugin or a node";
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let r = send(cx, "ec2:DescribeNetworkInterfaces", &[], || {
             cx.ec2().describe_network_interfaces().network_interface_ids(id).send()
         })
@@ -42,7 +35,7 @@ impl Leftover for NetworkInterface {
         Ok(found.map(|n| Observed { attrs: attrs(&n), outputs: super::id_output(id) }))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let op = "ec2:DeleteNetworkInterface";
         let r = wait::while_in_use(
             op,
@@ -55,7 +48,7 @@ impl Leftover for NetworkInterface {
         ok_if_gone(r.map(drop))
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let all = in_vpcs(cx, scope.vpc_ids).await?;
         Ok(all
             .iter()
@@ -63,7 +56,7 @@ impl Leftover for NetworkInterface {
             .filter_map(|n| {
                 let id = n.network_interface_id()?;
                 (!scope.keep.contains(id)).then(|| Found {
-                    kind: KIND,
+                    kind: Self::KIND,
                     id: id.to_string(),
                     name: n
                         .tag_set()
@@ -103,18 +96,14 @@ fn attrs(n: &AwsInterface) -> Attrs {
 }
 
 /// Every network interface in `vpcs`; none when there are none.
-pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<AwsInterface>, ProviderError> {
-    if vpcs.is_empty() {
-        return Ok(Vec::new());
-    }
-    let f = &Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
-    all_pages(|token| async move {
-        let page = send(cx, "ec2:DescribeNetworkInterfaces", &[], || {
-            cx.ec2().describe_network_interfaces().filters(f.clone()).set_next_token(token.clone()).send()
-        })
-        .await?;
-        Ok((page.network_interfaces().to_vec(), page.next_token().map(str::to_string)))
-    })
+pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<AwsInterface>> {
+    let Some(f) = &super::in_vpcs_filter(vpcs) else { return Ok(Vec::new()) };
+    send_pages(
+        cx,
+        "ec2:DescribeNetworkInterfaces",
+        |token| cx.ec2().describe_network_interfaces().filters(f.clone()).set_next_token(token).send(),
+        |page| (page.network_interfaces.unwrap_or_default(), page.next_token),
+    )
     .await
 }
 

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::route_table::describe as describe_table;
 use super::{id_output, nullable, object, ok_if_gone, optional_str, required_str, send};
-use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::graph::{kinds, Attrs};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Route;
 
@@ -23,15 +23,11 @@ const TRANSIENT: &[&str] = &[
 
 #[async_trait]
 impl Provider for Route {
-    fn kind(&self) -> &'static str {
-        "aws_route"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::ROUTE).force_new(&["route_table_id", "destination_cidr_block"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["route_table_id", "destination_cidr_block"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let (table_id, destination) = parse_id(id)?;
         let Some(route) = current(cx, table_id, destination).await? else { return Ok(None) };
         if route.state() == Some(&RouteState::Blackhole) {
@@ -48,20 +44,20 @@ impl Provider for Route {
     }
 
     /// A route for this destination in this table is the one kbp made: a table holds one route per destination.
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let op = "ec2:DescribeRouteTables";
         let id = route_id(
-            required_str(desired.attrs, "route_table_id", op)?,
-            required_str(desired.attrs, "destination_cidr_block", op)?,
+            required_str(op, desired.attrs, "route_table_id")?,
+            required_str(op, desired.attrs, "destination_cidr_block")?,
         );
         let (table_id, destination) = parse_id(&id)?;
         Ok(current(cx, table_id, destination).await?.map(|_| id))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateRoute";
-        let table_id = required_str(desired.attrs, "route_table_id", op)?;
-        let destination = required_str(desired.attrs, "destination_cidr_block", op)?;
+        let table_id = required_str(op, desired.attrs, "route_table_id")?;
+        let destination = required_str(op, desired.attrs, "destination_cidr_block")?;
         let target = Target::desired(desired.attrs, op)?;
         let id = route_id(table_id, destination);
         let created = send(cx, op, TRANSIENT, || {
@@ -86,13 +82,7 @@ impl Provider for Route {
         Ok(Applied { id: id.clone(), outputs: id_output(&id) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:ReplaceRoute";
         let (table_id, destination) = parse_id(id)?;
         let target = Target::desired(desired.attrs, op)?;
@@ -104,7 +94,7 @@ impl Provider for Route {
         Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let (table_id, destination) = parse_id(id)?;
         // InvalidRoute.NotFound and InvalidRouteTableID.NotFound both mean there is nothing left to delete.
         let r = send(cx, "ec2:DeleteRoute", &[], || {
@@ -123,7 +113,7 @@ struct Target<'a> {
 }
 
 impl<'a> Target<'a> {
-    fn desired(attrs: &'a Attrs, operation: &str) -> Result<Target<'a>, ProviderError> {
+    fn desired(attrs: &'a Attrs, operation: &str) -> Result<Target<'a>> {
         let t = Target {
             gateway_id: optional_str(attrs, "gateway_id"),
             nat_gateway_id: optional_str(attrs, "nat_gateway_id"),
@@ -153,11 +143,7 @@ impl<'a> Target<'a> {
 }
 
 /// The route for `destination` in the table, or `None` when the table or the route is gone.
-async fn current(
-    cx: &Context,
-    table_id: &str,
-    destination: &str,
-) -> Result<Option<aws_sdk_ec2::types::Route>, ProviderError> {
+async fn current(cx: &Context, table_id: &str, destination: &str) -> Result<Option<aws_sdk_ec2::types::Route>> {
     let table = describe_table(cx, table_id, &[]).await?;
     Ok(table.and_then(|t| t.routes().iter().find(|r| r.destination_cidr_block() == Some(destination)).cloned()))
 }
@@ -167,7 +153,7 @@ fn route_id(table_id: &str, destination: &str) -> String {
 }
 
 /// Route table IDs (`rtb-…`) and CIDR blocks have no `_`, so the first one splits the ID.
-fn parse_id(id: &str) -> Result<(&str, &str), ProviderError> {
+fn parse_id(id: &str) -> Result<(&str, &str)> {
     id.split_once('_').filter(|(t, d)| !t.is_empty() && !d.is_empty()).ok_or_else(|| {
         ProviderError::new(
             "ec2:DescribeRouteTables",

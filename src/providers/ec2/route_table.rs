@@ -7,43 +7,33 @@ use serde_json::json;
 
 use super::wait::Budget;
 use super::{
-    gone_as_none, id_output, missing, object, ok_if_gone, required_str, retag, send, send_when_unused, tagging,
+    absent_if_gone, id_output, missing, object, ok_if_gone, required_str, retag, send, send_when_unused, tagging,
 };
-use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::graph::{kinds, Attrs};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub struct RouteTable;
 
 #[async_trait]
 impl Provider for RouteTable {
-    fn kind(&self) -> &'static str {
-        "aws_route_table"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::ROUTE_TABLE).force_new(&["vpc_id"]).adoptable_by_tags()
     }
 
-    fn adoptable_by_tags(&self) -> bool {
-        true
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["vpc_id"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(t) = describe(cx, id, &[]).await? else { return Ok(None) };
         let attrs = json!({ "vpc_id": t.vpc_id(), "tags": tagging::attr(t.tags()) });
         Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let op = "ec2:DescribeRouteTables";
-        let filters = Some(tagging::kbp_filters(desired));
-        let found = send(cx, op, &[], || cx.ec2().describe_route_tables().set_filters(filters.clone()).send()).await?;
-        tagging::adopt(op, desired, found.route_tables())
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
+        let describe = |filters| cx.ec2().describe_route_tables().set_filters(filters).send();
+        tagging::find(cx, "ec2:DescribeRouteTables", desired, describe, |found| found.route_tables()).await
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateRouteTable";
-        let vpc_id = required_str(desired.attrs, "vpc_id", op)?;
+        let vpc_id = required_str(op, desired.attrs, "vpc_id")?;
         let token = Some(desired.client_token).filter(|t| !t.is_empty());
         let tags = tagging::spec(ResourceType::RouteTable, desired);
         let created = send(cx, op, &["InvalidVpcID.NotFound"], || {
@@ -55,17 +45,11 @@ impl Provider for RouteTable {
         Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         retag(cx, id, desired).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let Some(table) = describe(cx, id, &[]).await? else { return Ok(()) };
         // The VPC's main table goes with the VPC, and AWS refuses to delete it before.
         if table.associations().iter().any(|a| a.main() == Some(true)) {
@@ -95,9 +79,9 @@ pub(super) async fn describe(
     cx: &Context,
     id: &str,
     transient: &[&str],
-) -> Result<Option<aws_sdk_ec2::types::RouteTable>, ProviderError> {
+) -> Result<Option<aws_sdk_ec2::types::RouteTable>> {
     let r =
         send(cx, "ec2:DescribeRouteTables", transient, || cx.ec2().describe_route_tables().route_table_ids(id).send())
             .await;
-    Ok(gone_as_none(r)?.and_then(|resp| resp.route_tables().iter().find(|t| t.route_table_id() == Some(id)).cloned()))
+    Ok(absent_if_gone(r)?.and_then(|resp| resp.route_tables().iter().find(|t| t.route_table_id() == Some(id)).cloned()))
 }

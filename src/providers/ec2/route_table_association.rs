@@ -6,22 +6,18 @@ use aws_sdk_ec2::types::{Filter, RouteTableAssociation as Association, RouteTabl
 use serde_json::json;
 
 use super::{id_output, missing, object, ok_if_gone, required_str, send};
-use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::graph::{kinds, Attrs};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub struct RouteTableAssociation;
 
 #[async_trait]
 impl Provider for RouteTableAssociation {
-    fn kind(&self) -> &'static str {
-        "aws_route_table_association"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::ROUTE_TABLE_ASSOCIATION).force_new(&["subnet_id"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["subnet_id"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let found = associations(cx, "association.route-table-association-id", id).await?;
         let Some(a) = found.iter().find(|a| a.route_table_association_id() == Some(id)) else { return Ok(None) };
         let attrs = json!({ "subnet_id": a.subnet_id(), "route_table_id": a.route_table_id() });
@@ -29,10 +25,10 @@ impl Provider for RouteTableAssociation {
     }
 
     /// The subnet's association with the desired table; an association with another table is not kbp's.
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let op = "ec2:DescribeRouteTables";
-        let subnet_id = required_str(desired.attrs, "subnet_id", op)?;
-        let table_id = required_str(desired.attrs, "route_table_id", op)?;
+        let subnet_id = required_str(op, desired.attrs, "subnet_id")?;
+        let table_id = required_str(op, desired.attrs, "route_table_id")?;
         let found = associations(cx, "association.subnet-id", subnet_id).await?;
         Ok(found
             .iter()
@@ -40,10 +36,10 @@ impl Provider for RouteTableAssociation {
             .and_then(|a| a.route_table_association_id().map(str::to_string)))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:AssociateRouteTable";
-        let subnet_id = required_str(desired.attrs, "subnet_id", op)?;
-        let table_id = required_str(desired.attrs, "route_table_id", op)?;
+        let subnet_id = required_str(op, desired.attrs, "subnet_id")?;
+        let table_id = required_str(op, desired.attrs, "route_table_id")?;
         let resp = send(cx, op, &["InvalidRouteTableID.NotFound", "InvalidSubnetID.NotFound"], || {
             cx.ec2().associate_route_table().route_table_id(table_id).subnet_id(subnet_id).send()
         })
@@ -62,15 +58,9 @@ impl Provider for RouteTableAssociation {
         Ok(Applied { id: id.to_string(), outputs: id_output(id) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:ReplaceRouteTableAssociation";
-        let table_id = required_str(desired.attrs, "route_table_id", op)?;
+        let table_id = required_str(op, desired.attrs, "route_table_id")?;
         let resp = send(cx, op, &["InvalidRouteTableID.NotFound"], || {
             cx.ec2().replace_route_table_association().association_id(id).route_table_id(table_id).send()
         })
@@ -79,7 +69,7 @@ impl Provider for RouteTableAssociation {
         Ok(Applied { id: new_id.to_string(), outputs: id_output(new_id) })
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let r = send(cx, "ec2:DisassociateRouteTable", &[], || {
             cx.ec2().disassociate_route_table().association_id(id).send()
         })
@@ -89,7 +79,7 @@ impl Provider for RouteTableAssociation {
 }
 
 /// The live associations of every route table matching `filter = value`.
-async fn associations(cx: &Context, filter: &str, value: &str) -> Result<Vec<Association>, ProviderError> {
+async fn associations(cx: &Context, filter: &str, value: &str) -> Result<Vec<Association>> {
     let by = Filter::builder().name(filter).values(value).build();
     let resp = send(cx, "ec2:DescribeRouteTables", &[], || cx.ec2().describe_route_tables().filters(by.clone()).send())
         .await?;

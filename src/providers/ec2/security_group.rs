@@ -16,16 +16,18 @@
 //! another group's rule references, for as long as the rule exists.
 
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{Filter, IpPermission, IpRange, ResourceType, SecurityGroup as Group, Tag, UserIdGroupPair};
+use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType, SecurityGroup as Group, Tag, UserIdGroupPair};
 use serde_json::json;
 
 use super::tagging::{self, Tagged};
 use super::wait::Budget;
-use super::{arn, gone_as_none, missing, object, ok_if_gone, required_str, send, send_when_unused};
-use crate::graph::Attrs;
-use crate::providers::send::all_pages;
+use super::{absent_if_gone, arn, missing, object, ok_if_gone, required_str, send, send_when_unused};
+use crate::graph::{kinds, Attrs};
+use crate::providers::send::send_pages;
 use crate::providers::tags::STACK;
-use crate::providers::{Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
+};
 
 pub struct SecurityGroup;
 
@@ -37,19 +39,11 @@ const ALL: &str = "-1";
 
 #[async_trait]
 impl Provider for SecurityGroup {
-    fn kind(&self) -> &'static str {
-        "aws_security_group"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::SECURITY_GROUP).force_new(&["name", "description", "vpc_id"]).adoptable_by_tags()
     }
 
-    fn adoptable_by_tags(&self) -> bool {
-        true
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["name", "description", "vpc_id"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(g) = describe(cx, id, &[]).await? else { return Ok(None) };
         let attrs = json!({
             "name": g.group_name(),
@@ -60,19 +54,16 @@ impl Provider for SecurityGroup {
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(cx, &g) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let op = "ec2:DescribeSecurityGroups";
-        let filters = Some(tagging::kbp_filters(desired));
-        let found =
-            send(cx, op, &[], || cx.ec2().describe_security_groups().set_filters(filters.clone()).send()).await?;
-        tagging::adopt(op, desired, found.security_groups())
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
+        let describe = |filters| cx.ec2().describe_security_groups().set_filters(filters).send();
+        tagging::find(cx, "ec2:DescribeSecurityGroups", desired, describe, |found| found.security_groups()).await
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateSecurityGroup";
-        let name = required_str(desired.attrs, "name", op)?;
-        let description = required_str(desired.attrs, "description", op)?;
-        let vpc_id = required_str(desired.attrs, "vpc_id", op)?;
+        let name = required_str(op, desired.attrs, "name")?;
+        let description = required_str(op, desired.attrs, "description")?;
+        let vpc_id = required_str(op, desired.attrs, "vpc_id")?;
         let tags = tagging::spec(ResourceType::SecurityGroup, desired);
         let created = send(cx, op, &["InvalidVpcID.NotFound"], || {
             let call = cx.ec2().create_security_group().group_name(name).description(description).vpc_id(vpc_id);
@@ -85,13 +76,7 @@ impl Provider for SecurityGroup {
         applied(cx, id).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         tagging::reconcile(cx, id, desired).await?;
         let g = describe(cx, id, &[]).await?.ok_or_else(|| vanished(id))?;
         if !g.ip_permissions().iter().any(|p| is_within_group(p, id)) {
@@ -103,7 +88,7 @@ impl Provider for SecurityGroup {
         applied(cx, id).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         revoke_references(cx, id).await?;
         // The self-referencing rule does not block the delete; ENIs still in the group do, until released.
         let (op, what) = ("ec2:DeleteSecurityGroup", format!("security group {id}"));
@@ -114,7 +99,7 @@ impl Provider for SecurityGroup {
         ok_if_gone(r)
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let groups = in_vpcs(cx, scope.vpc_ids).await?;
         Ok(groups
             .iter()
@@ -128,7 +113,7 @@ impl Provider for SecurityGroup {
                 let mut uses: Vec<String> = g.vpc_id().into_iter().map(str::to_string).collect();
                 uses.extend(referenced(g).into_iter().filter(|r| r != id));
                 Some(Found {
-                    kind: "aws_security_group",
+                    kind: kinds::SECURITY_GROUP,
                     id: id.to_string(),
                     name: g.group_name().map(str::to_string),
                     detail: format!("{why}, in {}", g.vpc_id().unwrap_or("?")),
@@ -173,23 +158,19 @@ fn referenced(g: &Group) -> Vec<String> {
 }
 
 /// Every security group in `vpcs`; none when there are none.
-pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>, ProviderError> {
-    if vpcs.is_empty() {
-        return Ok(Vec::new());
-    }
-    let f = &Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
-    all_pages(|token| async move {
-        let page = send(cx, "ec2:DescribeSecurityGroups", &[], || {
-            cx.ec2().describe_security_groups().filters(f.clone()).set_next_token(token.clone()).send()
-        })
-        .await?;
-        Ok((page.security_groups().to_vec(), page.next_token().map(str::to_string)))
-    })
+pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>> {
+    let Some(f) = &super::in_vpcs_filter(vpcs) else { return Ok(Vec::new()) };
+    send_pages(
+        cx,
+        "ec2:DescribeSecurityGroups",
+        |token| cx.ec2().describe_security_groups().filters(f.clone()).set_next_token(token).send(),
+        |page| (page.security_groups.unwrap_or_default(), page.next_token),
+    )
     .await
 }
 
 /// Revokes, from every other group in `id`'s VPC, the parts of rules that name `id`.
-async fn revoke_references(cx: &Context, id: &str) -> Result<(), ProviderError> {
+async fn revoke_references(cx: &Context, id: &str) -> Result<()> {
     let Some(group) = describe(cx, id, &[]).await? else { return Ok(()) };
     let Some(vpc) = group.vpc_id() else { return Ok(()) };
     for other in in_vpcs(cx, &[vpc.to_string()]).await?.iter().filter(|g| g.group_id() != Some(id)) {
@@ -251,16 +232,16 @@ impl Tagged for Group {
 
 /// The group `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
 /// create, `InvalidGroup.NotFound` is eventual consistency rather than absence).
-async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<Group>, ProviderError> {
+async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<Group>> {
     let r =
         send(cx, "ec2:DescribeSecurityGroups", transient, || cx.ec2().describe_security_groups().group_ids(id).send())
             .await;
-    Ok(gone_as_none(r)?.and_then(|resp| resp.security_groups().iter().find(|g| g.group_id() == Some(id)).cloned()))
+    Ok(absent_if_gone(r)?.and_then(|resp| resp.security_groups().iter().find(|g| g.group_id() == Some(id)).cloned()))
 }
 
 /// Adds the rule that lets every member of the group reach every other on any protocol and port. A rule that is
 /// already there (a retried create) is fine.
-async fn allow_within_group(cx: &Context, id: &str) -> Result<(), ProviderError> {
+async fn allow_within_group(cx: &Context, id: &str) -> Result<()> {
     let members = UserIdGroupPair::builder().group_id(id).description("members of this group talk to each other");
     let rule = IpPermission::builder().ip_protocol(ALL).user_id_group_pairs(members.build()).build();
     let r = send(cx, "ec2:AuthorizeSecurityGroupIngress", &[NOT_FOUND], || {
@@ -271,7 +252,7 @@ async fn allow_within_group(cx: &Context, id: &str) -> Result<(), ProviderError>
 }
 
 /// Puts back the all-traffic egress rule AWS creates with every VPC security group.
-async fn allow_all_egress(cx: &Context, id: &str) -> Result<(), ProviderError> {
+async fn allow_all_egress(cx: &Context, id: &str) -> Result<()> {
     let anywhere = IpRange::builder().cidr_ip("0.0.0.0/0").build();
     let rule = IpPermission::builder().ip_protocol(ALL).ip_ranges(anywhere).build();
     let r = send(cx, "ec2:AuthorizeSecurityGroupEgress", &[NOT_FOUND], || {
@@ -281,7 +262,7 @@ async fn allow_all_egress(cx: &Context, id: &str) -> Result<(), ProviderError> {
     already_there_is_fine(r)
 }
 
-fn already_there_is_fine<T>(r: Result<T, ProviderError>) -> Result<(), ProviderError> {
+fn already_there_is_fine<T>(r: Result<T>) -> Result<()> {
     match r {
         Ok(_) => Ok(()),
         Err(e) if e.is("InvalidPermission.Duplicate") => Ok(()),
@@ -318,7 +299,7 @@ fn vanished(id: &str) -> ProviderError {
     .with_hint("someone deleted it outside kbp; run kbp again to recreate it")
 }
 
-async fn applied(cx: &Context, id: &str) -> Result<Applied, ProviderError> {
+async fn applied(cx: &Context, id: &str) -> Result<Applied> {
     let g = describe(cx, id, &[NOT_FOUND]).await?.ok_or_else(|| vanished(id))?;
     Ok(Applied { id: id.to_string(), outputs: outputs(cx, &g) })
 }

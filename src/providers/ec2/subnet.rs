@@ -6,10 +6,10 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType};
 use serde_json::json;
 
 use super::wait::Budget;
-use super::{bool_attr, gone_as_none, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging};
-use crate::graph::Attrs;
+use super::{absent_if_gone, bool_attr, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging};
+use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Subnet;
 
@@ -17,19 +17,11 @@ const NOT_FOUND: &str = "InvalidSubnetID.NotFound";
 
 #[async_trait]
 impl Provider for Subnet {
-    fn kind(&self) -> &'static str {
-        "aws_subnet"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::SUBNET).force_new(&["vpc_id", "cidr_block", "availability_zone"]).adoptable_by_tags()
     }
 
-    fn adoptable_by_tags(&self) -> bool {
-        true
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["vpc_id", "cidr_block", "availability_zone"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(s) = describe(cx, id, &[]).await? else { return Ok(None) };
         let attrs = json!({
             "vpc_id": s.vpc_id(),
@@ -41,18 +33,16 @@ impl Provider for Subnet {
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(&s) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let op = "ec2:DescribeSubnets";
-        let filters = Some(tagging::kbp_filters(desired));
-        let found = send(cx, op, &[], || cx.ec2().describe_subnets().set_filters(filters.clone()).send()).await?;
-        tagging::adopt(op, desired, found.subnets())
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
+        let describe = |filters| cx.ec2().describe_subnets().set_filters(filters).send();
+        tagging::find(cx, "ec2:DescribeSubnets", desired, describe, |found| found.subnets()).await
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateSubnet";
-        let vpc_id = required_str(desired.attrs, "vpc_id", op)?;
-        let cidr = required_str(desired.attrs, "cidr_block", op)?;
-        let zone = required_str(desired.attrs, "availability_zone", op)?;
+        let vpc_id = required_str(op, desired.attrs, "vpc_id")?;
+        let cidr = required_str(op, desired.attrs, "cidr_block")?;
+        let zone = required_str(op, desired.attrs, "availability_zone")?;
         let tags = tagging::spec(ResourceType::Subnet, desired);
         let created = send_unretried(cx, op, &["InvalidVpcID.NotFound"], || {
             let call = cx.ec2().create_subnet().vpc_id(vpc_id).cidr_block(cidr).availability_zone(zone);
@@ -67,13 +57,7 @@ impl Provider for Subnet {
         applied(cx, id).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         tagging::reconcile(cx, id, desired).await?;
         let want = bool_attr(desired.attrs, "map_public_ip_on_launch", false);
         let current = describe(cx, id, &[]).await?.and_then(|s| s.map_public_ip_on_launch());
@@ -83,7 +67,7 @@ impl Provider for Subnet {
         applied(cx, id).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         // ENIs of a deleted NAT gateway, load balancer or EKS control plane linger in the subnet for minutes.
         let (op, what) = ("ec2:DeleteSubnet", format!("subnet {id}"));
         let r =
@@ -93,16 +77,12 @@ impl Provider for Subnet {
     }
 }
 
-async fn describe(
-    cx: &Context,
-    id: &str,
-    transient: &[&str],
-) -> Result<Option<aws_sdk_ec2::types::Subnet>, ProviderError> {
+async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Subnet>> {
     let r = send(cx, "ec2:DescribeSubnets", transient, || cx.ec2().describe_subnets().subnet_ids(id).send()).await;
-    Ok(gone_as_none(r)?.and_then(|resp| resp.subnets().iter().find(|s| s.subnet_id() == Some(id)).cloned()))
+    Ok(absent_if_gone(r)?.and_then(|resp| resp.subnets().iter().find(|s| s.subnet_id() == Some(id)).cloned()))
 }
 
-async fn set_map_public_ip(cx: &Context, id: &str, on: bool) -> Result<(), ProviderError> {
+async fn set_map_public_ip(cx: &Context, id: &str, on: bool) -> Result<()> {
     let value = AttributeBooleanValue::builder().value(on).build();
     send(cx, "ec2:ModifySubnetAttribute", &[NOT_FOUND], || {
         cx.ec2().modify_subnet_attribute().subnet_id(id).map_public_ip_on_launch(value.clone()).send()
@@ -111,7 +91,7 @@ async fn set_map_public_ip(cx: &Context, id: &str, on: bool) -> Result<(), Provi
     Ok(())
 }
 
-async fn applied(cx: &Context, id: &str) -> Result<Applied, ProviderError> {
+async fn applied(cx: &Context, id: &str) -> Result<Applied> {
     let s = describe(cx, id, &[NOT_FOUND]).await?.ok_or_else(|| {
         ProviderError::new("ec2:DescribeSubnets", NOT_FOUND, format!("subnet {id} is not visible after it was changed"))
             .with_hint("AWS may be slow to show it, or someone deleted it; run kbp again")

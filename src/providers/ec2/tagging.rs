@@ -2,12 +2,14 @@
 //! after the call), read back without the kbp tags, reconciled on update, and used to find a resource again.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 
+use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 use serde_json::Value;
 
 use super::send;
-use crate::providers::{tags, Context, Desired, ProviderError};
+use crate::providers::{tags, Context, Desired, ProviderError, Result};
 
 /// The TagSpecification for a create call: the desired `tags` merged with `kbp:stack` and `kbp:address`.
 pub fn spec(resource_type: ResourceType, desired: &Desired<'_>) -> TagSpecification {
@@ -32,7 +34,7 @@ pub fn attr(tags: &[Tag]) -> Value {
 
 /// Makes the tags on `id` exactly the desired ones (user tags plus kbp tags), with CreateTags for what is new
 /// or changed and DeleteTags for the rest. Tags under `aws:` are AWS's and cannot be removed.
-pub async fn reconcile(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<(), ProviderError> {
+pub async fn reconcile(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<()> {
     let want = tags::merged(desired.attrs, &desired.kbp_tags);
     let by_resource = Filter::builder().name("resource-id").values(id).build();
     let described =
@@ -42,7 +44,7 @@ pub async fn reconcile(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<
         .iter()
         .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string())))
         .collect();
-    let (set, remove) = difference(&current, &want);
+    let tags::TagChanges { set, remove } = tags::changes(&current, &want);
     if !set.is_empty() {
         let set = Some(to_sdk(&set));
         send(cx, "ec2:CreateTags", &[], || cx.ec2().create_tags().resources(id).set_tags(set.clone()).send()).await?;
@@ -54,16 +56,6 @@ pub async fn reconcile(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<
             .await?;
     }
     Ok(())
-}
-
-/// The tags to (re)write and the keys to remove to turn `current` into `want`.
-fn difference(
-    current: &BTreeMap<String, String>,
-    want: &BTreeMap<String, String>,
-) -> (BTreeMap<String, String>, Vec<String>) {
-    let set = want.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
-    let remove = current.keys().filter(|k| !want.contains_key(*k) && !k.starts_with("aws:")).cloned().collect();
-    (set, remove)
 }
 
 /// Describe filters that select what this stack made for this address (a superset: see [`wildcard_safe`];
@@ -109,9 +101,29 @@ tagged!(
     RouteTable => route_table_id,
 );
 
+/// Looks for the resource this stack made for this address with a Describe call that takes filters: `request`
+/// sends it with the [`kbp_filters`], `items` lists what it found; see [`adopt`].
+pub async fn find<O, E, T, F, Fut>(
+    cx: &Context,
+    op: &str,
+    desired: &Desired<'_>,
+    request: F,
+    items: impl Fn(&O) -> &[T],
+) -> Result<Option<String>>
+where
+    F: Fn(Option<Vec<Filter>>) -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    T: Tagged,
+{
+    let filters = Some(kbp_filters(desired));
+    let found = send(cx, op, &[], || request(filters.clone())).await?;
+    adopt(op, desired, items(&found))
+}
+
 /// The ID of the one resource among `found` (a Describe call with [`kbp_filters`]) that carries this stack's
 /// kbp tags for this address, if any.
-pub fn adopt<T: Tagged>(operation: &str, desired: &Desired<'_>, found: &[T]) -> Result<Option<String>, ProviderError> {
+pub fn adopt<T: Tagged>(operation: &str, desired: &Desired<'_>, found: &[T]) -> Result<Option<String>> {
     let ids = found
         .iter()
         .filter(|r| carries_kbp_tags(r.tag_list(), desired))
@@ -138,7 +150,7 @@ fn identity<'a>(desired: &'a Desired<'_>) -> impl Iterator<Item = (&'a String, &
 
 /// The one resource found for an address, if any. Two or more mean an earlier create was repeated; kbp will not
 /// guess which one its state should own.
-fn single_match(operation: &str, desired: &Desired<'_>, ids: Vec<String>) -> Result<Option<String>, ProviderError> {
+fn single_match(operation: &str, desired: &Desired<'_>, ids: Vec<String>) -> Result<Option<String>> {
     match ids.len() {
         0 | 1 => Ok(ids.into_iter().next()),
         _ => Err(ProviderError::new(
@@ -159,18 +171,17 @@ fn single_match(operation: &str, desired: &Desired<'_>, ids: Vec<String>) -> Res
 mod tests {
     use super::*;
 
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
+    use crate::providers::tags::{changes, pairs as map, TagChanges};
 
     #[test]
     fn difference_sets_changed_and_removes_extra_but_not_aws_tags() {
         let current = map(&[("a", "1"), ("b", "2"), ("aws:cloudformation:stack-name", "x"), ("kbp:stack", "s")]);
         let want = map(&[("a", "1"), ("b", "3"), ("c", "4"), ("kbp:stack", "s")]);
-        let (set, remove) = difference(&current, &want);
+        let TagChanges { set, remove } = changes(&current, &want);
         assert_eq!(set, map(&[("b", "3"), ("c", "4")]));
         assert!(remove.is_empty());
-        let (set, remove) = difference(&map(&[("old", "1"), ("kbp:stack", "s")]), &map(&[("kbp:stack", "s")]));
+        let TagChanges { set, remove } =
+            changes(&map(&[("old", "1"), ("kbp:stack", "s")]), &map(&[("kbp:stack", "s")]));
         assert!(set.is_empty());
         assert_eq!(remove, vec!["old".to_string()]);
     }

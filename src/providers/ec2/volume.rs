@@ -13,17 +13,15 @@ use aws_sdk_ec2::types::{Filter, InstanceStateName, Volume as AwsVolume, VolumeA
 use serde_json::json;
 
 use super::object;
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::{all_pages, send};
+use crate::providers::send::{send, send_pages};
 use crate::providers::wait::{until, Budget, Poll};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
 
 pub struct Volume;
 
-const KIND: &str = "aws_ebs_volume";
-const MADE_BY: &str = "the EBS CSI driver (for a PersistentVolumeClaim)";
 /// A terminating node releases its volumes within a few minutes; a volume is gone seconds after DeleteVolume.
 const DELETE_BUDGET: Budget = Budget::minutes(10);
 
@@ -34,15 +32,10 @@ const LEGACY_CLUSTER: &str = "KubernetesCluster";
 
 #[async_trait]
 impl Leftover for Volume {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::EBS_VOLUME;
+    const MADE_BY: &'static str = "the EBS CSI driver (for a PersistentVolumeClaim)";
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(v) = describe(cx, id).await? else { return Ok(None) };
         if v.state() == Some(&VolumeState::Deleted) {
             return Ok(None);
@@ -50,7 +43,7 @@ impl Leftover for Volume {
         Ok(Some(Observed { attrs: attrs(&v), outputs: super::id_output(id) }))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         until("ec2:DescribeVolumes", &format!("volume {id} to be deleted"), DELETE_BUDGET, || async {
             let Some(v) = describe(cx, id).await? else { return Ok(Poll::Done(())) };
             match v.state() {
@@ -76,7 +69,7 @@ impl Leftover for Volume {
         .await
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let queries = [
             Filter::builder().name(format!("tag:kubernetes.io/cluster/{}", scope.cluster)).values("owned").build(),
             Filter::builder().name(format!("tag:{LEGACY_CLUSTER}")).values(scope.cluster).build(),
@@ -98,7 +91,7 @@ impl Leftover for Volume {
             // Checked again: a tag filter an implementation ignores must not widen the match.
             let Some(why) = claim(&tags, scope.cluster) else { continue };
             found.push(Found {
-                kind: KIND,
+                kind: Self::KIND,
                 id,
                 name: Found::tag_name(&tags),
                 detail: detail(&v, &why, &tags),
@@ -158,7 +151,7 @@ fn instances(v: &AwsVolume) -> Vec<String> {
 
 /// `None` when every attachment of `v` is on its way out (detaching, or its instance is shutting down or gone),
 /// else the refusal to return: kbp does not pull a volume from an instance that stays.
-async fn attached_to_a_staying_instance(cx: &Context, v: &AwsVolume) -> Result<Option<ProviderError>, ProviderError> {
+async fn attached_to_a_staying_instance(cx: &Context, v: &AwsVolume) -> Result<Option<ProviderError>> {
     let id = v.volume_id().unwrap_or("?");
     for a in v.attachments() {
         if matches!(a.state(), Some(VolumeAttachmentState::Detaching | VolumeAttachmentState::Detached)) {
@@ -186,7 +179,7 @@ async fn attached_to_a_staying_instance(cx: &Context, v: &AwsVolume) -> Result<O
 }
 
 /// The state of `instance`, `None` when EC2 no longer knows it.
-async fn instance_state(cx: &Context, instance: &str) -> Result<Option<InstanceStateName>, ProviderError> {
+async fn instance_state(cx: &Context, instance: &str) -> Result<Option<InstanceStateName>> {
     let r =
         send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().instance_ids(instance).send()).await;
     Ok(absent_if_gone(r)?.and_then(|out| {
@@ -195,21 +188,20 @@ async fn instance_state(cx: &Context, instance: &str) -> Result<Option<InstanceS
     }))
 }
 
-async fn describe(cx: &Context, id: &str) -> Result<Option<AwsVolume>, ProviderError> {
+async fn describe(cx: &Context, id: &str) -> Result<Option<AwsVolume>> {
     let r = send(cx, "ec2:DescribeVolumes", &[], || cx.ec2().describe_volumes().volume_ids(id).send()).await;
     Ok(absent_if_gone(r)?.and_then(|out| out.volumes().iter().find(|v| v.volume_id() == Some(id)).cloned()))
 }
 
-async fn describe_volumes(cx: &Context, filter: Filter) -> Result<Vec<AwsVolume>, ProviderError> {
+async fn describe_volumes(cx: &Context, filter: Filter) -> Result<Vec<AwsVolume>> {
     let filter = &filter;
-    all_pages(|token| async move {
-        let page = send(cx, "ec2:DescribeVolumes", &[], || {
-            // Without MaxResults DescribeVolumes does not page, and a large account's answer may be cut short.
-            cx.ec2().describe_volumes().filters(filter.clone()).max_results(500).set_next_token(token.clone()).send()
-        })
-        .await?;
-        Ok((page.volumes().to_vec(), page.next_token().map(str::to_string)))
-    })
+    // Without MaxResults DescribeVolumes does not page, and a large account's answer may be cut short.
+    send_pages(
+        cx,
+        "ec2:DescribeVolumes",
+        |token| cx.ec2().describe_volumes().filters(filter.clone()).max_results(500).set_next_token(token).send(),
+        |page| (page.volumes.unwrap_or_default(), page.next_token),
+    )
     .await
 }
 
@@ -230,9 +222,7 @@ fn attrs(v: &AwsVolume) -> Attrs {
 mod tests {
     use super::*;
 
-    fn tags(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
+    use crate::providers::tags::pairs as tags;
 
     #[test]
     fn a_csi_volume_counts_with_either_cluster_tag() {

@@ -6,10 +6,12 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttribu
 use serde_json::{json, Value};
 
 use super::wait::{self, Budget, Poll};
-use super::{arn, bool_attr, gone_as_none, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging};
-use crate::graph::Attrs;
+use super::{
+    absent_if_gone, arn, bool_attr, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging,
+};
+use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Vpc;
 
@@ -17,19 +19,11 @@ const NOT_FOUND: &str = "InvalidVpcID.NotFound";
 
 #[async_trait]
 impl Provider for Vpc {
-    fn kind(&self) -> &'static str {
-        "aws_vpc"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::VPC).force_new(&["cidr_block"]).adoptable_by_tags()
     }
 
-    fn adoptable_by_tags(&self) -> bool {
-        true
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["cidr_block"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(vpc) = describe(cx, id, &[]).await? else { return Ok(None) };
         let dns = Dns::read(cx, id).await?;
         let attrs = json!({
@@ -42,15 +36,13 @@ impl Provider for Vpc {
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(cx, &vpc, &defaults) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let op = "ec2:DescribeVpcs";
-        let filters = Some(tagging::kbp_filters(desired));
-        let found = send(cx, op, &[], || cx.ec2().describe_vpcs().set_filters(filters.clone()).send()).await?;
-        tagging::adopt(op, desired, found.vpcs())
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
+        let describe = |filters| cx.ec2().describe_vpcs().set_filters(filters).send();
+        tagging::find(cx, "ec2:DescribeVpcs", desired, describe, |found| found.vpcs()).await
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        let cidr = required_str(desired.attrs, "cidr_block", "ec2:CreateVpc")?;
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
+        let cidr = required_str("ec2:CreateVpc", desired.attrs, "cidr_block")?;
         let tags = tagging::spec(ResourceType::Vpc, desired);
         let created = send_unretried(cx, "ec2:CreateVpc", &[], || {
             let call = cx.ec2().create_vpc().cidr_block(cidr).tag_specifications(tags.clone());
@@ -87,13 +79,7 @@ impl Provider for Vpc {
         Ok(Applied { id: id.to_string(), outputs: outputs(cx, &vpc, &defaults) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         tagging::reconcile(cx, id, desired).await?;
         Dns::read(cx, id).await?.change_to(cx, id, Dns::desired(desired.attrs)).await?;
         let vpc = describe(cx, id, &[]).await?.ok_or_else(|| {
@@ -104,7 +90,7 @@ impl Provider for Vpc {
         Ok(Applied { id: id.to_string(), outputs: outputs(cx, &vpc, &defaults) })
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let (op, what) = ("ec2:DeleteVpc", format!("VPC {id}"));
         let r =
             send_when_unused(cx, op, &what, &[], Budget::minutes(5), || cx.ec2().delete_vpc().vpc_id(id).send()).await;
@@ -114,13 +100,9 @@ impl Provider for Vpc {
 
 /// The VPC `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
 /// create, `InvalidVpcID.NotFound` is eventual consistency rather than absence).
-async fn describe(
-    cx: &Context,
-    id: &str,
-    transient: &[&str],
-) -> Result<Option<aws_sdk_ec2::types::Vpc>, ProviderError> {
+async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Vpc>> {
     let r = send(cx, "ec2:DescribeVpcs", transient, || cx.ec2().describe_vpcs().vpc_ids(id).send()).await;
-    Ok(gone_as_none(r)?.and_then(|resp| resp.vpcs().iter().find(|v| v.vpc_id() == Some(id)).cloned()))
+    Ok(absent_if_gone(r)?.and_then(|resp| resp.vpcs().iter().find(|v| v.vpc_id() == Some(id)).cloned()))
 }
 
 /// The VPC's two DNS attributes.
@@ -138,7 +120,7 @@ impl Dns {
         }
     }
 
-    async fn read(cx: &Context, id: &str) -> Result<Dns, ProviderError> {
+    async fn read(cx: &Context, id: &str) -> Result<Dns> {
         Ok(Dns {
             support: read_attribute(cx, id, VpcAttributeName::EnableDnsSupport).await?,
             hostnames: read_attribute(cx, id, VpcAttributeName::EnableDnsHostnames).await?,
@@ -147,7 +129,7 @@ impl Dns {
 
     /// Applies `want` over `self` (the current settings). AWS takes one attribute per ModifyVpcAttribute call
     /// and refuses DNS hostnames without DNS support, so hostnames go off first and on last.
-    async fn change_to(self, cx: &Context, id: &str, want: Dns) -> Result<(), ProviderError> {
+    async fn change_to(self, cx: &Context, id: &str, want: Dns) -> Result<()> {
         if self.hostnames && !want.hostnames {
             modify_attribute(cx, id, VpcAttributeName::EnableDnsHostnames, false).await?;
         }
@@ -161,7 +143,7 @@ impl Dns {
     }
 }
 
-async fn read_attribute(cx: &Context, id: &str, name: VpcAttributeName) -> Result<bool, ProviderError> {
+async fn read_attribute(cx: &Context, id: &str, name: VpcAttributeName) -> Result<bool> {
     let resp = send(cx, "ec2:DescribeVpcAttribute", &[NOT_FOUND], || {
         cx.ec2().describe_vpc_attribute().vpc_id(id).attribute(name.clone()).send()
     })
@@ -173,7 +155,7 @@ async fn read_attribute(cx: &Context, id: &str, name: VpcAttributeName) -> Resul
     value.and_then(|v| v.value()).ok_or_else(|| missing("ec2:DescribeVpcAttribute", name.as_str()))
 }
 
-async fn modify_attribute(cx: &Context, id: &str, name: VpcAttributeName, on: bool) -> Result<(), ProviderError> {
+async fn modify_attribute(cx: &Context, id: &str, name: VpcAttributeName, on: bool) -> Result<()> {
     let value = AttributeBooleanValue::builder().value(on).build();
     send(cx, "ec2:ModifyVpcAttribute", &[NOT_FOUND], || {
         let call = cx.ec2().modify_vpc_attribute().vpc_id(id);
@@ -194,7 +176,7 @@ struct Defaults {
 }
 
 impl Defaults {
-    async fn look_up(cx: &Context, vpc_id: &str) -> Result<Defaults, ProviderError> {
+    async fn look_up(cx: &Context, vpc_id: &str) -> Result<Defaults> {
         let filter = |name: &str, value: &str| Filter::builder().name(name).values(value).build();
         let (in_vpc, default, main) =
             (filter("vpc-id", vpc_id), filter("group-name", "default"), filter("association.main", "true"));

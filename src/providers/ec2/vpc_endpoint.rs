@@ -4,40 +4,33 @@
 //! has finished (`deleted`, or no longer listed).
 
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{Filter, State, VpcEndpoint as AwsEndpoint};
+use aws_sdk_ec2::types::{State, VpcEndpoint as AwsEndpoint};
 use serde_json::json;
 
 use super::object;
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::{all_pages, send};
+use crate::providers::send::{send, send_pages};
 use crate::providers::wait::{until, Budget, Poll};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
 
 pub struct VpcEndpoint;
 
-const KIND: &str = "aws_vpc_endpoint";
-const MADE_BY: &str = "someone other than kbp (by hand, or a controller)";
 /// Interface endpoints take a minute or two to delete their network interfaces.
 const DELETE_BUDGET: Budget = Budget::minutes(10);
 
 #[async_trait]
 impl Leftover for VpcEndpoint {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::VPC_ENDPOINT;
+    const MADE_BY: &'static str = "someone other than kbp (by hand, or a controller)";
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(e) = describe(cx, id).await?.filter(|e| !is_gone(e)) else { return Ok(None) };
         Ok(Some(Observed { attrs: attrs(&e), outputs: super::id_output(id) }))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let Some(e) = describe(cx, id).await? else { return Ok(()) };
         if is_gone(&e) {
             return Ok(());
@@ -65,18 +58,14 @@ impl Leftover for VpcEndpoint {
         .await
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
-        if scope.vpc_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let in_vpcs = &Filter::builder().name("vpc-id").set_values(Some(scope.vpc_ids.to_vec())).build();
-        let all = all_pages(|token| async move {
-            let page = send(cx, "ec2:DescribeVpcEndpoints", &[], || {
-                cx.ec2().describe_vpc_endpoints().filters(in_vpcs.clone()).set_next_token(token.clone()).send()
-            })
-            .await?;
-            Ok((page.vpc_endpoints().to_vec(), page.next_token().map(str::to_string)))
-        })
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
+        let Some(in_vpcs) = &super::in_vpcs_filter(scope.vpc_ids) else { return Ok(Vec::new()) };
+        let all = send_pages(
+            cx,
+            "ec2:DescribeVpcEndpoints",
+            |token| cx.ec2().describe_vpc_endpoints().filters(in_vpcs.clone()).set_next_token(token).send(),
+            |page| (page.vpc_endpoints.unwrap_or_default(), page.next_token),
+        )
         .await?;
         let mut found = Vec::new();
         for e in all {
@@ -90,7 +79,7 @@ impl Leftover for VpcEndpoint {
                 e.tags().iter().filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string())));
             let tags = tags.collect();
             found.push(Found {
-                kind: KIND,
+                kind: Self::KIND,
                 id: id.to_string(),
                 name: Found::tag_name(&tags),
                 detail: format!(
@@ -129,7 +118,7 @@ fn in_state(e: &AwsEndpoint, state: State) -> bool {
     e.state().is_some_and(|s| s.as_str().eq_ignore_ascii_case(state.as_str()))
 }
 
-async fn describe(cx: &Context, id: &str) -> Result<Option<AwsEndpoint>, ProviderError> {
+async fn describe(cx: &Context, id: &str) -> Result<Option<AwsEndpoint>> {
     let r = send(cx, "ec2:DescribeVpcEndpoints", &[], || cx.ec2().describe_vpc_endpoints().vpc_endpoint_ids(id).send())
         .await;
     Ok(absent_if_gone(r)?.and_then(|out| out.vpc_endpoints().iter().find(|e| e.vpc_endpoint_id() == Some(id)).cloned()))

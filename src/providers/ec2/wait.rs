@@ -6,7 +6,7 @@ use std::future::Future;
 
 use crate::providers::wait::Wait;
 pub use crate::providers::wait::{until, Budget, Poll};
-use crate::providers::ProviderError;
+use crate::providers::{ProviderError, Result};
 
 /// Runs `call` (a delete or detach) until AWS stops answering `DependencyViolation` or `also_busy` codes,
 /// within `budget`. AWS releases ENIs, NAT gateway addresses and public IP mappings minutes after the resource
@@ -17,10 +17,10 @@ pub async fn while_in_use<T, F, Fut>(
     also_busy: &[&str],
     budget: Budget,
     call: F,
-) -> Result<T, ProviderError>
+) -> Result<T>
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, ProviderError>>,
+    Fut: Future<Output = Result<T>>,
 {
     let hint = format!(
         "something outside this step still uses {what}; kbp waited {}s. Find it in the AWS console (ENIs, load \

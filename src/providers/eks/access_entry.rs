@@ -15,16 +15,16 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{client_token, join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging, vanished};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, ok_if_gone};
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct AccessEntry;
 
-const KIND: &str = "aws_eks_access_entry";
+const KIND: &str = kinds::EKS_ACCESS_ENTRY;
 /// Only STANDARD entries take access policies; node entries (EC2_LINUX, …) get their permissions from their type.
 const STANDARD: &str = "STANDARD";
 
@@ -40,12 +40,8 @@ struct Spec {
 
 #[async_trait]
 impl Provider for AccessEntry {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["cluster_name", "principal_arn", "type"]
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["cluster_name", "principal_arn", "type"])
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {
@@ -56,7 +52,7 @@ impl Provider for AccessEntry {
         a
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let (cluster, principal) = split_id(KIND, id, "principal ARN")?;
         let Some(entry) = describe(cx, cluster, principal).await? else { return Ok(None) };
         let entry_type = entry.r#type().unwrap_or(STANDARD);
@@ -74,14 +70,14 @@ impl Provider for AccessEntry {
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, &entry) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let principal = principal_for_eks(cx, &s.principal_arn).await?;
         let found = describe(cx, &s.cluster_name, &principal).await?;
         Ok(found.filter(|e| tagging::owned_by(e.tags(), &cx.stack)).map(|_| join_id(&s.cluster_name, &principal)))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:CreateAccessEntry";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let principal = principal_for_eks(cx, &s.principal_arn).await?;
@@ -107,13 +103,7 @@ impl Provider for AccessEntry {
         Ok(Applied { outputs: outputs(&id, &entry), id })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let (cluster, principal) = split_id(KIND, id, "principal ARN")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let what = format!("access entry of {principal}");
@@ -136,7 +126,7 @@ impl Provider for AccessEntry {
                     .send()
             })
             .await;
-            ok_if_gone(r.map(drop))?;
+            ok_if_gone(r)?;
         }
         let arn = entry.access_entry_arn().ok_or_else(|| missing("eks:DescribeAccessEntry", "access entry ARN"))?;
         tagging::reconcile(cx, arn, entry.tags(), desired).await?;
@@ -144,19 +134,19 @@ impl Provider for AccessEntry {
     }
 
     /// Access entries have no status: once DeleteAccessEntry returns, the principal has no access.
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let (cluster, principal) = split_id(KIND, id, "principal ARN")?;
         let r = send(cx, "eks:DeleteAccessEntry", &[], || {
             cx.eks().delete_access_entry().cluster_name(cluster).principal_arn(principal).send()
         })
         .await;
-        ok_if_gone(r.map(drop))
+        ok_if_gone(r)
     }
 }
 
 type Described = aws_sdk_eks::types::AccessEntry;
 
-async fn describe(cx: &Context, cluster: &str, principal: &str) -> Result<Option<Described>, ProviderError> {
+async fn describe(cx: &Context, cluster: &str, principal: &str) -> Result<Option<Described>> {
     let r = send(cx, "eks:DescribeAccessEntry", &[], || {
         cx.eks().describe_access_entry().cluster_name(cluster).principal_arn(principal).send()
     })
@@ -165,11 +155,7 @@ async fn describe(cx: &Context, cluster: &str, principal: &str) -> Result<Option
 }
 
 /// The access policies associated with the entry (in any scope), or `None` when the entry is gone.
-async fn associated_policies(
-    cx: &Context,
-    cluster: &str,
-    principal: &str,
-) -> Result<Option<Vec<String>>, ProviderError> {
+async fn associated_policies(cx: &Context, cluster: &str, principal: &str) -> Result<Option<Vec<String>>> {
     let r = send(cx, "eks:ListAssociatedAccessPolicies", &[], || async {
         let pages = cx.eks().list_associated_access_policies().cluster_name(cluster).principal_arn(principal);
         pages.into_paginator().items().send().collect::<Result<Vec<_>, _>>().await
@@ -179,7 +165,7 @@ async fn associated_policies(
 }
 
 /// Associates `policy` cluster-wide. Associating a policy that is already associated succeeds.
-async fn associate(cx: &Context, cluster: &str, principal: &str, policy: &str) -> Result<(), ProviderError> {
+async fn associate(cx: &Context, cluster: &str, principal: &str, policy: &str) -> Result<()> {
     let scope = AccessScope::builder().r#type(AccessScopeType::Cluster).build();
     send(cx, "eks:AssociateAccessPolicy", &[], || {
         let call = cx.eks().associate_access_policy().cluster_name(cluster).principal_arn(principal);
@@ -198,7 +184,7 @@ async fn associate(cx: &Context, cluster: &str, principal: &str, policy: &str) -
 
 /// The principal ARN to give EKS: a role's real ARN, path included, for an STS session of it; any other ARN
 /// as it is. A role IAM will not show (another account's, or no permission to read it) stays without its path.
-async fn principal_for_eks(cx: &Context, arn: &str) -> Result<String, ProviderError> {
+async fn principal_for_eks(cx: &Context, arn: &str) -> Result<String> {
     let Some(role) = assumed_role_name(arn) else { return Ok(arn.to_string()) };
     let r = send(cx, "iam:GetRole", &[], || cx.iam().get_role().role_name(role).send()).await;
     match r {

@@ -8,25 +8,23 @@
 //! version behind the user's back. Configuration values travel to EKS as a JSON string and are read back as JSON.
 
 use async_trait::async_trait;
-use aws_sdk_eks::types::{AddonInfo, AddonStatus, ResolveConflicts};
+use aws_sdk_eks::types::{AddonInfo, Cluster, ResolveConflicts};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::cluster::describe as describe_cluster;
-use super::lifecycle::{self, send_when_idle, wait_for_update, UpdateOf};
+use super::lifecycle::{Target, Tracked, Tracking};
 use super::{client_token, join_id, missing, split_id, tagging, vanished};
-use crate::graph::{Address, Attrs};
+use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Addon;
 
-const KIND: &str = "aws_eks_addon";
-const DESCRIBE: &str = "eks:DescribeAddon";
+const KIND: &str = kinds::EKS_ADDON;
 /// Add-ons install in a minute or two; coredns waits for a node to run on.
 const BUDGET: Budget = Budget::long_minutes(20);
 
@@ -56,19 +54,13 @@ impl Spec {
 
 #[async_trait]
 impl Provider for Addon {
-    fn kind(&self) -> &'static str {
-        KIND
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["cluster_name", "addon_name"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["cluster_name", "addon_name"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let (cluster, name) = split_id(KIND, id, "add-on")?;
-        let Some(a) = describe(cx, cluster, name).await?.filter(|r| cx.destroying || is_live(r)) else {
-            return Ok(None);
-        };
+        let Some(a) = tracking(cx, cluster, name).read().await? else { return Ok(None) };
         // Only a version the user pinned is an attribute; an unpinned one is an output.
         let pinned = !prior.get("addon_version").is_some_and(Value::is_null);
         let attrs = json!({
@@ -81,13 +73,13 @@ impl Provider for Addon {
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, &a) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
-        let found = describe(cx, &s.cluster_name, &s.addon_name).await?.filter(is_live);
-        Ok(found.filter(|a| tagging::owned_by(a.tags(), &cx.stack)).map(|_| join_id(&s.cluster_name, &s.addon_name)))
+        let found = tracking(cx, &s.cluster_name, &s.addon_name).find().await?;
+        Ok(found.map(|_| join_id(&s.cluster_name, &s.addon_name)))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:CreateAddon";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let version = match &s.addon_version {
@@ -111,24 +103,20 @@ impl Provider for Addon {
         .await
         .map_err(|e| explain_create(e, &s))?;
         let id = join_id(&s.cluster_name, &s.addon_name);
-        let a = wait_active(cx, Some(desired.address), &s.cluster_name, &s.addon_name).await?;
+        let a = tracking(cx, &s.cluster_name, &s.addon_name).wait_active(Some(desired.address)).await?;
         Ok(Applied { outputs: outputs(&id, &a), id })
     }
 
     /// A pinned version moves to the pinned one; an unpinned add-on keeps the version it has (unpinning a
     /// version changes nothing in AWS).
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:UpdateAddon";
         let (cluster, name) = split_id(KIND, id, "add-on")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let address = Some(desired.address);
-        let current = wait_settled(cx, address, cluster, name).await?;
+        let addon = tracking(cx, cluster, name);
+        // EKS takes an update in these states; DEGRADED and UPDATE_FAILED are what an update may repair.
+        let current = addon.wait_until(address, &["ACTIVE", "DEGRADED", "UPDATE_FAILED"]).await?;
 
         let version = s.addon_version.clone().filter(|v| current.addon_version() != Some(v.as_str()));
         let want_config = s.configuration();
@@ -138,8 +126,7 @@ impl Provider for Addon {
         let configuration = (!same_config).then(|| want_config.unwrap_or_default());
         if version.is_some() || configuration.is_some() {
             let conflicts = s.resolve_conflicts();
-            let what = format!("add-on {name}");
-            let out = send_when_idle(cx, address, OP, &what, BUDGET, || {
+            let request = || {
                 cx.eks()
                     .update_addon()
                     .cluster_name(cluster)
@@ -148,71 +135,48 @@ impl Provider for Addon {
                     .set_configuration_values(configuration.clone())
                     .resolve_conflicts(conflicts.clone())
                     .send()
-            })
-            .await?;
-            let of = UpdateOf { cluster, nodegroup: None, addon: Some(name) };
-            wait_for_update(cx, address, of, out.update(), BUDGET).await?;
+            };
+            addon.update(address, OP, request, |out| out.update()).await?;
         }
 
-        let arn = current.addon_arn().ok_or_else(|| missing(DESCRIBE, "add-on ARN"))?;
+        let arn = current.addon_arn().ok_or_else(|| missing(Described::DESCRIBE, "add-on ARN"))?;
         tagging::reconcile(cx, arn, current.tags(), desired).await?;
-        let a = wait_active(cx, address, cluster, name).await?;
+        let a = addon.wait_active(address).await?;
         Ok(Applied { id: id.to_string(), outputs: outputs(id, &a) })
     }
 
-    /// Not preserved: the add-on's Kubernetes objects go with it, as they came with it.
-    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<(), ProviderError> {
+    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<()> {
         let (cluster, name) = split_id(KIND, id, "name")?;
-        wait_active(cx, Some(address), cluster, name).await.map(drop)
+        tracking(cx, cluster, name).wait_active(Some(address)).await.map(drop)
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    /// Not preserved: the add-on's Kubernetes objects go with it, as they came with it.
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         const OP: &str = "eks:DeleteAddon";
         let (cluster, name) = split_id(KIND, id, "add-on")?;
-        let delete = || {
-            send(cx, OP, &[], || cx.eks().delete_addon().cluster_name(cluster).addon_name(name).preserve(false).send())
-        };
-        let what = format!("add-on {name}");
-        let busy = lifecycle::busy_hint(&what, BUDGET);
-        lifecycle::delete_and_wait(cx, OP, &what, BUDGET, &busy, || describe(cx, cluster, name), delete).await
+        let request = || cx.eks().delete_addon().cluster_name(cluster).addon_name(name).preserve(false).send();
+        tracking(cx, cluster, name).delete(OP, None, request).await
     }
 }
 
 type Described = aws_sdk_eks::types::Addon;
 
-async fn describe(cx: &Context, cluster: &str, name: &str) -> Result<Option<Described>, ProviderError> {
-    let r =
-        send(cx, "eks:DescribeAddon", &[], || cx.eks().describe_addon().cluster_name(cluster).addon_name(name).send())
-            .await;
-    Ok(absent_if_gone(r)?.and_then(|out| out.addon))
+#[async_trait]
+impl Tracked for Described {
+    const NOUN: &'static str = "add-on";
+    const DESCRIBE: &'static str = "eks:DescribeAddon";
+    const FAILURE_HINT: &'static str = "fix what EKS names (coredns needs a node it tolerates; a rejected \
+        configuration names the bad field, see `aws eks describe-addon-configuration`), then run kbp again";
+
+    async fn describe(cx: &Context, at: Target<'_>) -> Result<Option<Self>> {
+        let request = || cx.eks().describe_addon().cluster_name(at.cluster).addon_name(at.name()).send();
+        Ok(absent_if_gone(send(cx, Self::DESCRIBE, &[], request).await)?.and_then(|out| out.addon))
+    }
 }
 
-/// An add-on being deleted is gone for kbp: nothing can stop the deletion.
-fn is_live(a: &Described) -> bool {
-    a.status() != Some(&AddonStatus::Deleting)
-}
-
-/// Waits until the add-on is ACTIVE; DEGRADED and the failed states end the wait with EKS's health issues.
-async fn wait_active(
-    cx: &Context,
-    address: Option<&Address>,
-    cluster: &str,
-    name: &str,
-) -> Result<Described, ProviderError> {
-    let what = format!("add-on {name}");
-    lifecycle::until_status(cx, address, DESCRIBE, &what, &["ACTIVE"], BUDGET, || describe(cx, cluster, name)).await
-}
-
-/// Waits until EKS takes an update: ACTIVE, or DEGRADED/UPDATE_FAILED, which an update may repair.
-async fn wait_settled(
-    cx: &Context,
-    address: Option<&Address>,
-    cluster: &str,
-    name: &str,
-) -> Result<Described, ProviderError> {
-    let what = format!("add-on {name}");
-    let settled = ["ACTIVE", "DEGRADED", "UPDATE_FAILED"];
-    lifecycle::until_status(cx, address, DESCRIBE, &what, &settled, BUDGET, || describe(cx, cluster, name)).await
+/// The add-on `name` of `cluster`; every wait on it may take [`BUDGET`].
+fn tracking<'a>(cx: &'a Context, cluster: &'a str, name: &'a str) -> Tracking<'a, Described> {
+    Tracking::new(cx, Target::addon(cluster, name), BUDGET)
 }
 
 fn explain_create(e: ProviderError, s: &Spec) -> ProviderError {
@@ -233,9 +197,9 @@ fn explain_create(e: ProviderError, s: &Spec) -> ProviderError {
 
 /// The version of `addon` EKS marks as the default for the cluster's Kubernetes version, or else the newest
 /// compatible one.
-async fn latest_version(cx: &Context, cluster: &str, addon: &str) -> Result<String, ProviderError> {
+async fn latest_version(cx: &Context, cluster: &str, addon: &str) -> Result<String> {
     const OP: &str = "eks:DescribeAddonVersions";
-    let c = describe_cluster(cx, cluster)
+    let c = Cluster::describe(cx, Target::cluster(cluster))
         .await?
         .ok_or_else(|| vanished("eks:DescribeCluster", &format!("cluster {cluster}")))?;
     let kubernetes = c.version().ok_or_else(|| missing("eks:DescribeCluster", "Kubernetes version"))?;

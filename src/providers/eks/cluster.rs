@@ -6,28 +6,26 @@
 //! [`cluster_update`]: super::cluster_update
 
 use async_trait::async_trait;
-use aws_sdk_eks::types::{
-    AuthenticationMode, ClusterStatus, CreateAccessConfigRequest, EncryptionConfig, VpcConfigRequest,
-};
+use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, EncryptionConfig, VpcConfigRequest};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::cluster_update::{self, logging};
-use super::{client_token, lifecycle, missing, send_naming_role, sort_sets, sorted, tagging, vanished};
-use crate::graph::{Address, Attrs};
+use super::lifecycle::{Target, Tracked, Tracking};
+use super::{client_token, missing, send_naming_role, sort_sets, sorted, tagging, vanished};
+use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Cluster;
 
 pub(super) type Described = aws_sdk_eks::types::Cluster;
 
-const KIND: &str = "aws_eks_cluster";
-const DESCRIBE: &str = "eks:DescribeCluster";
+const KIND: &str = kinds::EKS_CLUSTER;
 /// A new cluster takes about ten minutes to become ACTIVE; thirty leaves a margin.
 const CREATE_BUDGET: Budget = Budget::long_minutes(30);
 /// Deleting takes a few minutes; within the same budget, the delete is retried while node groups still hold it.
@@ -57,30 +55,25 @@ pub(super) struct Spec {
 
 #[async_trait]
 impl Provider for Cluster {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["name", "role_arn"]
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["name", "role_arn"])
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {
         sort_sets(desired, SETS)
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        let Some(c) = describe(cx, id).await?.filter(|r| cx.destroying || is_live(r)) else { return Ok(None) };
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+        let Some(c) = tracking(cx, id, CREATE_BUDGET).read().await? else { return Ok(None) };
         Ok(Some(Observed { attrs: attrs(&c), outputs: outputs(&c) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
-        let found = describe(cx, &s.name).await?.filter(is_live);
-        Ok(found.filter(|c| tagging::owned_by(c.tags(), &cx.stack)).map(|_| s.name))
+        Ok(tracking(cx, &s.name, CREATE_BUDGET).find().await?.map(|_| s.name))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:CreateCluster";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let vpc = VpcConfigRequest::builder()
@@ -113,65 +106,54 @@ impl Provider for Cluster {
         })
         .await
         .map_err(|e| explain_taken(e, &s.name))?;
-        let c = wait_active(cx, Some(desired.address), &s.name, CREATE_BUDGET).await?;
+        let c = tracking(cx, &s.name, CREATE_BUDGET).wait_active(Some(desired.address)).await?;
         Ok(Applied { id: s.name, outputs: outputs(&c) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         // EKS refuses a change while another update runs, so start from an ACTIVE cluster.
-        let current = wait_active(cx, Some(desired.address), id, cluster_update::BUDGET).await?;
-        cluster_update::apply(cx, desired.address, &current, &s).await?;
-        let arn = current.arn().ok_or_else(|| missing(DESCRIBE, "cluster ARN"))?;
+        let cluster = tracking(cx, id, cluster_update::BUDGET);
+        let current = cluster.wait_active(Some(desired.address)).await?;
+        cluster_update::apply(&cluster, desired.address, &current, &s).await?;
+        let arn = current.arn().ok_or_else(|| missing(Described::DESCRIBE, "cluster ARN"))?;
         tagging::reconcile(cx, arn, current.tags(), desired).await?;
-        let c = describe(cx, id).await?.ok_or_else(|| vanished(DESCRIBE, &format!("cluster {id}")))?;
+        let c = cluster.describe().await?.ok_or_else(|| vanished(Described::DESCRIBE, &cluster.what()))?;
         Ok(Applied { id: id.to_string(), outputs: outputs(&c) })
     }
 
-    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<(), ProviderError> {
-        wait_active(cx, Some(address), id, CREATE_BUDGET).await.map(drop)
+    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<()> {
+        tracking(cx, id, CREATE_BUDGET).wait_active(Some(address)).await.map(drop)
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         const OP: &str = "eks:DeleteCluster";
         let hint = format!(
             "the cluster still has node groups or Fargate profiles (perhaps not made by kbp), or an update running; \
              list them with `aws eks list-nodegroups --cluster-name {id}`, delete them, then run kbp again"
         );
-        let delete = || send(cx, OP, &[], || cx.eks().delete_cluster().name(id).send());
-        let what = format!("cluster {id}");
-        lifecycle::delete_and_wait(cx, OP, &what, DELETE_BUDGET, &hint, || describe(cx, id), delete).await
+        let request = || cx.eks().delete_cluster().name(id).send();
+        tracking(cx, id, DELETE_BUDGET).delete(OP, Some(&hint), request).await
     }
 }
 
-/// The cluster named `name`, or `None` when EKS does not know it.
-pub(super) async fn describe(cx: &Context, name: &str) -> Result<Option<Described>, ProviderError> {
-    let r = send(cx, DESCRIBE, &[], || cx.eks().describe_cluster().name(name).send()).await;
-    Ok(absent_if_gone(r)?.and_then(|out| out.cluster))
+#[async_trait]
+impl Tracked for Described {
+    const NOUN: &'static str = "cluster";
+    const DESCRIBE: &'static str = "eks:DescribeCluster";
+    const FAILURE_HINT: &'static str = "fix what AWS names (often the cluster role's trust policy or permissions, \
+        or subnets in fewer than two availability zones), delete the failed cluster (`aws eks delete-cluster`), \
+        then run kbp again";
+
+    async fn describe(cx: &Context, at: Target<'_>) -> Result<Option<Self>> {
+        let r = send(cx, Self::DESCRIBE, &[], || cx.eks().describe_cluster().name(at.cluster).send()).await;
+        Ok(absent_if_gone(r)?.and_then(|out| out.cluster))
+    }
 }
 
-/// A cluster being deleted is gone for kbp: nothing can stop the deletion. Except for destroy, which reads it as
-/// there (`cx.destroying`) so that a rerun of a killed destroy waits for it to go before deleting the network,
-/// role and key it still uses.
-fn is_live(c: &Described) -> bool {
-    c.status() != Some(&ClusterStatus::Deleting)
-}
-
-/// Waits until the cluster is ACTIVE (created, or done with an update); FAILED ends the wait with AWS's reasons.
-pub(super) async fn wait_active(
-    cx: &Context,
-    address: Option<&Address>,
-    name: &str,
-    budget: Budget,
-) -> Result<Described, ProviderError> {
-    let what = format!("cluster {name}");
-    lifecycle::until_status(cx, address, DESCRIBE, &what, &["ACTIVE"], budget, || describe(cx, name)).await
+/// The cluster `name`, whose waits may each take `budget`.
+pub(super) fn tracking<'a>(cx: &'a Context, name: &'a str, budget: Budget) -> Tracking<'a, Described> {
+    Tracking::new(cx, Target::cluster(name), budget)
 }
 
 /// Names are deterministic, so a name already taken is a cluster kbp did not record.

@@ -19,18 +19,19 @@ use aws_sdk_eks::types::{
     AuthenticationMode, LogSetup, LogType, Logging, Update, UpdateAccessConfigRequest, VpcConfigRequest,
 };
 
-use super::cluster::{enabled_log_types, secrets_encryption, secrets_key, wait_active, Described, Spec};
-use super::lifecycle::{send_when_idle, wait_for_update, UpdateOf};
+use super::cluster::{enabled_log_types, secrets_encryption, secrets_key, Described, Spec};
+use super::lifecycle::Tracking;
 use super::sorted;
 use crate::graph::Address;
 use crate::providers::wait::Budget;
-use crate::providers::{Context, ProviderError};
+use crate::providers::{ProviderError, Result};
 
 /// A version upgrade takes up to about twenty-five minutes; a configuration update a few.
 pub const BUDGET: Budget = Budget::long_minutes(45);
 
-/// Brings `current` (ACTIVE) to `s`, one update at a time. Tags are not its business.
-pub async fn apply(cx: &Context, address: &Address, current: &Described, s: &Spec) -> Result<(), ProviderError> {
+/// Brings `current` (ACTIVE) to `s`, one update at a time, each waited on within the budget `cluster` carries
+/// ([`BUDGET`]). Tags are not its business.
+pub async fn apply(cluster: &Tracking<'_, Described>, address: &Address, current: &Described, s: &Spec) -> Result<()> {
     let name = s.name.as_str();
     let version = next_version(current.version().unwrap_or_default(), &s.version)?;
     let modes = match current.access_config().and_then(|a| a.authentication_mode()) {
@@ -38,8 +39,8 @@ pub async fn apply(cx: &Context, address: &Address, current: &Described, s: &Spe
         None => Vec::new(),
     };
     let encrypt_with = encryption_change(secrets_key(current), s.encryption_key_arn.as_deref())?;
-    let change = Change { cx, address, name };
-    let eks = cx.eks();
+    let change = Change { cluster, address };
+    let eks = cluster.context().eks();
 
     if let Some(version) = version {
         let call = || eks.update_cluster_version().name(name).version(&version).send();
@@ -110,29 +111,19 @@ pub fn logging(on: &[String], off: &[String]) -> Logging {
 /// One in-place change: the call (retried while another update runs), then the wait for EKS to finish it and
 /// for the cluster to be ACTIVE again.
 struct Change<'a> {
-    cx: &'a Context,
+    cluster: &'a Tracking<'a, Described>,
     address: &'a Address,
-    name: &'a str,
 }
 
 impl Change<'_> {
-    async fn run<O, E, F, Fut>(
-        &self,
-        op: &str,
-        call: F,
-        update: impl Fn(&O) -> Option<&Update>,
-    ) -> Result<(), ProviderError>
+    async fn run<O, E, F, Fut>(&self, op: &str, call: F, update: impl Fn(&O) -> Option<&Update>) -> Result<()>
     where
         F: Fn() -> Fut + Copy,
         Fut: Future<Output = Result<O, SdkError<E>>>,
         E: ProvideErrorMetadata + std::error::Error + 'static,
     {
-        let (cx, address) = (self.cx, Some(self.address));
-        let what = format!("cluster {}", self.name);
-        let out = send_when_idle(cx, address, op, &what, BUDGET, call).await?;
-        let of = UpdateOf { cluster: self.name, nodegroup: None, addon: None };
-        wait_for_update(cx, address, of, update(&out), BUDGET).await?;
-        wait_active(cx, address, self.name, BUDGET).await.map(drop)
+        self.cluster.update(Some(self.address), op, call, update).await?;
+        self.cluster.wait_active(Some(self.address)).await.map(drop)
     }
 }
 
@@ -149,7 +140,7 @@ fn explain_network_change(e: ProviderError) -> ProviderError {
 
 /// The version to pass to UpdateClusterVersion to go from `have` to `want`: `None` when they are equal, the
 /// next minor version when `want` is exactly that, and an error naming the steps otherwise.
-pub fn next_version(have: &str, want: &str) -> Result<Option<String>, ProviderError> {
+pub fn next_version(have: &str, want: &str) -> Result<Option<String>> {
     if have == want {
         return Ok(None);
     }
@@ -191,7 +182,7 @@ fn parse(v: &str) -> Option<(u32, u32)> {
 
 /// The authentication modes to set, in order, to go from `have` to `want`. EKS moves only forward,
 /// CONFIG_MAP → API_AND_CONFIG_MAP → API, one step per update; there is no way back.
-pub fn authentication_steps(have: &str, want: &str) -> Result<Vec<String>, ProviderError> {
+pub fn authentication_steps(have: &str, want: &str) -> Result<Vec<String>> {
     const ORDER: [&str; 3] = ["CONFIG_MAP", "API_AND_CONFIG_MAP", "API"];
     if have == want {
         return Ok(Vec::new());
@@ -214,7 +205,7 @@ pub fn authentication_steps(have: &str, want: &str) -> Result<Vec<String>, Provi
 
 /// The key to associate to go from secrets encrypted with `have` to `want`, if any. EKS can start encrypting
 /// secrets on a running cluster, but never stop or change the key.
-fn encryption_change<'a>(have: Option<&str>, want: Option<&'a str>) -> Result<Option<&'a str>, ProviderError> {
+fn encryption_change<'a>(have: Option<&str>, want: Option<&'a str>) -> Result<Option<&'a str>> {
     match (have, want) {
         (None, w) => Ok(w),
         (Some(h), Some(w)) if h == w => Ok(None),

@@ -1,11 +1,17 @@
 //! The life cycle EKS gives clusters, node groups and add-ons, and how kbp waits on it. Each has a status that
 //! moves through CREATING, UPDATING or DELETING to ACTIVE (or to gone), health issues that say why one failed,
-//! and runs one update at a time, which EKS reports as an Update (DescribeUpdate). Access entries and Pod
-//! Identity associations have no status: they are usable when the call returns.
+//! and runs one update at a time, which EKS reports as an Update (DescribeUpdate).
+//!
+//! [`Tracking`] is the one block the three kinds share: wait until ACTIVE after a create, send an update once
+//! the resource is idle and wait for EKS's Update, delete and wait until it is gone. Each kind's file says only
+//! how to describe one ([`Tracked`]) and what its calls are. Access entries and Pod Identity associations have
+//! no status: they are usable when the call returns.
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::marker::PhantomData;
 
+use async_trait::async_trait;
 use aws_sdk_eks::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_eks::types::{Addon, Cluster, Nodegroup, Update, UpdateStatus};
 
@@ -14,23 +20,52 @@ use crate::graph::Address;
 use crate::providers::attrs::ok_if_gone;
 use crate::providers::send::send;
 use crate::providers::wait::{Budget, Poll, Wait};
-use crate::providers::{Context, ProviderError};
+use crate::providers::{Context, ProviderError, Result};
 
-/// A resource EKS reports with a status and health issues.
-pub trait Tracked: Send + Sync {
+/// A cluster, or a node group or add-on in one: the names EKS's Describe and DescribeUpdate calls take.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub cluster: &'a str,
+    pub nodegroup: Option<&'a str>,
+    pub addon: Option<&'a str>,
+}
+
+impl<'a> Target<'a> {
+    pub fn cluster(name: &'a str) -> Self {
+        Target { cluster: name, nodegroup: None, addon: None }
+    }
+
+    pub fn nodegroup(cluster: &'a str, name: &'a str) -> Self {
+        Target { cluster, nodegroup: Some(name), addon: None }
+    }
+
+    pub fn addon(cluster: &'a str, name: &'a str) -> Self {
+        Target { cluster, nodegroup: None, addon: Some(name) }
+    }
+
+    /// The resource's own name.
+    pub fn name(&self) -> &'a str {
+        self.nodegroup.or(self.addon).unwrap_or(self.cluster)
+    }
+}
+
+/// What clusters, node groups and add-ons report under the same names: a status, health issues and tags.
+pub trait Status: Send + Sync {
     /// AWS's status, such as `ACTIVE` or `CREATE_FAILED`.
     fn state(&self) -> &str;
     /// The health issues EKS reports, each as `code: message`.
     fn issues(&self) -> Vec<String>;
     fn tag_map(&self) -> Option<&HashMap<String, String>>;
-    /// What to do when it failed, besides reading EKS's issues.
-    const FAILURE_HINT: &'static str;
+
+    /// Whether it is not being deleted: one being deleted is gone for kbp, since nothing can stop the deletion.
+    fn is_live(&self) -> bool {
+        self.state() != "DELETING"
+    }
 }
 
-/// Clusters, node groups and add-ons report status, health and tags under the same names.
-macro_rules! tracked {
-    ($($ty:ident => $hint:expr),* $(,)?) => {$(
-        impl Tracked for $ty {
+macro_rules! status {
+    ($($ty:ident),*) => {$(
+        impl Status for $ty {
             fn state(&self) -> &str {
                 self.status().map_or("no status", |s| s.as_str())
             }
@@ -44,19 +79,26 @@ macro_rules! tracked {
             fn tag_map(&self) -> Option<&HashMap<String, String>> {
                 self.tags()
             }
-            const FAILURE_HINT: &'static str = $hint;
         }
     )*};
 }
 
-tracked!(
-    Cluster => "fix what AWS names (often the cluster role's trust policy or permissions, or subnets in fewer than \
-        two availability zones), delete the failed cluster (`aws eks delete-cluster`), then run kbp again",
-    Nodegroup => "fix what EKS names (often the node role's policies, subnets without a route to the internet or to \
-        VPC endpoints, or instance types without capacity), then run kbp again",
-    Addon => "fix what EKS names (coredns needs a node it tolerates; a rejected configuration names the bad field, \
-        see `aws eks describe-addon-configuration`), then run kbp again",
-);
+status!(Cluster, Nodegroup, Addon);
+
+/// A kind with a life cycle, as its own file knows it: its name in messages, its Describe call, and what to do
+/// when one failed.
+#[async_trait]
+pub trait Tracked: Status + Sized {
+    /// What messages call one: `cluster`, `node group`, `add-on`.
+    const NOUN: &'static str;
+    /// Its Describe operation, named in errors.
+    const DESCRIBE: &'static str;
+    /// What to do when one failed, besides reading EKS's issues.
+    const FAILURE_HINT: &'static str;
+
+    /// The resource at `target`, or `None` when EKS does not know it.
+    async fn describe(cx: &Context, target: Target<'_>) -> Result<Option<Self>>;
+}
 
 /// A status EKS does not leave by itself: FAILED, CREATE_FAILED, UPDATE_FAILED, DELETE_FAILED, DEGRADED.
 fn is_failed(state: &str) -> bool {
@@ -69,158 +111,173 @@ fn failed<T: Tracked>(operation: &str, what: &str, r: &T) -> ProviderError {
     ProviderError::new(operation, r.state(), format!("{what} is {}: {reason}", r.state())).with_hint(T::FAILURE_HINT)
 }
 
-/// Waits until `describe` finds the resource (`what`, such as `node group controller`) in one of the `done`
-/// states. A failed state not in `done` ends the wait with EKS's health issues, DELETING with "deleted outside
-/// kbp"; anything else (CREATING, UPDATING, not visible yet) is reported and waited out.
-pub async fn until_status<T, F, Fut>(
-    cx: &Context,
-    address: Option<&Address>,
-    operation: &str,
-    what: &str,
-    done: &[&str],
+/// One resource of kind `T` at `target`, and how long each wait on it may take.
+pub struct Tracking<'a, T> {
+    cx: &'a Context,
+    target: Target<'a>,
     budget: Budget,
-    describe: F,
-) -> Result<T, ProviderError>
-where
-    T: Tracked,
-    F: Fn() -> Fut,
-    Fut: Future<Output = Result<Option<T>, ProviderError>>,
-{
-    let waiting = format!("{what} to become {}", done.join(" or "));
-    Wait::new(operation, &waiting, budget)
-        .reporting(cx, address)
-        .until(|| async {
-            let Some(r) = describe().await? else { return Ok(Poll::Pending("not visible yet".to_string())) };
-            match r.state() {
-                s if done.contains(&s) => Ok(Poll::Done(r)),
-                s if is_failed(s) => Err(failed(operation, what, &r)),
-                "DELETING" => Err(vanished(operation, what)),
-                s => Ok(Poll::Pending(s.to_string())),
-            }
-        })
-        .await
+    kind: PhantomData<fn() -> T>,
 }
 
-/// Deletes the resource `describe` finds (unless it is already DELETING) and waits until it is gone. The delete
-/// is retried while EKS answers `ResourceInUseException` (another update runs, or for a cluster, node groups
-/// remain), `in_use_hint` saying what to do if that lasts. Progress is reported under the resource's
-/// `kbp:address` tag, since a delete is given no address.
-pub async fn delete_and_wait<T, F, Fut, D, DFut, O>(
-    cx: &Context,
-    delete_op: &str,
-    what: &str,
-    budget: Budget,
-    in_use_hint: &str,
-    describe: F,
-    delete: D,
-) -> Result<(), ProviderError>
-where
-    T: Tracked,
-    F: Fn() -> Fut,
-    Fut: Future<Output = Result<Option<T>, ProviderError>>,
-    D: FnMut() -> DFut,
-    DFut: Future<Output = Result<O, ProviderError>>,
-{
-    let Some(r) = describe().await? else { return Ok(()) };
-    let address = tagging::address(r.tag_map());
-    if r.state() != "DELETING" {
-        let deleted = Wait::new(delete_op, what, budget)
-            .reporting(cx, address.as_ref())
-            .while_refused(|e| e.is("ResourceInUseException"), in_use_hint, delete)
-            .await;
-        ok_if_gone(deleted.map(drop))?;
+impl<'a, T: Tracked> Tracking<'a, T> {
+    pub fn new(cx: &'a Context, target: Target<'a>, budget: Budget) -> Self {
+        Tracking { cx, target, budget, kind: PhantomData }
     }
-    let waiting = format!("{what} to be deleted");
-    Wait::new(delete_op, &waiting, budget)
-        .reporting(cx, address.as_ref())
-        .until(|| async {
-            match describe().await? {
-                None => Ok(Poll::Done(())),
-                Some(r) if r.state() == "DELETE_FAILED" => Err(failed(delete_op, what, &r)),
-                Some(r) => Ok(Poll::Pending(r.state().to_string())),
-            }
-        })
-        .await
-}
 
-/// Sends a request that EKS refuses with `ResourceInUseException` while another update of the same resource
-/// runs (EKS runs one at a time per cluster, node group or add-on), retrying within `budget`.
-pub async fn send_when_idle<O, E, F, Fut>(
-    cx: &Context,
-    address: Option<&Address>,
-    op: &str,
-    what: &str,
-    budget: Budget,
-    request: F,
-) -> Result<O, ProviderError>
-where
-    F: Fn() -> Fut + Copy,
-    Fut: Future<Output = Result<O, SdkError<E>>>,
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-{
-    let hint = busy_hint(what, budget);
-    Wait::new(op, what, budget)
-        .reporting(cx, address)
-        .while_refused(|e| e.is("ResourceInUseException"), &hint, || send(cx, op, &[], request))
-        .await
-}
-
-/// What to do when `what` stays busy with another operation for all of `budget`.
-pub fn busy_hint(what: &str, budget: Budget) -> String {
-    format!(
-        "{what} stayed busy with another operation for {} minutes; check its updates in the EKS console, then run \
-         kbp again",
-        budget.timeout.as_secs() / 60
-    )
-}
-
-/// Which resource an EKS update (UpdateClusterConfig, UpdateNodegroupConfig, UpdateAddon, …) belongs to, for
-/// DescribeUpdate.
-pub struct UpdateOf<'a> {
-    pub cluster: &'a str,
-    pub nodegroup: Option<&'a str>,
-    pub addon: Option<&'a str>,
-}
-
-/// Waits until the update AWS returned has finished, and fails with AWS's errors if it failed. An update that
-/// comes back already finished (or without an ID) needs no wait; callers also wait for the resource's own status.
-pub async fn wait_for_update(
-    cx: &Context,
-    address: Option<&Address>,
-    of: UpdateOf<'_>,
-    update: Option<&Update>,
-    budget: Budget,
-) -> Result<(), ProviderError> {
-    let Some(update) = update else { return Ok(()) };
-    let Some(id) = update.id() else { return Ok(()) };
-    if finished(update)? {
-        return Ok(());
+    pub fn context(&self) -> &'a Context {
+        self.cx
     }
-    let what = format!("update {id} of {}", of.nodegroup.or(of.addon).unwrap_or(of.cluster));
-    Wait::new("eks:DescribeUpdate", &what, budget)
-        .reporting(cx, address)
-        .until(|| async {
-            let described = send(cx, "eks:DescribeUpdate", &[], || {
-                cx.eks()
-                    .describe_update()
-                    .name(of.cluster)
-                    .update_id(id)
-                    .set_nodegroup_name(of.nodegroup.map(str::to_string))
-                    .set_addon_name(of.addon.map(str::to_string))
-                    .send()
+
+    /// `node group system`, as messages name it.
+    pub fn what(&self) -> String {
+        format!("{} {}", T::NOUN, self.target.name())
+    }
+
+    pub async fn describe(&self) -> Result<Option<T>> {
+        T::describe(self.cx, self.target).await
+    }
+
+    /// The resource as a refresh reads it: one being deleted is gone, except in a destroy, which reads it as there
+    /// (`cx.destroying`) so that a rerun of a killed destroy waits for it to go before deleting what it uses.
+    pub async fn read(&self) -> Result<Option<T>> {
+        Ok(self.describe().await?.filter(|r| self.cx.destroying || r.is_live()))
+    }
+
+    /// The resource if `find` may adopt it: live, and carrying this stack's `kbp:stack` tag.
+    pub async fn find(&self) -> Result<Option<T>> {
+        let found = self.describe().await?;
+        Ok(found.filter(|r| r.is_live() && tagging::owned_by(r.tag_map(), &self.cx.stack)))
+    }
+
+    /// Waits until it is ACTIVE (created, or done with an update); the failed states end the wait with EKS's
+    /// health issues.
+    pub async fn wait_active(&self, address: Option<&Address>) -> Result<T> {
+        self.wait_until(address, &["ACTIVE"]).await
+    }
+
+    /// Waits until it is in one of the `done` states. A failed state not in `done` ends the wait with EKS's
+    /// health issues, DELETING with "deleted outside kbp"; anything else (CREATING, UPDATING, not visible yet) is
+    /// reported and waited out.
+    pub async fn wait_until(&self, address: Option<&Address>, done: &[&str]) -> Result<T> {
+        let what = self.what();
+        let waiting = format!("{what} to become {}", done.join(" or "));
+        Wait::new(T::DESCRIBE, &waiting, self.budget)
+            .reporting(self.cx, address)
+            .until(|| async {
+                let Some(r) = self.describe().await? else { return Ok(Poll::Pending("not visible yet".to_string())) };
+                match r.state() {
+                    s if done.contains(&s) => Ok(Poll::Done(r)),
+                    s if is_failed(s) => Err(failed(T::DESCRIBE, &what, &r)),
+                    "DELETING" => Err(vanished(T::DESCRIBE, &what)),
+                    s => Ok(Poll::Pending(s.to_string())),
+                }
             })
+            .await
+    }
+
+    /// Sends an in-place change (UpdateNodegroupConfig, UpdateAddon, UpdateClusterConfig, …), retried while
+    /// EKS refuses it with `ResourceInUseException` because another update runs, then waits until the Update
+    /// that `update` finds in the answer has finished. Callers wait for the resource's own status after it.
+    pub async fn update<O, E, F, Fut>(
+        &self,
+        address: Option<&Address>,
+        op: &str,
+        request: F,
+        update: impl Fn(&O) -> Option<&Update>,
+    ) -> Result<()>
+    where
+        F: Fn() -> Fut + Copy,
+        Fut: Future<Output = Result<O, SdkError<E>>>,
+        E: ProvideErrorMetadata + std::error::Error + 'static,
+    {
+        let (cx, what) = (self.cx, self.what());
+        let hint = self.busy_hint();
+        let out = Wait::new(op, &what, self.budget)
+            .reporting(cx, address)
+            .while_refused(|e| e.is("ResourceInUseException"), &hint, || send(cx, op, &[], request))
             .await?;
-            match described.update() {
-                Some(u) if finished(u)? => Ok(Poll::Done(())),
-                Some(u) => Ok(Poll::Pending(status_of(u))),
-                None => Ok(Poll::Pending("no update reported yet".to_string())),
-            }
-        })
-        .await
+        self.wait_for_update(address, update(&out)).await
+    }
+
+    /// Deletes the resource (unless it is already DELETING) and waits until it is gone. The delete is retried
+    /// while EKS answers `ResourceInUseException` (another update runs, or for a cluster, node groups remain),
+    /// `in_use_hint` saying what to do if that lasts (by default: look at its updates). Progress is reported
+    /// under the resource's `kbp:address` tag, since a delete is given no address.
+    pub async fn delete<O, E, F, Fut>(&self, op: &str, in_use_hint: Option<&str>, request: F) -> Result<()>
+    where
+        F: Fn() -> Fut + Copy,
+        Fut: Future<Output = Result<O, SdkError<E>>>,
+        E: ProvideErrorMetadata + std::error::Error + 'static,
+    {
+        let Some(r) = self.describe().await? else { return Ok(()) };
+        let (cx, what) = (self.cx, self.what());
+        let address = tagging::address(r.tag_map());
+        if r.state() != "DELETING" {
+            let hint = in_use_hint.map_or_else(|| self.busy_hint(), str::to_string);
+            let deleted = Wait::new(op, &what, self.budget)
+                .reporting(cx, address.as_ref())
+                .while_refused(|e| e.is("ResourceInUseException"), &hint, || send(cx, op, &[], request))
+                .await;
+            ok_if_gone(deleted)?;
+        }
+        let waiting = format!("{what} to be deleted");
+        Wait::new(op, &waiting, self.budget)
+            .reporting(cx, address.as_ref())
+            .until(|| async {
+                match self.describe().await? {
+                    None => Ok(Poll::Done(())),
+                    Some(r) if r.state() == "DELETE_FAILED" => Err(failed(op, &what, &r)),
+                    Some(r) => Ok(Poll::Pending(r.state().to_string())),
+                }
+            })
+            .await
+    }
+
+    /// What to do when the resource stays busy with another operation for the whole budget.
+    fn busy_hint(&self) -> String {
+        format!(
+            "{} stayed busy with another operation for {} minutes; check its updates in the EKS console, then run \
+             kbp again",
+            self.what(),
+            self.budget.timeout.as_secs() / 60
+        )
+    }
+
+    /// Waits until the update AWS returned has finished, and fails with AWS's errors if it failed. An update
+    /// that comes back already finished (or without an ID) needs no wait.
+    async fn wait_for_update(&self, address: Option<&Address>, update: Option<&Update>) -> Result<()> {
+        let Some(update) = update else { return Ok(()) };
+        let Some(id) = update.id() else { return Ok(()) };
+        if finished(update)? {
+            return Ok(());
+        }
+        let (cx, target) = (self.cx, self.target);
+        let what = format!("update {id} of {}", target.name());
+        Wait::new("eks:DescribeUpdate", &what, self.budget)
+            .reporting(cx, address)
+            .until(|| async {
+                let described = send(cx, "eks:DescribeUpdate", &[], || {
+                    cx.eks()
+                        .describe_update()
+                        .name(target.cluster)
+                        .update_id(id)
+                        .set_nodegroup_name(target.nodegroup.map(str::to_string))
+                        .set_addon_name(target.addon.map(str::to_string))
+                        .send()
+                })
+                .await?;
+                match described.update() {
+                    Some(u) if finished(u)? => Ok(Poll::Done(())),
+                    Some(u) => Ok(Poll::Pending(status_of(u))),
+                    None => Ok(Poll::Pending("no update reported yet".to_string())),
+                }
+            })
+            .await
+    }
 }
 
 /// Whether the update succeeded (false while it runs); an error when it failed or was cancelled.
-fn finished(u: &Update) -> Result<bool, ProviderError> {
+fn finished(u: &Update) -> Result<bool> {
     match u.status() {
         Some(UpdateStatus::Successful) => Ok(true),
         Some(UpdateStatus::Failed | UpdateStatus::Cancelled) => {

@@ -1,12 +1,14 @@
 //! EKS providers: the cluster, its managed node group, add-ons, access entries and Pod Identity associations, one
 //! file per kind. Shared here: composite IDs, set-like lists and the retry for IAM roles EKS cannot see yet;
-//! statuses, updates and the waits on them are in [`lifecycle`], tags in [`tagging`].
+//! statuses, updates and the waits on them are in [`lifecycle`] (one create/update/delete-and-wait block for the
+//! three kinds with a status), tags in [`tagging`].
 //!
 //! Not here: the node security group (an EC2 resource, `ec2/security_group.rs`), the IAM roles EKS assumes
 //! (`iam/`), and anything inside the cluster (the Kubernetes providers).
 //!
 //! Everything EKS does to a cluster, node group or add-on takes minutes and runs one update at a time, so every
-//! mutating call is followed by a bounded wait that reports AWS's status through `cx.progress`.
+//! mutating call on one is followed by a bounded wait that reports AWS's status through `cx.progress`. Access
+//! entries and Pod Identity associations have no status and are not waited on.
 
 mod access_entry;
 mod addon;
@@ -26,6 +28,7 @@ use super::send::send;
 use super::wait::{Budget, Wait};
 use super::{Context, Desired, ProviderError, Registry};
 use crate::graph::Attrs;
+use crate::providers::Result;
 
 pub fn register(r: &mut Registry) {
     r.add(cluster::Cluster);
@@ -45,7 +48,7 @@ pub(crate) fn join_id(cluster: &str, name: &str) -> String {
 }
 
 /// Splits a `<cluster>:<name>` ID; `shape` names the second part in the error.
-pub(crate) fn split_id<'a>(kind: &str, id: &'a str, shape: &str) -> Result<(&'a str, &'a str), ProviderError> {
+pub(crate) fn split_id<'a>(kind: &str, id: &'a str, shape: &str) -> Result<(&'a str, &'a str)> {
     id.split_once(':').filter(|(c, n)| !c.is_empty() && !n.is_empty()).ok_or_else(|| {
         ProviderError::new(kind, "", format!("`{id}` is not an ID of this kind (expected <cluster>:<{shape}>)"))
             .with_hint("the state file was edited by hand or is corrupt; fix the ID or remove the entry")
@@ -80,12 +83,7 @@ pub(crate) fn sorted(items: &[String]) -> Vec<String> {
 /// policy just attached to it, may not be visible to EKS yet, and EKS then refuses the request with
 /// `InvalidParameterException` ("role … does not exist", "could not be assumed", "doesn't have the Amazon EKS
 /// Managed Policies"). Only those refusals are retried, for up to two minutes.
-pub(crate) async fn send_naming_role<O, E, F, Fut>(
-    cx: &Context,
-    op: &str,
-    transient: &[&str],
-    request: F,
-) -> Result<O, ProviderError>
+pub(crate) async fn send_naming_role<O, E, F, Fut>(cx: &Context, op: &str, transient: &[&str], request: F) -> Result<O>
 where
     F: Fn() -> Fut + Copy,
     Fut: Future<Output = Result<O, SdkError<E>>>,

@@ -8,26 +8,25 @@ use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
-    AmiTypes, CapacityTypes, Nodegroup, NodegroupScalingConfig, NodegroupStatus, Taint, TaintEffect,
-    UpdateLabelsPayload, UpdateTaintsPayload,
+    AmiTypes, CapacityTypes, Nodegroup, NodegroupScalingConfig, Taint, TaintEffect, UpdateLabelsPayload,
+    UpdateTaintsPayload,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::lifecycle::{self, send_when_idle, wait_for_update, UpdateOf};
+use super::lifecycle::{Target, Tracked, Tracking};
 use super::{client_token, join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging};
-use crate::graph::{Address, Attrs};
+use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct NodeGroup;
 
-const KIND: &str = "aws_eks_node_group";
-const DESCRIBE: &str = "eks:DescribeNodegroup";
+const KIND: &str = kinds::EKS_NODE_GROUP;
 /// Instances must launch and join the cluster: usually three to five minutes, twenty at most.
 const BUDGET: Budget = Budget::long_minutes(20);
 
@@ -65,12 +64,8 @@ struct KubeTaint {
 
 #[async_trait]
 impl Provider for NodeGroup {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &[
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&[
             "cluster_name",
             "name",
             "node_role_arn",
@@ -79,7 +74,7 @@ impl Provider for NodeGroup {
             "instance_types",
             "capacity_type",
             "disk_size",
-        ]
+        ])
     }
 
     /// Subnets are a set and taints are compared in (key, effect) order; instance types keep their order, which
@@ -92,21 +87,19 @@ impl Provider for NodeGroup {
         a
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let (cluster, name) = split_id(KIND, id, "node group")?;
-        let Some(ng) = describe(cx, cluster, name).await?.filter(|r| cx.destroying || is_live(r)) else {
-            return Ok(None);
-        };
+        let Some(ng) = tracking(cx, cluster, name).read().await? else { return Ok(None) };
         Ok(Some(Observed { attrs: attrs(&ng), outputs: outputs(id, &ng) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
-        let found = describe(cx, &s.cluster_name, &s.name).await?.filter(is_live);
-        Ok(found.filter(|ng| tagging::owned_by(ng.tags(), &cx.stack)).map(|_| join_id(&s.cluster_name, &s.name)))
+        let found = tracking(cx, &s.cluster_name, &s.name).find().await?;
+        Ok(found.map(|_| join_id(&s.cluster_name, &s.name)))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:CreateNodegroup";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let taints = s.taints.iter().map(to_eks).collect::<Result<Vec<_>, _>>()?;
@@ -133,23 +126,18 @@ impl Provider for NodeGroup {
         .await
         .map_err(|e| explain_taken(e, &s))?;
         let id = join_id(&s.cluster_name, &s.name);
-        let ng = wait_active(cx, Some(desired.address), &s.cluster_name, &s.name).await?;
+        let ng = tracking(cx, &s.cluster_name, &s.name).wait_active(Some(desired.address)).await?;
         Ok(Applied { outputs: outputs(&id, &ng), id })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:UpdateNodegroupConfig";
         let (cluster, name) = split_id(KIND, id, "node group")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let address = Some(desired.address);
+        let group = tracking(cx, cluster, name);
         // EKS refuses a change while another update of the group runs.
-        let current = wait_active(cx, address, cluster, name).await?;
+        let current = group.wait_active(address).await?;
 
         let want_scaling = Some(scaling(&s.scaling)).filter(|w| current.scaling_config() != Some(w));
         let have_labels: BTreeMap<String, String> =
@@ -158,8 +146,7 @@ impl Provider for NodeGroup {
         let have_taints = current.taints().iter().map(from_eks).collect::<Vec<_>>();
         let taints = taint_changes(&have_taints, &s.taints)?;
         if want_scaling.is_some() || labels.is_some() || taints.is_some() {
-            let what = format!("node group {name}");
-            let out = send_when_idle(cx, address, OP, &what, BUDGET, || {
+            let request = || {
                 cx.eks()
                     .update_nodegroup_config()
                     .cluster_name(cluster)
@@ -168,56 +155,47 @@ impl Provider for NodeGroup {
                     .set_labels(labels.clone())
                     .set_taints(taints.clone())
                     .send()
-            })
-            .await?;
-            let of = UpdateOf { cluster, nodegroup: Some(name), addon: None };
-            wait_for_update(cx, address, of, out.update(), BUDGET).await?;
+            };
+            group.update(address, OP, request, |out| out.update()).await?;
         }
 
-        let arn = current.nodegroup_arn().ok_or_else(|| missing(DESCRIBE, "node group ARN"))?;
+        let arn = current.nodegroup_arn().ok_or_else(|| missing(Nodegroup::DESCRIBE, "node group ARN"))?;
         tagging::reconcile(cx, arn, current.tags(), desired).await?;
-        let ng = wait_active(cx, address, cluster, name).await?;
+        let ng = group.wait_active(address).await?;
         Ok(Applied { id: id.to_string(), outputs: outputs(id, &ng) })
+    }
+
+    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<()> {
+        let (cluster, name) = split_id(KIND, id, "name")?;
+        tracking(cx, cluster, name).wait_active(Some(address)).await.map(drop)
     }
 
     /// The cluster cannot be deleted before its node groups are gone, and their nodes' ENIs go with them, so
     /// the delete waits until EKS no longer knows the group.
-    async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<(), ProviderError> {
-        let (cluster, name) = split_id(KIND, id, "name")?;
-        wait_active(cx, Some(address), cluster, name).await.map(drop)
-    }
-
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         const OP: &str = "eks:DeleteNodegroup";
         let (cluster, name) = split_id(KIND, id, "node group")?;
-        let delete =
-            || send(cx, OP, &[], || cx.eks().delete_nodegroup().cluster_name(cluster).nodegroup_name(name).send());
-        let what = format!("node group {name}");
-        let busy = lifecycle::busy_hint(&what, BUDGET);
-        lifecycle::delete_and_wait(cx, OP, &what, BUDGET, &busy, || describe(cx, cluster, name), delete).await
+        let request = || cx.eks().delete_nodegroup().cluster_name(cluster).nodegroup_name(name).send();
+        tracking(cx, cluster, name).delete(OP, None, request).await
     }
 }
 
-async fn describe(cx: &Context, cluster: &str, name: &str) -> Result<Option<Nodegroup>, ProviderError> {
-    let r = send(cx, DESCRIBE, &[], || cx.eks().describe_nodegroup().cluster_name(cluster).nodegroup_name(name).send())
-        .await;
-    Ok(absent_if_gone(r)?.and_then(|out| out.nodegroup))
+#[async_trait]
+impl Tracked for Nodegroup {
+    const NOUN: &'static str = "node group";
+    const DESCRIBE: &'static str = "eks:DescribeNodegroup";
+    const FAILURE_HINT: &'static str = "fix what EKS names (often the node role's policies, subnets without a route \
+        to the internet or to VPC endpoints, or instance types without capacity), then run kbp again";
+
+    async fn describe(cx: &Context, at: Target<'_>) -> Result<Option<Self>> {
+        let request = || cx.eks().describe_nodegroup().cluster_name(at.cluster).nodegroup_name(at.name()).send();
+        Ok(absent_if_gone(send(cx, Self::DESCRIBE, &[], request).await)?.and_then(|out| out.nodegroup))
+    }
 }
 
-/// A node group being deleted is gone for kbp: nothing can stop the deletion.
-fn is_live(ng: &Nodegroup) -> bool {
-    ng.status() != Some(&NodegroupStatus::Deleting)
-}
-
-/// Waits until the group is ACTIVE; CREATE_FAILED or DEGRADED end the wait with EKS's health issues.
-async fn wait_active(
-    cx: &Context,
-    address: Option<&Address>,
-    cluster: &str,
-    name: &str,
-) -> Result<Nodegroup, ProviderError> {
-    let what = format!("node group {name}");
-    lifecycle::until_status(cx, address, DESCRIBE, &what, &["ACTIVE"], BUDGET, || describe(cx, cluster, name)).await
+/// The node group `name` of `cluster`; every wait on it may take [`BUDGET`].
+fn tracking<'a>(cx: &'a Context, cluster: &'a str, name: &'a str) -> Tracking<'a, Nodegroup> {
+    Tracking::new(cx, Target::nodegroup(cluster, name), BUDGET)
 }
 
 fn explain_taken(e: ProviderError, s: &Spec) -> ProviderError {
@@ -236,7 +214,7 @@ fn scaling(s: &Scaling) -> NodegroupScalingConfig {
     NodegroupScalingConfig::builder().min_size(s.min_size).max_size(s.max_size).desired_size(s.desired_size).build()
 }
 
-fn to_eks(t: &KubeTaint) -> Result<Taint, ProviderError> {
+fn to_eks(t: &KubeTaint) -> Result<Taint> {
     let effect = match t.effect.as_str() {
         "NoSchedule" => TaintEffect::NoSchedule,
         "PreferNoSchedule" => TaintEffect::PreferNoSchedule,
@@ -278,7 +256,7 @@ fn label_changes(have: &BTreeMap<String, String>, want: &BTreeMap<String, String
 
 /// The taints payload that turns `have` into `want`, or `None` when they are equal. A taint is identified by its
 /// key and effect, as in Kubernetes: one whose value changed is added or updated, not removed.
-fn taint_changes(have: &[KubeTaint], want: &[KubeTaint]) -> Result<Option<UpdateTaintsPayload>, ProviderError> {
+fn taint_changes(have: &[KubeTaint], want: &[KubeTaint]) -> Result<Option<UpdateTaintsPayload>> {
     let same_slot = |a: &KubeTaint, b: &KubeTaint| a.key == b.key && a.effect == b.effect;
     let set: Vec<Taint> = want.iter().filter(|w| !have.contains(w)).map(to_eks).collect::<Result<_, _>>()?;
     let remove: Vec<Taint> =

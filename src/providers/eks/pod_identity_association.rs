@@ -8,16 +8,16 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{client_token, join_id, missing, send_naming_role, split_id, tagging, vanished};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, ok_if_gone};
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct PodIdentityAssociation;
 
-const KIND: &str = "aws_eks_pod_identity_association";
+const KIND: &str = kinds::EKS_POD_IDENTITY_ASSOCIATION;
 
 #[derive(Debug, Deserialize)]
 struct Spec {
@@ -29,15 +29,11 @@ struct Spec {
 
 #[async_trait]
 impl Provider for PodIdentityAssociation {
-    fn kind(&self) -> &'static str {
-        KIND
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["cluster_name", "namespace", "service_account"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["cluster_name", "namespace", "service_account"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let (cluster, association_id) = split_id(KIND, id, "association ID")?;
         let Some(a) = describe(cx, cluster, association_id).await? else { return Ok(None) };
         let attrs = json!({
@@ -50,7 +46,7 @@ impl Provider for PodIdentityAssociation {
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, &a) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         const OP: &str = "eks:ListPodIdentityAssociations";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let r = send(cx, OP, &[], || async {
@@ -70,7 +66,7 @@ impl Provider for PodIdentityAssociation {
         Ok(None)
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:CreatePodIdentityAssociation";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
@@ -93,13 +89,7 @@ impl Provider for PodIdentityAssociation {
         Ok(Applied { outputs: outputs(&id, &a), id })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:UpdatePodIdentityAssociation";
         let (cluster, association_id) = split_id(KIND, id, "association ID")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
@@ -126,19 +116,19 @@ impl Provider for PodIdentityAssociation {
     }
 
     /// Associations have no status: once the delete returns, new pods get no credentials from it.
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let (cluster, association_id) = split_id(KIND, id, "association ID")?;
         let r = send(cx, "eks:DeletePodIdentityAssociation", &[], || {
             cx.eks().delete_pod_identity_association().cluster_name(cluster).association_id(association_id).send()
         })
         .await;
-        ok_if_gone(r.map(drop))
+        ok_if_gone(r)
     }
 }
 
 type Described = aws_sdk_eks::types::PodIdentityAssociation;
 
-async fn describe(cx: &Context, cluster: &str, association_id: &str) -> Result<Option<Described>, ProviderError> {
+async fn describe(cx: &Context, cluster: &str, association_id: &str) -> Result<Option<Described>> {
     let r = send(cx, "eks:DescribePodIdentityAssociation", &[], || {
         cx.eks().describe_pod_identity_association().cluster_name(cluster).association_id(association_id).send()
     })

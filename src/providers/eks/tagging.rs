@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::send;
 use crate::graph::Address;
-use crate::providers::{tags, Context, Desired, ProviderError};
+use crate::providers::{tags, Context, Desired, Result};
 
 /// The tags of a create call: the desired `tags` merged with `kbp:stack` and `kbp:address`.
 pub fn on_create(desired: &Desired<'_>) -> HashMap<String, String> {
@@ -38,10 +38,10 @@ pub async fn reconcile(
     arn: &str,
     current: Option<&HashMap<String, String>>,
     desired: &Desired<'_>,
-) -> Result<(), ProviderError> {
+) -> Result<()> {
     let want = tags::merged(desired.attrs, &desired.kbp_tags);
     let have: BTreeMap<String, String> = current.into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let (set, remove) = changes(&have, &want);
+    let tags::TagChanges { set, remove } = tags::changes(&have, &want);
     // Untag first, so that the 50-tag limit is not crossed on the way.
     if !remove.is_empty() {
         let keys = Some(remove);
@@ -51,33 +51,24 @@ pub async fn reconcile(
         .await?;
     }
     if !set.is_empty() {
-        let set = Some(set);
+        let set: Option<HashMap<String, String>> = Some(set.into_iter().collect());
         send(cx, "eks:TagResource", &[], || cx.eks().tag_resource().resource_arn(arn).set_tags(set.clone()).send())
             .await?;
     }
     Ok(())
 }
 
-/// The tags to (re)write and the keys to remove to turn `have` into `want`.
-fn changes(have: &BTreeMap<String, String>, want: &BTreeMap<String, String>) -> (HashMap<String, String>, Vec<String>) {
-    let set = want.iter().filter(|(k, v)| have.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
-    let remove = have.keys().filter(|k| !want.contains_key(*k) && !k.starts_with("aws:")).cloned().collect();
-    (set, remove)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
+    use crate::providers::tags::{changes, pairs as map, TagChanges};
 
     #[test]
     fn changes_set_new_and_changed_and_remove_extra_but_not_aws_tags() {
         let have = map(&[("a", "1"), ("b", "2"), ("aws:eks:cluster-name", "x"), ("old", "o")]);
         let want = map(&[("a", "1"), ("b", "3"), ("c", "4")]);
-        let (set, remove) = changes(&have, &want);
+        let TagChanges { set, remove } = changes(&have, &want);
         assert_eq!(set.into_iter().collect::<BTreeMap<_, _>>(), map(&[("b", "3"), ("c", "4")]));
         assert_eq!(remove, ["old"]);
     }

@@ -8,28 +8,21 @@ use aws_sdk_elasticloadbalancingv2::types::{Action, Listener as AwsListener};
 use serde_json::json;
 
 use super::{owned_balancers, MADE_BY};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, ok_if_gone};
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
-use crate::providers::send::{all_pages, send};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::send::{send, send_pages};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct Listener;
 
-const KIND: &str = "aws_lb_listener";
-
 #[async_trait]
 impl Leftover for Listener {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::LB_LISTENER;
+    const MADE_BY: &'static str = MADE_BY;
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let r = send(cx, "elasticloadbalancing:DescribeListeners", &[], || {
             cx.elbv2().describe_listeners().listener_arns(arn).send()
         })
@@ -40,7 +33,7 @@ impl Leftover for Listener {
     }
 
     /// Synchronous in AWS: the listener and its rules are gone when the call returns.
-    async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<()> {
         let r = send(cx, "elasticloadbalancing:DeleteListener", &[], || {
             cx.elbv2().delete_listener().listener_arn(arn).send()
         })
@@ -48,7 +41,7 @@ impl Leftover for Listener {
         ok_if_gone(r.map(drop))
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let mut found = Vec::new();
         for o in owned_balancers(cx, scope).await? {
             let lb_name = o.balancer.load_balancer_name().unwrap_or("?");
@@ -57,7 +50,7 @@ impl Leftover for Listener {
                 let mut uses = vec![o.arn.clone()];
                 uses.extend(forwarded_to(l.default_actions()));
                 found.push(Found {
-                    kind: KIND,
+                    kind: Self::KIND,
                     id: arn.to_string(),
                     name: None,
                     detail: format!(
@@ -77,14 +70,13 @@ impl Leftover for Listener {
 }
 
 /// The listeners of load balancer `lb`; none when it has gone since it was listed.
-async fn listeners_of(cx: &Context, lb: &str) -> Result<Vec<AwsListener>, ProviderError> {
-    let r = all_pages(|marker| async move {
-        let page = send(cx, "elasticloadbalancing:DescribeListeners", &[], || {
-            cx.elbv2().describe_listeners().load_balancer_arn(lb).set_marker(marker.clone()).send()
-        })
-        .await?;
-        Ok((page.listeners().to_vec(), page.next_marker().map(str::to_string)))
-    })
+async fn listeners_of(cx: &Context, lb: &str) -> Result<Vec<AwsListener>> {
+    let r = send_pages(
+        cx,
+        "elasticloadbalancing:DescribeListeners",
+        |marker| cx.elbv2().describe_listeners().load_balancer_arn(lb).set_marker(marker).send(),
+        |page| (page.listeners.unwrap_or_default(), page.next_marker),
+    )
     .await;
     Ok(absent_if_gone(r)?.unwrap_or_default())
 }

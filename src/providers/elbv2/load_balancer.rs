@@ -6,37 +6,31 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::{all_target_groups, detail, display_name, owned_balancers, MADE_BY};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::wait::{until, Budget, Poll};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct LoadBalancer;
 
-const KIND: &str = "aws_lb";
 /// AWS takes a load balancer out of DescribeLoadBalancers within a minute or two of the call.
 const DELETE_BUDGET: Budget = Budget::minutes(5);
 
 #[async_trait]
 impl Leftover for LoadBalancer {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::LOAD_BALANCER;
+    const MADE_BY: &'static str = MADE_BY;
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(b) = describe(cx, arn).await? else { return Ok(None) };
         let outputs = json!({ "id": arn, "arn": arn, "dns_name": b.dns_name() });
         Ok(Some(Observed { attrs: attrs(&b), outputs: object(outputs) }))
     }
 
-    async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<()> {
         let op = "elasticloadbalancing:DeleteLoadBalancer";
         // AWS answers success for a load balancer that is already gone; some implementations say not found.
         let r = send(cx, op, &[], || cx.elbv2().delete_load_balancer().load_balancer_arn(arn).send()).await;
@@ -62,7 +56,7 @@ impl Leftover for LoadBalancer {
         .await
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let owned = owned_balancers(cx, scope).await?;
         if owned.is_empty() {
             return Ok(Vec::new());
@@ -85,7 +79,7 @@ impl Leftover for LoadBalancer {
                     b.scheme().map_or("?", |s| s.as_str())
                 );
                 Found {
-                    kind: KIND,
+                    kind: Self::KIND,
                     id: o.arn.clone(),
                     name: display_name(&o.tags, b.load_balancer_name()),
                     detail: detail(what, o.why, &o.tags),
@@ -98,10 +92,7 @@ impl Leftover for LoadBalancer {
     }
 }
 
-async fn describe(
-    cx: &Context,
-    arn: &str,
-) -> Result<Option<aws_sdk_elasticloadbalancingv2::types::LoadBalancer>, ProviderError> {
+async fn describe(cx: &Context, arn: &str) -> Result<Option<aws_sdk_elasticloadbalancingv2::types::LoadBalancer>> {
     let r = send(cx, "elasticloadbalancing:DescribeLoadBalancers", &[], || {
         cx.elbv2().describe_load_balancers().load_balancer_arns(arn).send()
     })

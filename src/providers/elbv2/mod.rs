@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use aws_sdk_elasticloadbalancingv2::types::{LoadBalancer, TargetGroup};
 
 use super::delete_only::DeleteOnly;
-use super::send::{all_pages, send};
-use super::{Context, DiscoveryScope, ProviderError, Registry};
+use super::send::{send, send_pages};
+use super::{Context, DiscoveryScope, Registry, Result};
 
 pub fn register(r: &mut Registry) {
     r.add(DeleteOnly(load_balancer::LoadBalancer));
@@ -79,14 +79,13 @@ pub(super) struct OwnedBalancer {
 }
 
 /// The load balancers a controller made for `scope.cluster`, not in `scope.keep`.
-async fn owned_balancers(cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<OwnedBalancer>, ProviderError> {
-    let all = all_pages(|marker| async move {
-        let page = send(cx, "elasticloadbalancing:DescribeLoadBalancers", &[], || {
-            cx.elbv2().describe_load_balancers().page_size(PAGE_SIZE).set_marker(marker.clone()).send()
-        })
-        .await?;
-        Ok((page.load_balancers().to_vec(), page.next_marker().map(str::to_string)))
-    })
+async fn owned_balancers(cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<OwnedBalancer>> {
+    let all = send_pages(
+        cx,
+        "elasticloadbalancing:DescribeLoadBalancers",
+        |marker| cx.elbv2().describe_load_balancers().page_size(PAGE_SIZE).set_marker(marker).send(),
+        |page| (page.load_balancers.unwrap_or_default(), page.next_marker),
+    )
     .await?;
     let arns: Vec<String> = all.iter().filter_map(|b| b.load_balancer_arn().map(str::to_string)).collect();
     let mut tags = tags_of(cx, &arns).await?;
@@ -107,19 +106,18 @@ async fn owned_balancers(cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec
 }
 
 /// Every target group in the region.
-async fn all_target_groups(cx: &Context) -> Result<Vec<TargetGroup>, ProviderError> {
-    all_pages(|marker| async move {
-        let page = send(cx, "elasticloadbalancing:DescribeTargetGroups", &[], || {
-            cx.elbv2().describe_target_groups().page_size(PAGE_SIZE).set_marker(marker.clone()).send()
-        })
-        .await?;
-        Ok((page.target_groups().to_vec(), page.next_marker().map(str::to_string)))
-    })
+async fn all_target_groups(cx: &Context) -> Result<Vec<TargetGroup>> {
+    send_pages(
+        cx,
+        "elasticloadbalancing:DescribeTargetGroups",
+        |marker| cx.elbv2().describe_target_groups().page_size(PAGE_SIZE).set_marker(marker).send(),
+        |page| (page.target_groups.unwrap_or_default(), page.next_marker),
+    )
     .await
 }
 
 /// The tags of each of `arns` (load balancers or target groups) that still exists.
-async fn tags_of(cx: &Context, arns: &[String]) -> Result<BTreeMap<String, BTreeMap<String, String>>, ProviderError> {
+async fn tags_of(cx: &Context, arns: &[String]) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
     let mut out = BTreeMap::new();
     for batch in arns.chunks(TAGS_PER_CALL) {
         match describe_tags(cx, batch).await {
@@ -140,10 +138,7 @@ async fn tags_of(cx: &Context, arns: &[String]) -> Result<BTreeMap<String, BTree
     Ok(out)
 }
 
-async fn describe_tags(
-    cx: &Context,
-    arns: &[String],
-) -> Result<BTreeMap<String, BTreeMap<String, String>>, ProviderError> {
+async fn describe_tags(cx: &Context, arns: &[String]) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
     let arns = Some(arns.to_vec());
     let out = send(cx, "elasticloadbalancing:DescribeTags", &[], || {
         cx.elbv2().describe_tags().set_resource_arns(arns.clone()).send()
@@ -169,9 +164,7 @@ fn display_name(tags: &BTreeMap<String, String>, aws_name: Option<&str>) -> Opti
 mod tests {
     use super::*;
 
-    fn tags(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
+    use crate::providers::tags::pairs as tags;
 
     #[test]
     fn the_controllers_cluster_tag_decides_wherever_the_resource_is() {

@@ -7,31 +7,25 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::{all_target_groups, detail, display_name, ownership, tags_of, MADE_BY};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::wait::{Budget, Wait};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct TargetGroup;
 
-const KIND: &str = "aws_lb_target_group";
 /// Right after its load balancer or listener is deleted, AWS may still call a target group in use for a while.
 const IN_USE_BUDGET: Budget = Budget::minutes(3);
 
 #[async_trait]
 impl Leftover for TargetGroup {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::LB_TARGET_GROUP;
+    const MADE_BY: &'static str = MADE_BY;
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let r = send(cx, "elasticloadbalancing:DescribeTargetGroups", &[], || {
             cx.elbv2().describe_target_groups().target_group_arns(arn).send()
         })
@@ -41,7 +35,7 @@ impl Leftover for TargetGroup {
         Ok(Some(Observed { attrs: attrs(g), outputs: object(json!({ "id": arn, "arn": arn })) }))
     }
 
-    async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<()> {
         let op = "elasticloadbalancing:DeleteTargetGroup";
         let what = format!("target group {arn}");
         let hint = "a listener or rule of a load balancer still forwards to it; delete that load balancer (or the \
@@ -56,7 +50,7 @@ impl Leftover for TargetGroup {
         absent_if_gone(r).map(drop)
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let groups = all_target_groups(cx).await?;
         let arns: Vec<String> = groups
             .iter()
@@ -81,7 +75,7 @@ impl Leftover for TargetGroup {
                 g.port().map_or("?".to_string(), |p| p.to_string())
             );
             found.push(Found {
-                kind: KIND,
+                kind: Self::KIND,
                 id: arn.to_string(),
                 name: display_name(&tags, g.target_group_name()),
                 detail: detail(what, why, &tags),

@@ -13,14 +13,14 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::targets;
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::send;
-use crate::providers::{spec, tags, Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{spec, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Rule;
 
-const KIND: &str = "aws_eventbridge_rule";
+const KIND: &str = kinds::EVENT_RULE;
 
 #[derive(Debug, Deserialize)]
 struct Spec {
@@ -34,12 +34,8 @@ struct Spec {
 
 #[async_trait]
 impl Provider for Rule {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["name"]
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["name"])
     }
 
     /// A pattern written as a JSON string compares as the object `read` parses it into.
@@ -52,7 +48,7 @@ impl Provider for Rule {
         desired
     }
 
-    async fn read(&self, cx: &Context, name: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, name: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let Some(rule) = describe(cx, name).await? else { return Ok(None) };
         let Some(found) = targets::list(cx, name).await? else { return Ok(None) };
         let arn = rule_arn(&rule, name)?;
@@ -72,13 +68,13 @@ impl Provider for Rule {
         Ok(Some(Observed { attrs, outputs: outputs(name, &arn) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let spec: Spec = spec::parse(KIND, desired.attrs)?;
         let Some(rule) = describe(cx, &spec.name).await? else { return Ok(None) };
         Ok(owned(cx, &rule_arn(&rule, &spec.name)?).await?.then_some(spec.name))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let spec: Spec = spec::parse(KIND, desired.attrs)?;
         if let Some(rule) = describe(cx, &spec.name).await? {
             // This stack's own rule (a create retried after kbp died mid-call): bring it to the spec.
@@ -93,13 +89,7 @@ impl Provider for Rule {
         Ok(Applied { id: spec.name.clone(), outputs: outputs(&spec.name, &arn) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        name: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, name: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let spec: Spec = spec::parse(KIND, desired.attrs)?;
         let arn = put_rule(cx, &spec, None).await?;
         let current = targets::list(cx, name).await?.ok_or_else(|| vanished(name))?;
@@ -116,7 +106,7 @@ impl Provider for Rule {
     }
 
     /// Targets first: AWS refuses to delete a rule that still has any.
-    async fn delete(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<()> {
         let Some(current) = targets::list(cx, name).await? else { return Ok(()) };
         let ids: Vec<String> = current.iter().map(|t| t.id().to_string()).collect();
         if !ids.is_empty() {
@@ -129,7 +119,7 @@ impl Provider for Rule {
 
 /// Creates or overwrites the rule (enabled, on the default bus) and returns its ARN. `tags` only take effect
 /// when the rule is new.
-async fn put_rule(cx: &Context, spec: &Spec, tags: Option<Vec<Tag>>) -> Result<String, ProviderError> {
+async fn put_rule(cx: &Context, spec: &Spec, tags: Option<Vec<Tag>>) -> Result<String> {
     let op = "events:PutRule";
     let pattern = pattern_to_aws(op, &spec.event_pattern)?;
     let out = send(cx, op, &[], || {
@@ -144,12 +134,12 @@ async fn put_rule(cx: &Context, spec: &Spec, tags: Option<Vec<Tag>>) -> Result<S
 }
 
 /// The rule, or `None` when there is no rule of that name on the default bus.
-async fn describe(cx: &Context, name: &str) -> Result<Option<DescribeRuleOutput>, ProviderError> {
+async fn describe(cx: &Context, name: &str) -> Result<Option<DescribeRuleOutput>> {
     let r = send(cx, "events:DescribeRule", &[], || cx.eventbridge().describe_rule().name(name).send()).await;
     absent_if_gone(r)
 }
 
-fn rule_arn(rule: &DescribeRuleOutput, name: &str) -> Result<String, ProviderError> {
+fn rule_arn(rule: &DescribeRuleOutput, name: &str) -> Result<String> {
     rule.arn().map(str::to_string).ok_or_else(|| {
         ProviderError::new("events:DescribeRule", "", format!("AWS described rule {name} without its ARN"))
             .with_hint("retry; if it persists, the endpoint (AWS_ENDPOINT_URL?) may not be a real EventBridge API")
@@ -163,7 +153,7 @@ fn reported_target<'a>(found: &'a [Target], managed_id: Option<&str>) -> Option<
 }
 
 /// The pattern as the JSON string PutRule takes; a string attribute must itself be a JSON object.
-fn pattern_to_aws(op: &str, pattern: &Value) -> Result<String, ProviderError> {
+fn pattern_to_aws(op: &str, pattern: &Value) -> Result<String> {
     let object = match pattern {
         Value::String(s) => serde_json::from_str::<Value>(s).ok().filter(Value::is_object),
         Value::Object(_) => Some(pattern.clone()),
@@ -179,7 +169,7 @@ fn pattern_to_aws(op: &str, pattern: &Value) -> Result<String, ProviderError> {
     })
 }
 
-fn parse_pattern(name: &str, text: &str) -> Result<Value, ProviderError> {
+fn parse_pattern(name: &str, text: &str) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| {
         ProviderError::new("events:DescribeRule", "", format!("the event pattern of rule {name} is not JSON: {e}"))
             .with_hint("fix or delete the rule in the EventBridge console, then run kbp again")
@@ -187,7 +177,7 @@ fn parse_pattern(name: &str, text: &str) -> Result<Value, ProviderError> {
 }
 
 /// All tags on the rule, kbp's included; `None` when the rule is gone.
-async fn list_tags(cx: &Context, arn: &str) -> Result<Option<BTreeMap<String, String>>, ProviderError> {
+async fn list_tags(cx: &Context, arn: &str) -> Result<Option<BTreeMap<String, String>>> {
     let r = send(cx, "events:ListTagsForResource", &[], || {
         cx.eventbridge().list_tags_for_resource().resource_arn(arn).send()
     })
@@ -196,24 +186,22 @@ async fn list_tags(cx: &Context, arn: &str) -> Result<Option<BTreeMap<String, St
 }
 
 /// Whether the rule carries this stack's `kbp:stack` tag, so kbp may adopt it.
-async fn owned(cx: &Context, arn: &str) -> Result<bool, ProviderError> {
+async fn owned(cx: &Context, arn: &str) -> Result<bool> {
     Ok(list_tags(cx, arn).await?.is_some_and(|t| t.get(tags::STACK) == Some(&cx.stack)))
 }
 
 /// Makes the rule's tags exactly `want`: UntagResource for keys no longer wanted, TagResource for the rest.
-async fn retag(cx: &Context, arn: &str, want: &BTreeMap<String, String>) -> Result<(), ProviderError> {
+async fn retag(cx: &Context, arn: &str, want: &BTreeMap<String, String>) -> Result<()> {
     let eb = cx.eventbridge();
     let current = list_tags(cx, arn).await?.unwrap_or_default();
-    let stale: Vec<String> = current.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
-    if !stale.is_empty() {
-        let stale = Some(stale);
+    let tags::TagChanges { set, remove } = tags::changes(&current, want);
+    if !remove.is_empty() {
+        let remove = Some(remove);
         let r = send(cx, "events:UntagResource", &[], || {
-            eb.untag_resource().resource_arn(arn).set_tag_keys(stale.clone()).send()
+            eb.untag_resource().resource_arn(arn).set_tag_keys(remove.clone()).send()
         });
         r.await?;
     }
-    let set: BTreeMap<String, String> =
-        want.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
     if !set.is_empty() {
         let set = Some(to_sdk("events:TagResource", &set)?);
         send(cx, "events:TagResource", &[], || eb.tag_resource().resource_arn(arn).set_tags(set.clone()).send())
@@ -222,16 +210,8 @@ async fn retag(cx: &Context, arn: &str, want: &BTreeMap<String, String>) -> Resu
     Ok(())
 }
 
-fn to_sdk(op: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>, ProviderError> {
-    tags.iter()
-        .map(|(k, v)| {
-            Tag::builder()
-                .key(k)
-                .value(v)
-                .build()
-                .map_err(|e| ProviderError::new(op, "", format!("could not build tag `{k}`: {e}")))
-        })
-        .collect()
+fn to_sdk(op: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>> {
+    tags::to_sdk(op, tags, |k, v| Tag::builder().key(k).value(v).build())
 }
 
 fn outputs(name: &str, arn: &str) -> Attrs {

@@ -5,13 +5,13 @@ use aws_sdk_eventbridge::types::Target;
 
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::send;
-use crate::providers::{Context, ProviderError};
+use crate::providers::{Context, ProviderError, Result};
 
 /// RemoveTargets takes at most this many IDs per call.
 const REMOVE_BATCH: usize = 100;
 
 /// Every target of `rule`; `None` when the rule is gone.
-pub async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>, ProviderError> {
+pub async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>> {
     let mut all = Vec::new();
     let mut token: Option<String> = None;
     loop {
@@ -29,7 +29,7 @@ pub async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>, Provi
 }
 
 /// Adds (or, for an existing `id`, repoints) the target `id` → `arn`.
-pub async fn put(cx: &Context, rule: &str, id: &str, arn: &str) -> Result<(), ProviderError> {
+pub async fn put(cx: &Context, rule: &str, id: &str, arn: &str) -> Result<()> {
     let op = "events:PutTargets";
     let target = Target::builder().id(id).arn(arn).build().map_err(|e| {
         ProviderError::new(op, "", format!("could not build target `{id}`: {e}"))
@@ -41,7 +41,7 @@ pub async fn put(cx: &Context, rule: &str, id: &str, arn: &str) -> Result<(), Pr
 }
 
 /// Removes the targets `ids` from `rule`; a rule already gone has none left.
-pub async fn remove(cx: &Context, rule: &str, ids: &[String]) -> Result<(), ProviderError> {
+pub async fn remove(cx: &Context, rule: &str, ids: &[String]) -> Result<()> {
     let op = "events:RemoveTargets";
     for batch in ids.chunks(REMOVE_BATCH) {
         let batch = Some(batch.to_vec());
@@ -59,7 +59,7 @@ fn check<'a>(
     rule: &str,
     count: i32,
     failed: impl Iterator<Item = (Option<&'a str>, Option<&'a str>, Option<&'a str>)>,
-) -> Result<(), ProviderError> {
+) -> Result<()> {
     if count == 0 {
         return Ok(());
     }

@@ -1,26 +1,113 @@
 //! What every IAM provider needs besides its own calls: sending a request under the retry policy, reading
-//! desired attributes, treating "no such entity" as "gone", and explaining a name someone else holds.
+//! desired attributes, treating "no such entity" as "gone", finding an entity by its deterministic name
+//! ([`Entity`]), naming a policy hung on a role ([`OnRole`]), and explaining a name someone else holds.
 
 use std::future::Future;
 
+use async_trait::async_trait;
 use aws_sdk_iam::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_iam::types::Tag;
 use serde_json::Value;
 
+use super::tagging;
 use crate::graph::Attrs;
-use crate::providers::{Context, ProviderError};
+use crate::providers::{Applied, Context, Desired, ProviderError, Result};
 
-pub use crate::providers::attrs::{absent_if_gone, ok_if_gone, optional_str, required, required_str};
+pub use crate::providers::attrs::{absent_if_gone, object, ok_if_gone, optional_str, required, required_str};
 pub use crate::providers::send::send;
 
-/// A delete that IAM refuses with `DeleteConflict` until the detachments made just before it are seen;
-/// deleting what is already gone succeeds.
-pub async fn delete_when_released<O, E, F, Fut>(cx: &Context, op: &str, request: F) -> Result<(), ProviderError>
+/// The code IAM refuses a delete with until the detachments made just before it are seen.
+pub const DELETE_CONFLICT: &[&str] = &["DeleteConflict"];
+
+/// Sends a removal (a delete, a detach); one whose target is already gone succeeds. `retry_while` lists the
+/// codes IAM answers until something else settles, such as [`DELETE_CONFLICT`].
+pub async fn remove<O, E, F, Fut>(cx: &Context, op: &str, retry_while: &[&str], request: F) -> Result<()>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E>>>,
     E: ProvideErrorMetadata + std::error::Error + 'static,
 {
-    ok_if_gone(send(cx, op, &["DeleteConflict"], request).await.map(drop))
+    ok_if_gone(send(cx, op, retry_while, request).await)
+}
+
+/// An IAM entity kbp names deterministically and reads with one Get call: a role, a managed policy, an instance
+/// profile, an OIDC provider. Each kind's file implements it with its Get call.
+#[async_trait]
+pub trait Entity: Sized + Send {
+    /// What messages call one: `role`, `policy`, …
+    const NOUN: &'static str;
+    /// Its Get operation, such as `iam:GetRole`.
+    const GET: &'static str;
+
+    /// Its tags, as the Get call returns them.
+    const TAGS: fn(&Self) -> &[Tag];
+
+    /// The entity named (or, for policies and OIDC providers, with the ARN) `id`; `None` when IAM answers
+    /// NoSuchEntity.
+    async fn get(cx: &Context, id: &str) -> Result<Option<Self>>;
+}
+
+/// The entity `id` if `find` may adopt it: it exists and carries this stack's `kbp:stack` tag.
+pub async fn owned<T: Entity>(cx: &Context, id: &str) -> Result<Option<T>> {
+    Ok(T::get(cx, id).await?.filter(|e| tagging::owned_by((T::TAGS)(e), &cx.stack)))
+}
+
+/// `find` for an entity whose ID is its name (roles, instance profiles): the name IAM reports (`name_of`), if an
+/// entity of the desired `name` exists and is this stack's.
+pub async fn find_named<T: Entity>(
+    cx: &Context,
+    kind: &str,
+    desired: &Desired<'_>,
+    name_of: fn(&T) -> &str,
+) -> Result<Option<String>> {
+    let name = required_str(kind, desired.attrs, "name")?;
+    Ok(owned::<T>(cx, name).await?.map(|e| name_of(&e).to_string()))
+}
+
+/// The entity `id` an update starts from; an error saying to plan again when it disappeared since the plan.
+pub async fn existing<T: Entity>(cx: &Context, id: &str) -> Result<T> {
+    T::get(cx, id).await?.ok_or_else(|| vanished(T::GET, T::NOUN, id))
+}
+
+/// How the two kinds that hang a policy on a role name one: an inline policy (`<role>:<name>`) and an attached
+/// managed policy (`<role>/<policy_arn>`). The ID joins the role and the policy with `sep`, which a role name
+/// cannot contain; attributes and outputs are both parts (and the ID).
+pub struct OnRole {
+    pub kind: &'static str,
+    pub sep: char,
+    /// The attribute that names the policy: `name` or `policy_arn`.
+    pub policy: &'static str,
+}
+
+impl OnRole {
+    /// The role and the policy of an ID; both must be non-empty.
+    pub fn split<'a>(&self, id: &'a str) -> Result<(&'a str, &'a str)> {
+        id.split_once(self.sep).filter(|(a, b)| !a.is_empty() && !b.is_empty()).ok_or_else(|| {
+            let shape = format!("<role>{}<{}>", self.sep, self.policy);
+            ProviderError::new(self.kind, "", format!("`{id}` is not an ID of this kind (expected {shape})"))
+                .with_hint("the state file was edited by hand or is corrupt; fix the ID or remove the entry")
+        })
+    }
+
+    /// The role and the policy a blueprint asks for.
+    pub fn desired<'a>(&self, a: &'a Attrs) -> Result<(&'a str, &'a str)> {
+        Ok((required_str(self.kind, a, "role")?, required_str(self.kind, a, self.policy)?))
+    }
+
+    /// The attributes `role` and the policy's.
+    pub fn attrs(&self, role: &str, policy: &str) -> Attrs {
+        let mut a = Attrs::new();
+        a.insert("role".to_string(), Value::from(role));
+        a.insert(self.policy.to_string(), Value::from(policy));
+        a
+    }
+
+    pub fn applied(&self, role: &str, policy: &str) -> Applied {
+        let id = format!("{role}{}{policy}", self.sep);
+        let mut outputs = self.attrs(role, policy);
+        outputs.insert("id".to_string(), Value::from(id.as_str()));
+        Applied { id, outputs }
+    }
 }
 
 /// IAM paths default to `/`.
@@ -45,20 +132,4 @@ pub fn explain_taken(e: ProviderError, what: &str, name: &str) -> ProviderError 
 pub fn vanished(operation: &str, what: &str, id: &str) -> ProviderError {
     ProviderError::new(operation, "NoSuchEntity", format!("{what} `{id}` no longer exists"))
         .with_hint(format!("run `kbp plan` again: the {what} will be planned for creation"))
-}
-
-/// The map inside a `json!({...})` literal, which is always an object.
-pub fn object(v: Value) -> Attrs {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("invariant: attributes are built from a JSON object literal, got {other}"),
-    }
-}
-
-/// Splits a composite ID such as `<role>:<name>` at the first `sep`; both parts must be non-empty.
-pub fn split_id<'a>(kind: &str, id: &'a str, sep: char, shape: &str) -> Result<(&'a str, &'a str), ProviderError> {
-    id.split_once(sep).filter(|(a, b)| !a.is_empty() && !b.is_empty()).ok_or_else(|| {
-        ProviderError::new(kind, "", format!("`{id}` is not an ID of this kind (expected {shape})"))
-            .with_hint("the state file was edited by hand or is corrupt; fix the ID or remove the entry")
-    })
 }

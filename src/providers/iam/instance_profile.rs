@@ -7,36 +7,35 @@
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
+use aws_sdk_iam::types::Tag;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
 use super::common::{
-    absent_if_gone, delete_when_released, explain_taken, object, ok_if_gone, optional_str, path, required_str, send,
-    vanished,
+    self, absent_if_gone, explain_taken, object, optional_str, path, remove, required_str, send, Entity,
+    DELETE_CONFLICT,
 };
 use super::tagging::{self, Tagged};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::send::all_pages;
 use crate::providers::tags::{merged, user_tags};
-use crate::providers::{Applied, Context, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
+};
 
-const KIND: &str = "aws_iam_instance_profile";
+const KIND: &str = kinds::IAM_INSTANCE_PROFILE;
 
 pub struct InstanceProfile;
 
 #[async_trait]
 impl Provider for InstanceProfile {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["name", "path"]
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["name", "path"])
     }
 
     // Tags come from GetInstanceProfile, which returns them as ListInstanceProfileTags does, in one call.
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        let Some(profile) = get(cx, id).await? else { return Ok(None) };
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+        let Some(profile) = Described::get(cx, id).await? else { return Ok(None) };
         let attrs = json!({
             "name": profile.instance_profile_name(),
             "path": profile.path(),
@@ -46,13 +45,11 @@ impl Provider for InstanceProfile {
         Ok(Some(Observed { attrs: object(attrs), outputs: applied(&profile).outputs }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let name = required_str(KIND, desired.attrs, "name")?;
-        let profile = get(cx, name).await?;
-        Ok(profile.filter(|p| tagging::owned_by(p.tags(), &cx.stack)).map(|p| p.instance_profile_name().to_string()))
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
+        common::find_named(cx, KIND, desired, Described::instance_profile_name).await
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreateInstanceProfile";
         let a = desired.attrs;
         let name = required_str(KIND, a, "name")?;
@@ -75,15 +72,9 @@ impl Provider for InstanceProfile {
         Ok(applied(&profile))
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let a = desired.attrs;
-        let profile = get(cx, id).await?.ok_or_else(|| vanished("iam:GetInstanceProfile", "instance profile", id))?;
+        let profile: Described = common::existing(cx, id).await?;
         let wanted = optional_str(a, "role");
         let current = role_of(&profile);
         if current != wanted {
@@ -98,16 +89,16 @@ impl Provider for InstanceProfile {
         Ok(applied(&profile))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
-        let Some(profile) = get(cx, id).await? else { return Ok(()) };
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
+        let Some(profile) = Described::get(cx, id).await? else { return Ok(()) };
         for role in profile.roles() {
             remove_role(cx, id, role.role_name()).await?;
         }
         let delete = || cx.iam().delete_instance_profile().instance_profile_name(id).send();
-        delete_when_released(cx, "iam:DeleteInstanceProfile", delete).await
+        remove(cx, "iam:DeleteInstanceProfile", DELETE_CONFLICT, delete).await
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let mut found: BTreeMap<String, (String, Option<String>)> = BTreeMap::new();
         for role in scope.node_roles {
             for name in profiles_of_role(cx, role).await? {
@@ -152,7 +143,7 @@ impl Provider for InstanceProfile {
 const PARALLEL_LOOKUPS: usize = 8;
 
 /// The names of the profiles holding `role`; none when the role is gone.
-async fn profiles_of_role(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
+async fn profiles_of_role(cx: &Context, role: &str) -> Result<Vec<String>> {
     let mut names = Vec::new();
     let mut marker: Option<String> = None;
     loop {
@@ -171,7 +162,7 @@ async fn profiles_of_role(cx: &Context, role: &str) -> Result<Vec<String>, Provi
 }
 
 /// The names of every instance profile in the account.
-pub(crate) async fn all(cx: &Context) -> Result<Vec<String>, ProviderError> {
+pub(crate) async fn all(cx: &Context) -> Result<Vec<String>> {
     all_pages(|marker| async move {
         let page = send(cx, "iam:ListInstanceProfiles", &[], || {
             cx.iam().list_instance_profiles().set_marker(marker.clone()).send()
@@ -184,7 +175,7 @@ pub(crate) async fn all(cx: &Context) -> Result<Vec<String>, ProviderError> {
 }
 
 /// A profile's tags (ListInstanceProfiles does not return them); empty when it vanished since it was listed.
-pub(crate) async fn tags_of(cx: &Context, name: &str) -> Result<HashMap<String, String>, ProviderError> {
+pub(crate) async fn tags_of(cx: &Context, name: &str) -> Result<HashMap<String, String>> {
     let r = send(cx, "iam:ListInstanceProfileTags", &[], || {
         cx.iam().list_instance_profile_tags().instance_profile_name(name).send()
     })
@@ -192,17 +183,25 @@ pub(crate) async fn tags_of(cx: &Context, name: &str) -> Result<HashMap<String, 
     Ok(absent_if_gone(r)?.map(|o| o.tags.into_iter().map(|t| (t.key, t.value)).collect()).unwrap_or_default())
 }
 
-async fn get(cx: &Context, name: &str) -> Result<Option<aws_sdk_iam::types::InstanceProfile>, ProviderError> {
-    let r =
-        send(cx, "iam:GetInstanceProfile", &[], || cx.iam().get_instance_profile().instance_profile_name(name).send());
-    Ok(absent_if_gone(r.await)?.and_then(|out| out.instance_profile))
+type Described = aws_sdk_iam::types::InstanceProfile;
+
+#[async_trait]
+impl Entity for Described {
+    const NOUN: &'static str = "instance profile";
+    const GET: &'static str = "iam:GetInstanceProfile";
+    const TAGS: fn(&Self) -> &[Tag] = Self::tags;
+
+    async fn get(cx: &Context, name: &str) -> Result<Option<Self>> {
+        let r = send(cx, Self::GET, &[], || cx.iam().get_instance_profile().instance_profile_name(name).send());
+        Ok(absent_if_gone(r.await)?.and_then(|out| out.instance_profile))
+    }
 }
 
-fn role_of(profile: &aws_sdk_iam::types::InstanceProfile) -> Option<&str> {
+fn role_of(profile: &Described) -> Option<&str> {
     profile.roles().first().map(|r| r.role_name())
 }
 
-async fn add_role(cx: &Context, profile: &str, role: &str) -> Result<(), ProviderError> {
+async fn add_role(cx: &Context, profile: &str, role: &str) -> Result<()> {
     // A role or profile created a moment ago may not be visible to AddRoleToInstanceProfile yet.
     send(cx, "iam:AddRoleToInstanceProfile", &["NoSuchEntity"], || {
         cx.iam().add_role_to_instance_profile().instance_profile_name(profile).role_name(role).send()
@@ -212,14 +211,14 @@ async fn add_role(cx: &Context, profile: &str, role: &str) -> Result<(), Provide
 }
 
 /// Takes the role out of the profile; a profile or role already gone counts as done.
-pub(super) async fn remove_role(cx: &Context, profile: &str, role: &str) -> Result<(), ProviderError> {
-    let r = send(cx, "iam:RemoveRoleFromInstanceProfile", &[], || {
+pub(super) async fn remove_role(cx: &Context, profile: &str, role: &str) -> Result<()> {
+    remove(cx, "iam:RemoveRoleFromInstanceProfile", &[], || {
         cx.iam().remove_role_from_instance_profile().instance_profile_name(profile).role_name(role).send()
-    });
-    ok_if_gone(r.await.map(drop))
+    })
+    .await
 }
 
-fn applied(profile: &aws_sdk_iam::types::InstanceProfile) -> Applied {
+fn applied(profile: &Described) -> Applied {
     let name = profile.instance_profile_name();
     let outputs = json!({"id": name, "name": name, "arn": profile.arn()});
     Applied { id: name.to_string(), outputs: object(outputs) }

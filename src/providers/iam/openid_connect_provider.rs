@@ -8,27 +8,24 @@ use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use aws_sdk_iam::operation::get_open_id_connect_provider::GetOpenIdConnectProviderOutput;
+use aws_sdk_iam::types::Tag;
 use serde_json::{json, Value};
 
-use super::common::{absent_if_gone, explain_taken, object, ok_if_gone, required_str, send, vanished};
+use super::common::{self, absent_if_gone, explain_taken, object, remove, required_str, send, Entity};
 use super::tagging::{self, Tagged};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::sts::caller_identity;
 use crate::providers::tags::{merged, user_tags};
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-const KIND: &str = "aws_iam_openid_connect_provider";
+const KIND: &str = kinds::IAM_OIDC_PROVIDER;
 
 pub struct OpenIdConnectProvider;
 
 #[async_trait]
 impl Provider for OpenIdConnectProvider {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["url"]
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["url"])
     }
 
     /// The URL with its scheme and the lists sorted, as `read` reports them.
@@ -45,8 +42,8 @@ impl Provider for OpenIdConnectProvider {
         desired
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        let Some(p) = get(cx, id).await? else { return Ok(None) };
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+        let Some(p) = Described::get(cx, id).await? else { return Ok(None) };
         let host = p.url().unwrap_or_default();
         let attrs = object(json!({
             "url": format!("https://{host}"),
@@ -58,15 +55,14 @@ impl Provider for OpenIdConnectProvider {
     }
 
     /// The ARN follows from the account and the issuer URL.
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let host = issuer_host(required_str(KIND, desired.attrs, "url")?).to_string();
         let me = caller_identity::lookup(cx).await?;
         let arn = format!("arn:{}:iam::{}:oidc-provider/{host}", me.partition, me.account_id);
-        let provider = get(cx, &arn).await?;
-        Ok(provider.filter(|p| tagging::owned_by(p.tags(), &cx.stack)).map(|_| arn))
+        Ok(common::owned::<Described>(cx, &arn).await?.map(|_| arn))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreateOpenIDConnectProvider";
         let a = desired.attrs;
         let url = required_str(KIND, a, "url")?;
@@ -90,15 +86,9 @@ impl Provider for OpenIdConnectProvider {
         Ok(applied(arn, issuer_host(url)))
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let a = desired.attrs;
-        let p = get(cx, id).await?.ok_or_else(|| vanished("iam:GetOpenIDConnectProvider", "OIDC provider", id))?;
+        let p: Described = common::existing(cx, id).await?;
         let current: BTreeSet<&str> = p.client_id_list().iter().map(String::as_str).collect();
         let wanted = strings(a.get("client_id_list"));
         let wanted: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
@@ -132,19 +122,29 @@ impl Provider for OpenIdConnectProvider {
         Ok(applied(id, p.url().unwrap_or_default()))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
-        let r = send(cx, "iam:DeleteOpenIDConnectProvider", &[], || {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
+        remove(cx, "iam:DeleteOpenIDConnectProvider", &[], || {
             cx.iam().delete_open_id_connect_provider().open_id_connect_provider_arn(id).send()
-        });
-        ok_if_gone(r.await.map(drop))
+        })
+        .await
     }
 }
 
-async fn get(cx: &Context, arn: &str) -> Result<Option<GetOpenIdConnectProviderOutput>, ProviderError> {
-    let r = send(cx, "iam:GetOpenIDConnectProvider", &[], || {
-        cx.iam().get_open_id_connect_provider().open_id_connect_provider_arn(arn).send()
-    });
-    absent_if_gone(r.await)
+/// IAM has no type for an OIDC provider: the Get call's answer is it.
+type Described = GetOpenIdConnectProviderOutput;
+
+#[async_trait]
+impl Entity for Described {
+    const NOUN: &'static str = "OIDC provider";
+    const GET: &'static str = "iam:GetOpenIDConnectProvider";
+    const TAGS: fn(&Self) -> &[Tag] = Self::tags;
+
+    async fn get(cx: &Context, arn: &str) -> Result<Option<Self>> {
+        let r = send(cx, Self::GET, &[], || {
+            cx.iam().get_open_id_connect_provider().open_id_connect_provider_arn(arn).send()
+        });
+        absent_if_gone(r.await)
+    }
 }
 
 /// `https://oidc.eks.us-west-2.amazonaws.com/id/X` → `oidc.eks.us-west-2.amazonaws.com/id/X`.

@@ -4,21 +4,21 @@
 //! it the default, so old versions are pruned as needed.
 
 use async_trait::async_trait;
-use aws_sdk_iam::types::PolicyVersion;
+use aws_sdk_iam::types::{PolicyVersion, Tag};
 use serde_json::{json, Value};
 
 use super::common::{
-    absent_if_gone, delete_when_released, explain_taken, object, ok_if_gone, optional_str, path, required,
-    required_str, send, vanished,
+    self, absent_if_gone, explain_taken, object, optional_str, path, remove, required, required_str, send, Entity,
+    DELETE_CONFLICT,
 };
 use super::tagging::{self, Tagged};
 use super::{policy_doc, role_policy_attachment};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::sts::caller_identity;
 use crate::providers::tags::{merged, user_tags};
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-const KIND: &str = "aws_iam_policy";
+const KIND: &str = kinds::IAM_POLICY;
 /// IAM's limit of versions per managed policy.
 const MAX_VERSIONS: usize = 5;
 
@@ -26,21 +26,17 @@ pub struct Policy;
 
 #[async_trait]
 impl Provider for Policy {
-    fn kind(&self) -> &'static str {
-        KIND
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["name", "path", "description"])
     }
 
     /// IAM has no call to rename, move or re-describe a managed policy.
-    fn force_new(&self) -> &'static [&'static str] {
-        &["name", "path", "description"]
-    }
-
     fn canonical(&self, desired: Attrs) -> Attrs {
         policy_doc::canonical_in(desired, "policy")
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        let Some(policy) = get(cx, id).await? else { return Ok(None) };
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+        let Some(policy) = Described::get(cx, id).await? else { return Ok(None) };
         let Some(doc) = absent_if_gone(default_document(cx, &policy).await)? else { return Ok(None) };
         let attrs = json!({
             "name": policy.policy_name().unwrap_or_default(),
@@ -53,15 +49,14 @@ impl Provider for Policy {
     }
 
     /// Names are deterministic and the ARN follows from the name, the path and the account.
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let name = required_str(KIND, desired.attrs, "name")?;
         let me = caller_identity::lookup(cx).await?;
         let arn = format!("arn:{}:iam::{}:policy{}{name}", me.partition, me.account_id, path(desired.attrs));
-        let policy = get(cx, &arn).await?;
-        Ok(policy.filter(|p| tagging::owned_by(p.tags(), &cx.stack)).map(|_| arn))
+        Ok(common::owned::<Described>(cx, &arn).await?.map(|_| arn))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreatePolicy";
         let a = desired.attrs;
         let name = required_str(KIND, a, "name")?;
@@ -83,15 +78,9 @@ impl Provider for Policy {
         applied(&policy)
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let a = desired.attrs;
-        let policy = get(cx, id).await?.ok_or_else(|| vanished("iam:GetPolicy", "policy", id))?;
+        let policy: Described = common::existing(cx, id).await?;
         let wanted = required(KIND, a, "policy")?;
         if !policy_doc::equivalent(wanted, &default_document(cx, &policy).await?) {
             const OP: &str = "iam:CreatePolicyVersion";
@@ -107,10 +96,10 @@ impl Provider for Policy {
     }
 
     /// A managed policy can only be deleted once it is attached to nothing and has no version but the default.
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let Some(entities) = absent_if_gone(attached_entities(cx, id).await)? else { return Ok(()) };
-        for entity in entities {
-            detach(cx, id, &entity).await?;
+        for holder in entities {
+            detach(cx, id, &holder).await?;
         }
         // Some implementations list no entities for a policy that is gone rather than failing.
         let Some(versions) = absent_if_gone(versions(cx, id).await)? else { return Ok(()) };
@@ -119,16 +108,25 @@ impl Provider for Policy {
                 delete_version(cx, id, version).await?;
             }
         }
-        delete_when_released(cx, "iam:DeletePolicy", || cx.iam().delete_policy().policy_arn(id).send()).await
+        remove(cx, "iam:DeletePolicy", DELETE_CONFLICT, || cx.iam().delete_policy().policy_arn(id).send()).await
     }
 }
 
-async fn get(cx: &Context, arn: &str) -> Result<Option<aws_sdk_iam::types::Policy>, ProviderError> {
-    let r = send(cx, "iam:GetPolicy", &[], || cx.iam().get_policy().policy_arn(arn).send()).await;
-    Ok(absent_if_gone(r)?.and_then(|out| out.policy))
+type Described = aws_sdk_iam::types::Policy;
+
+#[async_trait]
+impl Entity for Described {
+    const NOUN: &'static str = "policy";
+    const GET: &'static str = "iam:GetPolicy";
+    const TAGS: fn(&Self) -> &[Tag] = Self::tags;
+
+    async fn get(cx: &Context, arn: &str) -> Result<Option<Self>> {
+        let r = send(cx, Self::GET, &[], || cx.iam().get_policy().policy_arn(arn).send()).await;
+        Ok(absent_if_gone(r)?.and_then(|out| out.policy))
+    }
 }
 
-async fn default_document(cx: &Context, policy: &aws_sdk_iam::types::Policy) -> Result<Value, ProviderError> {
+async fn default_document(cx: &Context, policy: &Described) -> Result<Value> {
     const OP: &str = "iam:GetPolicyVersion";
     let out = send(cx, OP, &[], || {
         cx.iam()
@@ -142,7 +140,7 @@ async fn default_document(cx: &Context, policy: &aws_sdk_iam::types::Policy) -> 
     policy_doc::from_aws(OP, doc.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no document"))?)
 }
 
-async fn versions(cx: &Context, arn: &str) -> Result<Vec<PolicyVersion>, ProviderError> {
+async fn versions(cx: &Context, arn: &str) -> Result<Vec<PolicyVersion>> {
     send(cx, "iam:ListPolicyVersions", &[], || async {
         let pages = cx.iam().list_policy_versions().policy_arn(arn).into_paginator().items().send();
         pages.collect::<Result<Vec<_>, _>>().await
@@ -151,15 +149,15 @@ async fn versions(cx: &Context, arn: &str) -> Result<Vec<PolicyVersion>, Provide
 }
 
 /// Deletes one non-default version; one already gone counts as deleted.
-async fn delete_version(cx: &Context, arn: &str, version: &str) -> Result<(), ProviderError> {
-    let r = send(cx, "iam:DeletePolicyVersion", &[], || {
+async fn delete_version(cx: &Context, arn: &str, version: &str) -> Result<()> {
+    remove(cx, "iam:DeletePolicyVersion", &[], || {
         cx.iam().delete_policy_version().policy_arn(arn).version_id(version).send()
-    });
-    ok_if_gone(r.await.map(drop))
+    })
+    .await
 }
 
 /// Deletes the oldest non-default version when the policy already has the most IAM allows.
-async fn make_room_for_a_version(cx: &Context, arn: &str) -> Result<(), ProviderError> {
+async fn make_room_for_a_version(cx: &Context, arn: &str) -> Result<()> {
     let versions = versions(cx, arn).await?;
     if versions.len() < MAX_VERSIONS {
         return Ok(());
@@ -180,13 +178,13 @@ fn version_number(v: &PolicyVersion) -> u64 {
 }
 
 /// What a managed policy can be attached to.
-enum Entity {
+enum Holder {
     Role(String),
     User(String),
     Group(String),
 }
 
-async fn attached_entities(cx: &Context, arn: &str) -> Result<Vec<Entity>, ProviderError> {
+async fn attached_entities(cx: &Context, arn: &str) -> Result<Vec<Holder>> {
     let pages = send(cx, "iam:ListEntitiesForPolicy", &[], || async {
         let pages = cx.iam().list_entities_for_policy().policy_arn(arn).into_paginator().send();
         pages.collect::<Result<Vec<_>, _>>().await
@@ -194,34 +192,29 @@ async fn attached_entities(cx: &Context, arn: &str) -> Result<Vec<Entity>, Provi
     .await?;
     let mut out = Vec::new();
     for page in pages {
-        out.extend(page.policy_roles().iter().filter_map(|r| r.role_name()).map(|n| Entity::Role(n.to_string())));
-        out.extend(page.policy_users().iter().filter_map(|u| u.user_name()).map(|n| Entity::User(n.to_string())));
-        out.extend(page.policy_groups().iter().filter_map(|g| g.group_name()).map(|n| Entity::Group(n.to_string())));
+        out.extend(page.policy_roles().iter().filter_map(|r| r.role_name()).map(|n| Holder::Role(n.to_string())));
+        out.extend(page.policy_users().iter().filter_map(|u| u.user_name()).map(|n| Holder::User(n.to_string())));
+        out.extend(page.policy_groups().iter().filter_map(|g| g.group_name()).map(|n| Holder::Group(n.to_string())));
     }
     Ok(out)
 }
 
-/// Detaches the policy from one entity; an entity already gone counts as detached.
-async fn detach(cx: &Context, arn: &str, entity: &Entity) -> Result<(), ProviderError> {
-    let r = match entity {
-        Entity::Role(role) => return role_policy_attachment::detach(cx, role, arn).await,
-        Entity::User(user) => {
-            let r = send(cx, "iam:DetachUserPolicy", &[], || {
-                cx.iam().detach_user_policy().user_name(user).policy_arn(arn).send()
-            });
-            r.await.map(drop)
+/// Detaches the policy from one holder; a holder already gone counts as detached.
+async fn detach(cx: &Context, arn: &str, holder: &Holder) -> Result<()> {
+    match holder {
+        Holder::Role(role) => role_policy_attachment::detach(cx, role, arn).await,
+        Holder::User(user) => {
+            let request = || cx.iam().detach_user_policy().user_name(user).policy_arn(arn).send();
+            remove(cx, "iam:DetachUserPolicy", &[], request).await
         }
-        Entity::Group(group) => {
-            let r = send(cx, "iam:DetachGroupPolicy", &[], || {
-                cx.iam().detach_group_policy().group_name(group).policy_arn(arn).send()
-            });
-            r.await.map(drop)
+        Holder::Group(group) => {
+            let request = || cx.iam().detach_group_policy().group_name(group).policy_arn(arn).send();
+            remove(cx, "iam:DetachGroupPolicy", &[], request).await
         }
-    };
-    ok_if_gone(r)
+    }
 }
 
-fn applied(policy: &aws_sdk_iam::types::Policy) -> Result<Applied, ProviderError> {
+fn applied(policy: &Described) -> Result<Applied> {
     let arn =
         policy.arn().ok_or_else(|| ProviderError::new("iam:GetPolicy", "", "IAM returned a policy without an ARN"))?;
     let outputs = json!({"id": arn, "arn": arn, "name": policy.policy_name().unwrap_or_default()});

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::graph::Attrs;
-use crate::providers::ProviderError;
+use crate::providers::{ProviderError, Result};
 
 /// Keys whose value is a string or a list of strings where order and a one-element list do not matter.
 const STRING_SET_KEYS: &[&str] = &["Action", "NotAction", "Resource", "NotResource"];
@@ -17,7 +17,7 @@ const PRINCIPAL_KEYS: &[&str] = &["Principal", "NotPrincipal"];
 
 /// The document as the string IAM expects. A string attribute (a hand-written JSON document) is accepted too,
 /// after checking that it parses.
-pub fn to_aws(operation: &str, doc: &Value) -> Result<String, ProviderError> {
+pub fn to_aws(operation: &str, doc: &Value) -> Result<String> {
     match doc {
         Value::Object(_) => Ok(doc.to_string()),
         Value::String(s) => match serde_json::from_str::<Value>(s) {
@@ -31,7 +31,7 @@ pub fn to_aws(operation: &str, doc: &Value) -> Result<String, ProviderError> {
 /// Parses a document as IAM returns it. IAM documents the result as URL-encoded (RFC 3986); the raw JSON is
 /// accepted too, because a document that starts with `{` cannot be URL-encoded JSON and some endpoints skip
 /// the encoding for policy versions.
-pub fn from_aws(operation: &str, raw: &str) -> Result<Value, ProviderError> {
+pub fn from_aws(operation: &str, raw: &str) -> Result<Value> {
     let trimmed = raw.trim_start();
     let text = if trimmed.starts_with('{') {
         std::borrow::Cow::Borrowed(trimmed)

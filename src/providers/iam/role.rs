@@ -4,19 +4,20 @@ use std::future::Future;
 
 use async_trait::async_trait;
 use aws_sdk_iam::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_iam::types::Tag;
 use serde_json::{json, Value};
 
 use super::common::{
-    absent_if_gone, delete_when_released, explain_taken, object, optional_str, path, required, required_str, send,
-    vanished,
+    self, absent_if_gone, explain_taken, object, optional_str, path, remove, required, required_str, send, Entity,
+    DELETE_CONFLICT,
 };
 use super::tagging::{self, Tagged};
 use super::{instance_profile, policy_doc, role_policy, role_policy_attachment};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::tags::{merged, user_tags};
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-const KIND: &str = "aws_iam_role";
+const KIND: &str = kinds::IAM_ROLE;
 const DEFAULT_MAX_SESSION: i32 = 3600;
 
 /// IAM checks that every principal of a trust policy exists when the policy is set, and a role created a
@@ -29,20 +30,16 @@ pub struct Role;
 
 #[async_trait]
 impl Provider for Role {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["name", "path"]
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["name", "path"])
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {
         policy_doc::canonical_in(desired, "assume_role_policy")
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        let Some(role) = get(cx, id).await? else { return Ok(None) };
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+        let Some(role) = Described::get(cx, id).await? else { return Ok(None) };
         let trust = match role.assume_role_policy_document() {
             Some(doc) => policy_doc::normalize(policy_doc::from_aws("iam:GetRole", doc)?),
             None => Value::Null,
@@ -58,13 +55,11 @@ impl Provider for Role {
         Ok(Some(Observed { attrs: object(attrs), outputs: applied(&role).outputs }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
-        let name = required_str(KIND, desired.attrs, "name")?;
-        let role = get(cx, name).await?;
-        Ok(role.filter(|r| tagging::owned_by(r.tags(), &cx.stack)).map(|r| r.role_name().to_string()))
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
+        common::find_named(cx, KIND, desired, Described::role_name).await
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreateRole";
         let a = desired.attrs;
         let name = required_str(KIND, a, "name")?;
@@ -87,15 +82,9 @@ impl Provider for Role {
         Ok(applied(&role))
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let a = desired.attrs;
-        let role = get(cx, id).await?.ok_or_else(|| vanished("iam:GetRole", "role", id))?;
+        let role: Described = common::existing(cx, id).await?;
 
         let trust = required(KIND, a, "assume_role_policy")?;
         let current = role.assume_role_policy_document().map(|d| policy_doc::from_aws("iam:GetRole", d)).transpose()?;
@@ -124,7 +113,7 @@ impl Provider for Role {
     /// Roles cannot be deleted while anything hangs on them, and some of what hangs on them may not be kbp's
     /// (a policy attached by hand, an instance profile left by a deleted node group), so everything is
     /// detached first.
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let Some(attached) = absent_if_gone(role_policy_attachment::attached_policy_arns(cx, id).await)? else {
             return Ok(());
         };
@@ -137,17 +126,25 @@ impl Provider for Role {
         for profile in instance_profile_names(cx, id).await? {
             instance_profile::remove_role(cx, &profile, id).await?;
         }
-        delete_when_released(cx, "iam:DeleteRole", || cx.iam().delete_role().role_name(id).send()).await
+        remove(cx, "iam:DeleteRole", DELETE_CONFLICT, || cx.iam().delete_role().role_name(id).send()).await
     }
 }
 
-/// The role, or `None` when there is no role of that name.
-pub(super) async fn get(cx: &Context, name: &str) -> Result<Option<aws_sdk_iam::types::Role>, ProviderError> {
-    let r = send(cx, "iam:GetRole", &[], || cx.iam().get_role().role_name(name).send()).await;
-    Ok(absent_if_gone(r)?.and_then(|out| out.role))
+pub(super) type Described = aws_sdk_iam::types::Role;
+
+#[async_trait]
+impl Entity for Described {
+    const NOUN: &'static str = "role";
+    const GET: &'static str = "iam:GetRole";
+    const TAGS: fn(&Self) -> &[Tag] = Self::tags;
+
+    async fn get(cx: &Context, name: &str) -> Result<Option<Self>> {
+        let r = send(cx, Self::GET, &[], || cx.iam().get_role().role_name(name).send()).await;
+        Ok(absent_if_gone(r)?.and_then(|out| out.role))
+    }
 }
 
-fn applied(role: &aws_sdk_iam::types::Role) -> Applied {
+fn applied(role: &Described) -> Applied {
     let outputs = json!({
         "id": role.role_name(),
         "name": role.role_name(),
@@ -163,7 +160,7 @@ fn max_session(a: &Attrs) -> Option<i32> {
 
 /// Sends a request that sets a trust policy, retrying while IAM does not yet see a principal that was just
 /// made.
-async fn set_trust<O, E, F, Fut>(cx: &Context, op: &str, mut request: F) -> Result<O, ProviderError>
+async fn set_trust<O, E, F, Fut>(cx: &Context, op: &str, mut request: F) -> Result<O>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E>>>,
@@ -203,7 +200,7 @@ fn names_an_unknown_principal(e: &ProviderError) -> bool {
     e.is("MalformedPolicyDocument") && e.message.to_ascii_lowercase().contains("invalid principal")
 }
 
-async fn inline_policy_names(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
+async fn inline_policy_names(cx: &Context, role: &str) -> Result<Vec<String>> {
     let r = send(cx, "iam:ListRolePolicies", &[], || async {
         cx.iam()
             .list_role_policies()
@@ -217,7 +214,7 @@ async fn inline_policy_names(cx: &Context, role: &str) -> Result<Vec<String>, Pr
     Ok(absent_if_gone(r.await)?.unwrap_or_default())
 }
 
-async fn instance_profile_names(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
+async fn instance_profile_names(cx: &Context, role: &str) -> Result<Vec<String>> {
     let r = send(cx, "iam:ListInstanceProfilesForRole", &[], || async {
         let pages = cx.iam().list_instance_profiles_for_role().role_name(role).into_paginator().items().send();
         pages.collect::<Result<Vec<_>, _>>().await

@@ -2,92 +2,69 @@
 //! nor a policy name may contain `:`.
 
 use async_trait::async_trait;
-use serde_json::json;
 
-use super::common::{self, absent_if_gone, object, ok_if_gone, required, required_str, send};
+use super::common::{absent_if_gone, remove, required, send, OnRole};
 use super::policy_doc;
-use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::graph::{kinds, Attrs};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
-const KIND: &str = "aws_iam_role_policy";
+const KIND: &str = kinds::IAM_ROLE_POLICY;
+const LINK: OnRole = OnRole { kind: KIND, sep: ':', policy: "name" };
 
 pub struct RolePolicy;
 
 // No `find`: PutRolePolicy overwrites, so a create repeated after a lost state write does no harm.
 #[async_trait]
 impl Provider for RolePolicy {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["role", "name"]
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["role", "name"])
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {
         policy_doc::canonical_in(desired, "policy")
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         const OP: &str = "iam:GetRolePolicy";
-        let (role, name) = split_id(id)?;
+        let (role, name) = LINK.split(id)?;
         let r = send(cx, OP, &[], || cx.iam().get_role_policy().role_name(role).policy_name(name).send()).await;
         let Some(out) = absent_if_gone(r)? else { return Ok(None) };
-        let doc = policy_doc::normalize(policy_doc::from_aws(OP, out.policy_document())?);
-        Ok(Some(Observed {
-            attrs: object(json!({"role": role, "name": name, "policy": doc})),
-            outputs: applied(role, name).outputs,
-        }))
+        let mut attrs = LINK.attrs(role, name);
+        attrs.insert("policy".to_string(), policy_doc::normalize(policy_doc::from_aws(OP, out.policy_document())?));
+        Ok(Some(Observed { attrs, outputs: LINK.applied(role, name).outputs }))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         put(cx, desired.attrs).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        _id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    /// PutRolePolicy replaces the document in place.
+    async fn update(&self, cx: &Context, _id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         put(cx, desired.attrs).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
-        let (role, name) = split_id(id)?;
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
+        let (role, name) = LINK.split(id)?;
         delete(cx, role, name).await
     }
 }
 
-async fn put(cx: &Context, a: &Attrs) -> Result<Applied, ProviderError> {
+async fn put(cx: &Context, a: &Attrs) -> Result<Applied> {
     const OP: &str = "iam:PutRolePolicy";
-    let role = required_str(KIND, a, "role")?;
-    let name = required_str(KIND, a, "name")?;
+    let (role, name) = LINK.desired(a)?;
     let doc = policy_doc::to_aws(OP, required(KIND, a, "policy")?)?;
     // The role may have been created a moment ago and not be visible everywhere yet.
     send(cx, OP, &["NoSuchEntity"], || {
         cx.iam().put_role_policy().role_name(role).policy_name(name).policy_document(&doc).send()
     })
     .await?;
-    Ok(applied(role, name))
+    Ok(LINK.applied(role, name))
 }
 
 /// Deletes the inline policy; one already gone (or whose role is gone) counts as deleted.
-pub(super) async fn delete(cx: &Context, role: &str, name: &str) -> Result<(), ProviderError> {
-    let r = send(cx, "iam:DeleteRolePolicy", &[], || {
-        cx.iam().delete_role_policy().role_name(role).policy_name(name).send()
-    });
-    ok_if_gone(r.await.map(drop))
-}
-
-fn applied(role: &str, name: &str) -> Applied {
-    let id = format!("{role}:{name}");
-    Applied { outputs: object(json!({"id": id, "role": role, "name": name})), id }
-}
-
-fn split_id(id: &str) -> Result<(&str, &str), ProviderError> {
-    common::split_id(KIND, id, ':', "<role>:<name>")
+pub(super) async fn delete(cx: &Context, role: &str, name: &str) -> Result<()> {
+    remove(cx, "iam:DeleteRolePolicy", &[], || cx.iam().delete_role_policy().role_name(role).policy_name(name).send())
+        .await
 }
 
 #[cfg(test)]
@@ -96,6 +73,7 @@ mod tests {
 
     #[test]
     fn splits_role_and_policy_name() {
+        let split_id = |id| LINK.split(id);
         assert_eq!(split_id("karpenter-node:ssm").unwrap(), ("karpenter-node", "ssm"));
         assert!(split_id("karpenter-node").is_err());
         assert!(split_id(":ssm").is_err());

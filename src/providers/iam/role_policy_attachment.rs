@@ -2,40 +2,34 @@
 //! The ID is `<role>/<policy_arn>`; role names cannot contain `/`, so the first `/` splits it.
 
 use async_trait::async_trait;
-use serde_json::json;
 
-use super::common::{self, absent_if_gone, object, ok_if_gone, required_str, send};
-use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use super::common::{absent_if_gone, remove, send, OnRole};
+use crate::graph::{kinds, Attrs};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
-const KIND: &str = "aws_iam_role_policy_attachment";
+const KIND: &str = kinds::IAM_ROLE_POLICY_ATTACHMENT;
+const LINK: OnRole = OnRole { kind: KIND, sep: '/', policy: "policy_arn" };
 
 pub struct RolePolicyAttachment;
 
 // No `find`: attaching is idempotent, so a create repeated after a lost state write does no harm.
 #[async_trait]
 impl Provider for RolePolicyAttachment {
-    fn kind(&self) -> &'static str {
-        KIND
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["role", "policy_arn"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["role", "policy_arn"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        let (role, policy_arn) = split_id(id)?;
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+        let (role, policy_arn) = LINK.split(id)?;
         let Some(attached) = absent_if_gone(attached_policy_arns(cx, role).await)? else { return Ok(None) };
         if !attached.iter().any(|a| a == policy_arn) {
             return Ok(None);
         }
-        let applied = applied(role, policy_arn);
-        Ok(Some(Observed { attrs: object(json!({"role": role, "policy_arn": policy_arn})), outputs: applied.outputs }))
+        Ok(Some(Observed { attrs: LINK.attrs(role, policy_arn), outputs: LINK.applied(role, policy_arn).outputs }))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
-        let role = required_str(KIND, desired.attrs, "role")?;
-        let policy_arn = required_str(KIND, desired.attrs, "policy_arn")?;
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
+        let (role, policy_arn) = LINK.desired(desired.attrs)?;
         // A role or policy created a moment ago may not be visible to AttachRolePolicy yet.
         send(cx, "iam:AttachRolePolicy", &["NoSuchEntity"], || {
             cx.iam().attach_role_policy().role_name(role).policy_arn(policy_arn).send()
@@ -48,29 +42,23 @@ impl Provider for RolePolicyAttachment {
                 e
             }
         })?;
-        Ok(applied(role, policy_arn))
+        Ok(LINK.applied(role, policy_arn))
     }
 
     /// Both attributes force a replacement, so there is nothing to change in place.
-    async fn update(
-        &self,
-        _cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        let (role, policy_arn) = split_id(id)?;
-        Ok(applied(role, policy_arn))
+    async fn update(&self, _cx: &Context, id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied> {
+        let (role, policy_arn) = LINK.split(id)?;
+        Ok(LINK.applied(role, policy_arn))
     }
 
-    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
-        let (role, policy_arn) = split_id(id)?;
+    async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
+        let (role, policy_arn) = LINK.split(id)?;
         detach(cx, role, policy_arn).await
     }
 }
 
 /// The ARNs of the managed policies attached to `role`.
-pub(super) async fn attached_policy_arns(cx: &Context, role: &str) -> Result<Vec<String>, ProviderError> {
+pub(super) async fn attached_policy_arns(cx: &Context, role: &str) -> Result<Vec<String>> {
     let attached = send(cx, "iam:ListAttachedRolePolicies", &[], || async {
         let pages = cx.iam().list_attached_role_policies().role_name(role).into_paginator().items().send();
         pages.collect::<Result<Vec<_>, _>>().await
@@ -80,20 +68,11 @@ pub(super) async fn attached_policy_arns(cx: &Context, role: &str) -> Result<Vec
 }
 
 /// Detaches the policy; a role or attachment already gone counts as detached.
-pub(super) async fn detach(cx: &Context, role: &str, policy_arn: &str) -> Result<(), ProviderError> {
-    let r = send(cx, "iam:DetachRolePolicy", &[], || {
+pub(super) async fn detach(cx: &Context, role: &str, policy_arn: &str) -> Result<()> {
+    remove(cx, "iam:DetachRolePolicy", &[], || {
         cx.iam().detach_role_policy().role_name(role).policy_arn(policy_arn).send()
-    });
-    ok_if_gone(r.await.map(drop))
-}
-
-fn applied(role: &str, policy_arn: &str) -> Applied {
-    let id = format!("{role}/{policy_arn}");
-    Applied { outputs: object(json!({"id": id, "role": role, "policy_arn": policy_arn})), id }
-}
-
-fn split_id(id: &str) -> Result<(&str, &str), ProviderError> {
-    common::split_id(KIND, id, '/', "<role>/<policy_arn>")
+    })
+    .await
 }
 
 #[cfg(test)]
@@ -102,6 +81,7 @@ mod tests {
 
     #[test]
     fn splits_ids_at_the_first_slash() {
+        let split_id = |id| LINK.split(id);
         let (role, arn) = split_id("node/arn:aws:iam::aws:policy/service-role/X").unwrap();
         assert_eq!((role, arn), ("node", "arn:aws:iam::aws:policy/service-role/X"));
         assert!(split_id("node").is_err());

@@ -5,12 +5,12 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use super::common::{absent_if_gone, object, required_str, send, vanished};
-use super::role;
-use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use super::common::{absent_if_gone, object, required_str, send, vanished, Entity};
+use super::role::Described as Role;
+use crate::graph::{kinds, Attrs};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-const KIND: &str = "aws_iam_service_linked_role";
+const KIND: &str = kinds::IAM_SERVICE_LINKED_ROLE;
 
 /// The names AWS gives the service-linked roles kbp may ask for; they do not follow one rule
 /// (`spot.amazonaws.com` → `AWSServiceRoleForEC2Spot`).
@@ -26,20 +26,12 @@ pub struct ServiceLinkedRole;
 
 #[async_trait]
 impl Provider for ServiceLinkedRole {
-    fn kind(&self) -> &'static str {
-        KIND
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["aws_service_name"]).retained_on_destroy()
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["aws_service_name"]
-    }
-
-    fn retain_on_destroy(&self) -> bool {
-        true
-    }
-
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        let Some(role) = role::get(cx, id).await? else { return Ok(None) };
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+        let Some(role) = Role::get(cx, id).await? else { return Ok(None) };
         let mut attrs = Attrs::new();
         if let Some(service) = service_of_path(role.path()) {
             attrs.insert("aws_service_name".to_string(), json!(service));
@@ -47,12 +39,12 @@ impl Provider for ServiceLinkedRole {
         Ok(Some(Observed { attrs, outputs: applied(&role).outputs }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let service = required_str(KIND, desired.attrs, "aws_service_name")?;
         Ok(existing(cx, service).await?.map(|r| r.role_name().to_string()))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreateServiceLinkedRole";
         let service = required_str(KIND, desired.attrs, "aws_service_name")?;
         if let Some(role) = existing(cx, service).await? {
@@ -75,19 +67,13 @@ impl Provider for ServiceLinkedRole {
     }
 
     /// Its only attribute forces a replacement; there is nothing to change in place.
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
-        let role = role::get(cx, id).await?.ok_or_else(|| vanished("iam:GetRole", "service-linked role", id))?;
+    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied> {
+        let role = Role::get(cx, id).await?.ok_or_else(|| vanished(Role::GET, "service-linked role", id))?;
         Ok(applied(&role))
     }
 
     /// Never deleted: it is account-wide and other stacks or tools may depend on it.
-    async fn delete(&self, _cx: &Context, id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, _cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         tracing::debug!(role = id, "leaving the service-linked role in place");
         Ok(())
     }
@@ -96,9 +82,9 @@ impl Provider for ServiceLinkedRole {
 /// The service-linked role of `service` if the account has one: by its conventional name, else by the path
 /// every service-linked role lives under. A lookup the caller may not make counts as "not found", so that
 /// create gets to try (and explain) instead.
-async fn existing(cx: &Context, service: &str) -> Result<Option<aws_sdk_iam::types::Role>, ProviderError> {
+async fn existing(cx: &Context, service: &str) -> Result<Option<Role>> {
     if let Some((_, name)) = CONVENTIONAL_NAMES.iter().find(|(s, _)| *s == service) {
-        match role::get(cx, name).await {
+        match Role::get(cx, name).await {
             Ok(Some(role)) => return Ok(Some(role)),
             Ok(None) => {}
             Err(e) if not_permitted(&e) => {}
@@ -150,7 +136,7 @@ fn service_of_path(path: &str) -> Option<&str> {
     path.strip_prefix("/aws-service-role/")?.strip_suffix('/').filter(|s| !s.is_empty() && !s.contains('/'))
 }
 
-fn applied(role: &aws_sdk_iam::types::Role) -> Applied {
+fn applied(role: &Role) -> Applied {
     let name = role.role_name();
     Applied { id: name.to_string(), outputs: object(json!({"id": name, "name": name, "arn": role.arn()})) }
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use aws_sdk_iam::types::Tag;
 
 use super::common::send;
-use crate::providers::tags::STACK;
-use crate::providers::{Context, ProviderError};
+use crate::providers::tags::{self, TagChanges, STACK};
+use crate::providers::{Context, Result};
 
 /// What carries the tags, by its ID in IAM's tagging calls.
 #[derive(Debug, Clone, Copy)]
@@ -18,16 +18,8 @@ pub enum Tagged<'a> {
     OpenIdConnectProvider(&'a str),
 }
 
-pub fn to_iam(operation: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>, ProviderError> {
-    tags.iter()
-        .map(|(k, v)| {
-            Tag::builder()
-                .key(k)
-                .value(v)
-                .build()
-                .map_err(|e| ProviderError::new(operation, "", format!("could not build tag `{k}`: {e}")))
-        })
-        .collect()
+pub fn to_iam(operation: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>> {
+    tags::to_sdk(operation, tags, |k, v| Tag::builder().key(k).value(v).build())
 }
 
 pub fn from_iam(tags: &[Tag]) -> BTreeMap<String, String> {
@@ -45,8 +37,8 @@ pub async fn reconcile(
     target: Tagged<'_>,
     current: &[Tag],
     desired: &BTreeMap<String, String>,
-) -> Result<(), ProviderError> {
-    let (remove, set) = changes(&from_iam(current), desired);
+) -> Result<()> {
+    let TagChanges { set, remove } = tags::changes(&from_iam(current), desired);
     // Untag first, so that the 50-tag limit is not crossed on the way.
     if !remove.is_empty() {
         untag(cx, target, remove).await?;
@@ -57,18 +49,7 @@ pub async fn reconcile(
     Ok(())
 }
 
-/// The keys to remove and the tags to (re)set to go from `current` to `desired`.
-fn changes(
-    current: &BTreeMap<String, String>,
-    desired: &BTreeMap<String, String>,
-) -> (Vec<String>, BTreeMap<String, String>) {
-    let remove = current.keys().filter(|k| !desired.contains_key(*k)).cloned().collect();
-    let set =
-        desired.iter().filter(|(k, v)| current.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
-    (remove, set)
-}
-
-async fn tag(cx: &Context, target: Tagged<'_>, set: &BTreeMap<String, String>) -> Result<(), ProviderError> {
+async fn tag(cx: &Context, target: Tagged<'_>, set: &BTreeMap<String, String>) -> Result<()> {
     let iam = cx.iam();
     match target {
         Tagged::Role(name) => {
@@ -99,7 +80,7 @@ async fn tag(cx: &Context, target: Tagged<'_>, set: &BTreeMap<String, String>) -
     }
 }
 
-async fn untag(cx: &Context, target: Tagged<'_>, keys: Vec<String>) -> Result<(), ProviderError> {
+async fn untag(cx: &Context, target: Tagged<'_>, keys: Vec<String>) -> Result<()> {
     let iam = cx.iam();
     let keys = Some(keys);
     match target {
@@ -133,15 +114,13 @@ async fn untag(cx: &Context, target: Tagged<'_>, keys: Vec<String>) -> Result<()
 mod tests {
     use super::*;
 
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
+    use crate::providers::tags::{changes, pairs as map};
 
     #[test]
     fn removes_dropped_keys_and_sets_only_new_or_changed_ones() {
         let current = map(&[("keep", "1"), ("change", "old"), ("drop", "x")]);
         let desired = map(&[("keep", "1"), ("change", "new"), ("add", "y")]);
-        let (remove, set) = changes(&current, &desired);
+        let TagChanges { set, remove } = changes(&current, &desired);
         assert_eq!(remove, ["drop"]);
         assert_eq!(set, map(&[("add", "y"), ("change", "new")]));
     }
@@ -149,7 +128,7 @@ mod tests {
     #[test]
     fn nothing_changes_when_tags_match() {
         let tags = map(&[("a", "1"), ("kbp:stack", "s")]);
-        let (remove, set) = changes(&tags, &tags);
+        let TagChanges { set, remove } = changes(&tags, &tags);
         assert!(remove.is_empty() && set.is_empty());
     }
 

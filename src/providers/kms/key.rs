@@ -9,30 +9,22 @@ use aws_sdk_kms::types::{KeyState, Tag};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, ok_if_gone, optional_str, required_str};
 use crate::providers::send::{all_pages, send, send_unretried};
-use crate::providers::{tags, Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-const KIND: &str = "aws_kms_key";
+const KIND: &str = kinds::KMS_KEY;
 
 pub struct Key;
 
 #[async_trait]
 impl Provider for Key {
-    fn kind(&self) -> &'static str {
-        KIND
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["alias"]).adoptable_by_tags()
     }
 
-    fn adoptable_by_tags(&self) -> bool {
-        true
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["alias"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let Some(described) =
             absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(id).send()).await)?
         else {
@@ -59,7 +51,7 @@ impl Provider for Key {
     /// A key is found by the kbp tags written in CreateKey itself: the alias comes in a second call, so a run that
     /// died (or lost CreateKey's answer) before it has a key that only its tags name. The alias is tried first,
     /// as the quick way for a key that got that far.
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let alias = required_str(KIND, desired.attrs, "alias")?;
         let by_alias =
             absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(alias).send()).await)?;
@@ -96,7 +88,7 @@ impl Provider for Key {
         }
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let a = desired.attrs;
         let alias = required_str(KIND, a, "alias")?;
         let all_tags = tags::merged(a, &desired.kbp_tags);
@@ -124,13 +116,7 @@ impl Provider for Key {
         Ok(Applied { id: id.clone(), outputs: outputs(&id, &arn) })
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let a = desired.attrs;
         if a.get("description") != prior.get("description") {
             let d = optional_str(a, "description").unwrap_or_default();
@@ -161,7 +147,7 @@ impl Provider for Key {
         Ok(Applied { id: id.to_string(), outputs: outputs(id, &arn) })
     }
 
-    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()> {
         // Its aliases: the one state records, and any other (a key found by its tags has none in state).
         let mut aliases: Vec<String> = optional_str(prior, "alias").map(str::to_string).into_iter().collect();
         aliases
@@ -187,7 +173,7 @@ impl Provider for Key {
 }
 
 /// The names of the aliases of key `id`; none when it is gone.
-async fn aliases_of(cx: &Context, id: &str) -> Result<Vec<String>, ProviderError> {
+async fn aliases_of(cx: &Context, id: &str) -> Result<Vec<String>> {
     all_pages(|marker| async move {
         let r =
             send(cx, "kms:ListAliases", &[], || cx.kms().list_aliases().key_id(id).set_marker(marker.clone()).send())
@@ -200,7 +186,7 @@ async fn aliases_of(cx: &Context, id: &str) -> Result<Vec<String>, ProviderError
 }
 
 /// Points the alias at key `id`, creating it if a create was interrupted between CreateKey and CreateAlias.
-async fn ensure_alias(cx: &Context, id: &str, alias: &str) -> Result<(), ProviderError> {
+async fn ensure_alias(cx: &Context, id: &str, alias: &str) -> Result<()> {
     let target = || async {
         let d =
             absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(alias).send()).await)?;
@@ -228,7 +214,7 @@ async fn ensure_alias(cx: &Context, id: &str, alias: &str) -> Result<(), Provide
 }
 
 /// Whether key `id` carries this stack's and address's kbp tags.
-async fn carries_kbp_tags(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<bool, ProviderError> {
+async fn carries_kbp_tags(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<bool> {
     // Keys of other accounts' grants or AWS-managed keys refuse ListResourceTags: not ours.
     let listed = send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(id).send()).await;
     let tags = match listed {
@@ -246,7 +232,7 @@ async fn carries_kbp_tags(cx: &Context, id: &str, desired: &Desired<'_>) -> Resu
 const TAG_READS: usize = 8;
 
 /// Whether key `id` is usable (not pending deletion: a destroyed stack's key lingers for days).
-async fn live(cx: &Context, id: &str) -> Result<bool, ProviderError> {
+async fn live(cx: &Context, id: &str) -> Result<bool> {
     let d = absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(id).send()).await)?;
     Ok(d.and_then(|d| d.key_metadata().map(|m| m.key_state().cloned()))
         .flatten()
@@ -258,7 +244,7 @@ fn once() -> aws_sdk_kms::config::Builder {
     aws_sdk_kms::config::Builder::default().retry_config(aws_config::retry::RetryConfig::disabled())
 }
 
-async fn set_rotation(cx: &Context, id: &str, a: &Attrs) -> Result<(), ProviderError> {
+async fn set_rotation(cx: &Context, id: &str, a: &Attrs) -> Result<()> {
     if a.get("enable_key_rotation").and_then(Value::as_bool).unwrap_or(true) {
         send(cx, "kms:EnableKeyRotation", &[], || cx.kms().enable_key_rotation().key_id(id).send()).await?;
     } else {

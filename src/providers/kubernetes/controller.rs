@@ -16,7 +16,7 @@ use super::session::{ObjectRef, Session};
 use crate::graph::{compile::kinds, Address, Attrs};
 use crate::kubernetes::manifests::{self, ControllerValues, CONTROLLER_NAME};
 use crate::providers::wait::{Budget, Poll, Wait};
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Controller;
 
@@ -32,7 +32,7 @@ fn address() -> Address {
     Address::new("karpenter_controller", "main")
 }
 
-fn render(attrs: &Attrs) -> Result<Vec<Value>, ProviderError> {
+fn render(attrs: &Attrs) -> Result<Vec<Value>> {
     let values =
         ControllerValues::from_attrs(attrs).map_err(|e| ProviderError::new("karpenter:render", "", e.to_string()))?;
     manifests::controller(&values).map_err(|e| ProviderError::new("karpenter:render", "", e.to_string()))
@@ -56,12 +56,7 @@ fn rollout(d: &Value) -> Result<(), String> {
 }
 
 impl Controller {
-    async fn install(
-        &self,
-        cx: &Context,
-        desired: &Desired<'_>,
-        prior: Option<&Attrs>,
-    ) -> Result<Applied, ProviderError> {
+    async fn install(&self, cx: &Context, desired: &Desired<'_>, prior: Option<&Attrs>) -> Result<Applied> {
         let objects = render(desired.attrs)?;
         let session = Session::open(cx, desired.attrs).await?;
         for object in &objects {
@@ -100,7 +95,7 @@ impl Controller {
         namespace: &str,
         address: &Address,
         budget: Budget,
-    ) -> Result<(), ProviderError> {
+    ) -> Result<()> {
         let r = deployment_ref(namespace);
         let what = format!("the Karpenter controller ({r}) to be available");
         let waited = Wait::new("kubernetes:rollout", &what, budget)
@@ -204,15 +199,11 @@ fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) 
 
 #[async_trait]
 impl Provider for Controller {
-    fn kind(&self) -> &'static str {
-        kinds::KARPENTER_CONTROLLER
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::KARPENTER_CONTROLLER).force_new(&["cluster"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["cluster"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let namespace = id.split_once('/').map_or(id, |(ns, _)| ns);
         let session = Session::open(cx, prior).await?;
         let Some(deployment) = session.get(&deployment_ref(namespace)).await? else { return Ok(None) };
@@ -228,21 +219,15 @@ impl Provider for Controller {
         }))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         self.install(cx, desired, None).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        _id: &str,
-        prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, _id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         self.install(cx, desired, Some(prior)).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()> {
         let namespace = id.split_once('/').map_or(id, |(ns, _)| ns);
         let session = Session::open(cx, prior).await?;
         // The Deployment first, waiting for its pods to stop (no controller acting while the rest goes).

@@ -12,7 +12,7 @@ use super::session::{destroy_wait, ObjectRef, Session};
 use crate::graph::{compile::kinds, Attrs};
 use crate::kubernetes::oci;
 use crate::providers::wait::{Budget, Poll, Wait};
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct KarpenterCrds;
 
@@ -22,7 +22,7 @@ const CRD: &str = "CustomResourceDefinition";
 pub const VERSION_ANNOTATION: &str = "kbp.dev/karpenter-version";
 
 /// The CRDs `attrs` name: from `crds_dir` if set, else from the chart at `version`.
-pub async fn load(attrs: &Attrs) -> Result<Vec<Value>, ProviderError> {
+pub async fn load(attrs: &Attrs) -> Result<Vec<Value>> {
     let op = "karpenter:crds";
     let text = |k: &str| attrs.get(k).and_then(Value::as_str);
     let version = text("version").unwrap_or_default();
@@ -61,7 +61,7 @@ fn observed_attrs(version: Value, prior: &Attrs) -> Attrs {
 }
 
 impl KarpenterCrds {
-    async fn install(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn install(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let version = desired.attrs.get("version").cloned().unwrap_or(Value::Null);
         let crds = load(desired.attrs).await?;
         let session = Session::open(cx, desired.attrs).await?;
@@ -98,15 +98,11 @@ impl KarpenterCrds {
 
 #[async_trait]
 impl Provider for KarpenterCrds {
-    fn kind(&self) -> &'static str {
-        kinds::KARPENTER_CRDS
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::KARPENTER_CRDS).force_new(&["cluster"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["cluster"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let session = Session::open(cx, prior).await?;
         let mut versions = Vec::new();
         for name in id.split(',').filter(|n| !n.is_empty()) {
@@ -126,17 +122,11 @@ impl Provider for KarpenterCrds {
         }))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         self.install(cx, desired).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let applied = self.install(cx, desired).await?;
         // A CRD the new release no longer ships goes, with its objects.
         let kept: Vec<&str> = applied.id.split(',').collect();
@@ -147,7 +137,7 @@ impl Provider for KarpenterCrds {
         Ok(applied)
     }
 
-    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()> {
         let session = Session::open(cx, prior).await?;
         let address = crate::graph::Address::new("karpenter_crds", "main");
         let hint = "the API server is still deleting the CRD's objects, whose finalizers hold it";

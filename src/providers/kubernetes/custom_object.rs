@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use super::session::{ObjectRef, Session, NODES_DRAIN};
 use crate::graph::{compile::kinds, Address, Attrs};
 use crate::providers::wait::Budget;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub struct CustomObject {
     kind: &'static str,
@@ -71,7 +71,7 @@ impl CustomObject {
         ObjectRef::new(self.api_version, self.object_kind, None, name)
     }
 
-    async fn apply(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn apply(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let manifest = desired.attrs.get("manifest").cloned().unwrap_or(Value::Null);
         let session = Session::open(cx, desired.attrs).await?;
         let stored = session.apply(&manifest).await?;
@@ -85,15 +85,11 @@ impl CustomObject {
 
 #[async_trait]
 impl Provider for CustomObject {
-    fn kind(&self) -> &'static str {
-        self.kind
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(self.kind).force_new(&["cluster"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["cluster"]
-    }
-
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let session = Session::open(cx, prior).await?;
         let Some(live) = session.get(&self.object(id)).await? else { return Ok(None) };
         // An object being deleted is as good as gone: it will not come back by itself.
@@ -110,21 +106,15 @@ impl Provider for CustomObject {
         }))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         self.apply(cx, desired).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        _id: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, _id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         self.apply(cx, desired).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()> {
         // In a destroy, finalizers still held when the wait runs out (the controller is gone or stuck) are
         // dropped so the cluster can go; the teardown sweep then terminates the nodes by their tags.
         let session = Session::open(cx, prior).await?;

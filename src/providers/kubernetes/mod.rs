@@ -12,8 +12,9 @@ pub(crate) mod session;
 
 use async_trait::async_trait;
 
-use super::{Applied, Context, Desired, Observed, Provider, ProviderError, Registry};
+use super::{Applied, Context, Descriptor, Desired, Observed, Provider, Registry};
 use crate::graph::Attrs;
+use crate::providers::Result;
 
 pub use crds::load as load_crds;
 pub use session::FIELD_MANAGER;
@@ -33,36 +34,26 @@ struct InCluster<P>(P);
 
 #[async_trait]
 impl<P: Provider> Provider for InCluster<P> {
-    fn kind(&self) -> &'static str {
-        self.0.kind()
+    fn descriptor(&self) -> Descriptor {
+        self.0.descriptor()
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        self.0.force_new()
-    }
-
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         match self.0.read(cx, id, prior).await {
             Err(e) if session::cluster_gone_in_destroy(cx, &e) => Ok(None),
             other => other,
         }
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         self.0.create(cx, desired).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        id: &str,
-        prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         self.0.update(cx, id, prior, desired).await
     }
 
-    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()> {
         match self.0.delete(cx, id, prior).await {
             Err(e) if session::cluster_gone_in_destroy(cx, &e) => {
                 tracing::warn!("{} {id}: the cluster does not answer ({e}); its objects go with it", self.kind());

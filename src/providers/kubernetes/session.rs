@@ -12,13 +12,13 @@ use serde_json::Value;
 use crate::access::cluster::Cluster;
 use crate::graph::{Address, Attrs};
 use crate::providers::wait::{Budget, Poll, Wait};
-use crate::providers::{Context, ProviderError};
+use crate::providers::{Context, ProviderError, Result};
 
 /// The field manager of everything kbp applies.
 pub const FIELD_MANAGER: &str = "kbp";
 
 /// The cluster a resource lives in, from its `cluster` attribute (name, endpoint, CA from the EKS cluster).
-pub fn cluster_of(cx: &Context, attrs: &Attrs) -> Result<Cluster, ProviderError> {
+pub fn cluster_of(cx: &Context, attrs: &Attrs) -> Result<Cluster> {
     let c = attrs.get("cluster").unwrap_or(&Value::Null);
     let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_string);
     match (text("name"), text("endpoint"), text("certificate_authority_data")) {
@@ -40,7 +40,7 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
-    pub fn of(object: &Value) -> Result<Self, ProviderError> {
+    pub fn of(object: &Value) -> Result<Self> {
         let text = |v: &Value| v.as_str().map(str::to_string);
         match (text(&object["apiVersion"]), text(&object["kind"]), text(&object["metadata"]["name"])) {
             (Some(api_version), Some(kind), Some(name)) => {
@@ -87,7 +87,7 @@ pub struct Session<'a> {
 
 impl<'a> Session<'a> {
     /// Connects to the cluster named in `attrs`.
-    pub async fn open(cx: &'a Context, attrs: &Attrs) -> Result<Session<'a>, ProviderError> {
+    pub async fn open(cx: &'a Context, attrs: &Attrs) -> Result<Session<'a>> {
         let cluster = cluster_of(cx, attrs)?;
         let client = cx.kube(&cluster).await?;
         Ok(Session { cx, client })
@@ -95,7 +95,7 @@ impl<'a> Session<'a> {
 
     /// The API of the object's kind, in its namespace (the client's default namespace when the object names
     /// none); `None` when the cluster does not serve the kind (a CRD not installed).
-    async fn api(&self, obj: &ObjectRef, operation: &str) -> Result<Option<Api<DynamicObject>>, ProviderError> {
+    async fn api(&self, obj: &ObjectRef, operation: &str) -> Result<Option<Api<DynamicObject>>> {
         let Some((resource, scope)) = self.resource(obj, operation).await? else { return Ok(None) };
         Ok(Some(match (scope, &obj.namespace) {
             (Scope::Namespaced, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &resource),
@@ -106,7 +106,7 @@ impl<'a> Session<'a> {
 
     /// The resource behind the object's kind and its scope, from the API server's discovery; `None` when the
     /// cluster does not serve the kind.
-    async fn resource(&self, obj: &ObjectRef, operation: &str) -> Result<Option<(ApiResource, Scope)>, ProviderError> {
+    async fn resource(&self, obj: &ObjectRef, operation: &str) -> Result<Option<(ApiResource, Scope)>> {
         match kube::discovery::pinned_kind(&self.client, &obj.gvk()).await {
             Ok((resource, caps)) => Ok(Some((resource, caps.scope))),
             Err(kube::Error::Discovery(_)) => Ok(None),
@@ -117,7 +117,7 @@ impl<'a> Session<'a> {
 
     /// Server-side applies `object` as kbp's field manager, taking over fields others set (kbp owns what the
     /// blueprint says). Returns the object as the API server stored it.
-    pub async fn apply(&self, object: &Value) -> Result<Value, ProviderError> {
+    pub async fn apply(&self, object: &Value) -> Result<Value> {
         let r = ObjectRef::of(object)?;
         let op = "kubernetes:apply";
         let api = self.api(&r, op).await?.ok_or_else(|| {
@@ -131,7 +131,7 @@ impl<'a> Session<'a> {
         serde_json::to_value(applied).map_err(|e| ProviderError::new(op, "", e.to_string()))
     }
 
-    pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>, ProviderError> {
+    pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>> {
         let op = "kubernetes:get";
         let Some(api) = self.api(r, op).await? else { return Ok(None) };
         match api.get_opt(&r.name).await.map_err(|e| error(op, r, e))? {
@@ -151,7 +151,7 @@ impl<'a> Session<'a> {
         namespace: Option<&str>,
         labels: Option<&str>,
         fields: Option<&str>,
-    ) -> Result<Vec<Value>, ProviderError> {
+    ) -> Result<Vec<Value>> {
         let op = "kubernetes:list";
         let r = ObjectRef::new(api_version, kind, namespace, "");
         let Some((resource, scope)) = self.resource(&r, op).await? else { return Ok(vec![]) };
@@ -179,7 +179,7 @@ impl<'a> Session<'a> {
 
     /// Asks the API server to delete the object; `foreground` keeps it until its dependents are gone (a
     /// NodePool until its NodeClaims are). Already gone is fine.
-    pub async fn delete(&self, r: &ObjectRef, foreground: bool) -> Result<(), ProviderError> {
+    pub async fn delete(&self, r: &ObjectRef, foreground: bool) -> Result<()> {
         let op = "kubernetes:delete";
         let Some(api) = self.api(r, op).await? else { return Ok(()) };
         let mut params = DeleteParams::default();
@@ -194,13 +194,7 @@ impl<'a> Session<'a> {
     }
 
     /// Waits until the object no longer exists, reporting what holds it (its finalizers) under `address`.
-    pub async fn wait_gone(
-        &self,
-        r: &ObjectRef,
-        address: &Address,
-        budget: Budget,
-        hint: &str,
-    ) -> Result<(), ProviderError> {
+    pub async fn wait_gone(&self, r: &ObjectRef, address: &Address, budget: Budget, hint: &str) -> Result<()> {
         let what = format!("{r} to be deleted");
         let waited = Wait::new("kubernetes:delete", &what, budget)
             .reporting(self.cx, Some(address))
@@ -222,7 +216,7 @@ impl<'a> Session<'a> {
         address: &Address,
         budget: Budget,
         hint: &str,
-    ) -> Result<(), ProviderError> {
+    ) -> Result<()> {
         self.delete(r, foreground).await?;
         self.wait_gone(r, address, budget, hint).await
     }
@@ -231,7 +225,7 @@ impl<'a> Session<'a> {
 impl Session<'_> {
     /// Drops every finalizer of `r` (a merge patch), so the API server deletes it at once. Only for destroy,
     /// when the controller that owns the finalizers is gone and the cluster goes next anyway.
-    pub async fn remove_finalizers(&self, r: &ObjectRef) -> Result<(), ProviderError> {
+    pub async fn remove_finalizers(&self, r: &ObjectRef) -> Result<()> {
         let op = "kubernetes:patch";
         let Some(api) = self.api(r, op).await? else { return Ok(()) };
         let patch = serde_json::json!({ "metadata": { "finalizers": null } });

@@ -8,17 +8,14 @@ use async_trait::async_trait;
 use aws_sdk_cloudwatchlogs::types::LogGroup as AwsLogGroup;
 use serde_json::json;
 
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, ok_if_gone};
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
-use crate::providers::send::{all_pages, send};
-use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError};
+use crate::providers::send::{send, send_pages};
+use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct LogGroup;
-
-const KIND: &str = "aws_cloudwatch_log_group";
-const MADE_BY: &str = "EKS (control-plane logging)";
 
 /// The log group EKS writes `cluster`'s control-plane logs to.
 fn control_plane_group(cluster: &str) -> String {
@@ -27,15 +24,10 @@ fn control_plane_group(cluster: &str) -> String {
 
 #[async_trait]
 impl Leftover for LogGroup {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
+    const KIND: &'static str = kinds::LOG_GROUP;
+    const MADE_BY: &'static str = "EKS (control-plane logging)";
 
-    fn made_by(&self) -> &'static str {
-        MADE_BY
-    }
-
-    async fn read(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(g) = describe(cx, name).await? else { return Ok(None) };
         let attrs = object(json!({ "name": name, "retention_in_days": g.retention_in_days() }));
         let outputs = object(json!({ "id": name, "arn": g.log_group_arn().or(g.arn()) }));
@@ -43,7 +35,7 @@ impl Leftover for LogGroup {
     }
 
     /// Synchronous in AWS: the group and its streams are gone when the call returns.
-    async fn delete(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<()> {
         // OperationAborted: another call changed the group at the same moment (EKS creating a stream).
         let r = send(cx, "logs:DeleteLogGroup", &["OperationAbortedException"], || {
             cx.logs().delete_log_group().log_group_name(name).send()
@@ -61,7 +53,7 @@ impl Leftover for LogGroup {
         })
     }
 
-    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>, ProviderError> {
+    async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let name = control_plane_group(scope.cluster);
         let Some(g) = describe(cx, &name).await? else { return Ok(Vec::new()) };
         let arns = [g.log_group_arn(), g.arn()];
@@ -69,7 +61,7 @@ impl Leftover for LogGroup {
             return Ok(Vec::new());
         }
         Ok(vec![Found {
-            kind: KIND,
+            kind: Self::KIND,
             id: name.clone(),
             name: None,
             detail: detail(&g, scope.cluster),
@@ -82,16 +74,15 @@ impl Leftover for LogGroup {
 }
 
 /// The log group named exactly `name`, if it exists.
-async fn describe(cx: &Context, name: &str) -> Result<Option<AwsLogGroup>, ProviderError> {
+async fn describe(cx: &Context, name: &str) -> Result<Option<AwsLogGroup>> {
     // A prefix query: groups whose names extend this one (another cluster's `/aws/eks/<name>/cluster-x`) are
     // listed too and skipped.
-    let r = all_pages(|token| async move {
-        let page = send(cx, "logs:DescribeLogGroups", &[], || {
-            cx.logs().describe_log_groups().log_group_name_prefix(name).set_next_token(token.clone()).send()
-        })
-        .await?;
-        Ok((page.log_groups().to_vec(), page.next_token().map(str::to_string)))
-    })
+    let r = send_pages(
+        cx,
+        "logs:DescribeLogGroups",
+        |token| cx.logs().describe_log_groups().log_group_name_prefix(name).set_next_token(token).send(),
+        |page| (page.log_groups.unwrap_or_default(), page.next_token),
+    )
     .await;
     Ok(absent_if_gone(r)?.unwrap_or_default().into_iter().find(|g| g.log_group_name() == Some(name)))
 }

@@ -12,8 +12,10 @@ use std::collections::HashMap;
 
 use aws_sdk_sqs::types::QueueAttributeName;
 
+use super::attrs::absent_if_gone;
 use super::send::send;
-use super::{Context, ProviderError, Registry};
+use super::{Context, Registry};
+use crate::providers::Result;
 
 pub fn register(r: &mut Registry) {
     r.add(queue::Queue);
@@ -21,17 +23,9 @@ pub fn register(r: &mut Registry) {
 }
 
 /// "No such queue": the query-compatible code AWS sends in the `x-amzn-query-error` header (which the SDK
-/// reports when present), and the JSON protocol's error type (when it is not).
+/// reports when present), and the JSON protocol's error type (when it is not). Both count as gone for
+/// [`absent_if_gone`] ([`ProviderError::is_not_found`]).
 const QUEUE_GONE: &[&str] = &["AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"];
-
-/// `Ok(None)` for a call whose queue no longer exists.
-fn absent_if_gone<T>(r: Result<T, ProviderError>) -> Result<Option<T>, ProviderError> {
-    match r {
-        Ok(v) => Ok(Some(v)),
-        Err(e) if QUEUE_GONE.contains(&e.code.as_str()) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
 
 /// The queue's attributes `names` (those it has), or `None` when the queue is gone. `transient` lists codes
 /// to retry, such as [`QUEUE_GONE`] right after CreateQueue: AWS asks callers to allow a second before a new
@@ -41,7 +35,7 @@ async fn attributes(
     url: &str,
     names: &[QueueAttributeName],
     transient: &[&str],
-) -> Result<Option<HashMap<QueueAttributeName, String>>, ProviderError> {
+) -> Result<Option<HashMap<QueueAttributeName, String>>> {
     let names = Some(names.to_vec());
     let r = send(cx, "sqs:GetQueueAttributes", transient, || {
         cx.sqs().get_queue_attributes().queue_url(url).set_attribute_names(names.clone()).send()
@@ -56,7 +50,7 @@ async fn set_attributes(
     url: &str,
     values: HashMap<QueueAttributeName, String>,
     transient: &[&str],
-) -> Result<(), ProviderError> {
+) -> Result<()> {
     let values = Some(values);
     send(cx, "sqs:SetQueueAttributes", transient, || {
         cx.sqs().set_queue_attributes().queue_url(url).set_attributes(values.clone()).send()
@@ -73,6 +67,7 @@ fn name_of(url: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::ProviderError;
 
     #[test]
     fn both_spellings_of_a_missing_queue_mean_gone() {

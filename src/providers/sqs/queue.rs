@@ -14,15 +14,15 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{absent_if_gone, attributes, name_of, set_attributes, QUEUE_GONE};
-use crate::graph::{Address, Attrs};
+use crate::graph::{kinds, Address, Attrs};
 // The generic wait loop; it is moving to `providers::wait` (ec2::wait re-exports it from there).
 use crate::providers::ec2::wait::{until, Budget, Poll};
 use crate::providers::send::send;
-use crate::providers::{spec, tags, Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{spec, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Queue;
 
-const KIND: &str = "aws_sqs_queue";
+const KIND: &str = kinds::SQS_QUEUE;
 
 /// After DeleteQueue, AWS refuses a new queue of the same name for 60 seconds, which `kbp destroy` followed by
 /// `kbp apply` (the queue is named after the cluster) runs into.
@@ -52,15 +52,11 @@ impl Spec {
 
 #[async_trait]
 impl Provider for Queue {
-    fn kind(&self) -> &'static str {
-        KIND
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["name"])
     }
 
-    fn force_new(&self) -> &'static [&'static str] {
-        &["name"]
-    }
-
-    async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let names = [Name::QueueArn, Name::MessageRetentionPeriod, Name::SqsManagedSseEnabled];
         let Some(found) = attributes(cx, url, &names, &[]).await? else { return Ok(None) };
         let Some(tags) = list_tags(cx, url).await? else { return Ok(None) };
@@ -77,13 +73,13 @@ impl Provider for Queue {
         Ok(Some(Observed { attrs, outputs: outputs(url, found.get(&Name::QueueArn)) }))
     }
 
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let spec: Spec = spec::parse(KIND, desired.attrs)?;
         let Some(url) = url_of(cx, &spec.name).await? else { return Ok(None) };
         Ok(owned(cx, &url).await?.then_some(url))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let spec: Spec = spec::parse(KIND, desired.attrs)?;
         let existed = match url_of(cx, &spec.name).await? {
             Some(url) if !owned(cx, &url).await? => return Err(taken(cx, &spec.name, &url)),
@@ -104,13 +100,7 @@ impl Provider for Queue {
         applied(cx, &url).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        url: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, url: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let spec: Spec = spec::parse(KIND, desired.attrs)?;
         let want = spec.attributes();
         let names: Vec<Name> = want.keys().cloned().collect();
@@ -123,19 +113,14 @@ impl Provider for Queue {
         applied(cx, url).await
     }
 
-    async fn delete(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<()> {
         let r = send(cx, "sqs:DeleteQueue", &[], || cx.sqs().delete_queue().queue_url(url).send()).await;
         absent_if_gone(r).map(drop)
     }
 }
 
 /// Creates the queue, waiting out `QueueDeletedRecently` within [`NAME_RELEASE`]. Returns its URL.
-async fn create_queue(
-    cx: &Context,
-    address: &Address,
-    spec: &Spec,
-    tags: HashMap<String, String>,
-) -> Result<String, ProviderError> {
+async fn create_queue(cx: &Context, address: &Address, spec: &Spec, tags: HashMap<String, String>) -> Result<String> {
     let op = "sqs:CreateQueue";
     let (values, tags) = (Some(spec.attributes()), Some(tags));
     let what = format!("AWS to release the name `{}` of a queue deleted less than a minute ago", spec.name);
@@ -175,24 +160,24 @@ fn name_taken(e: &ProviderError) -> bool {
 }
 
 /// The URL of the queue named `name` in this account and region, if there is one.
-async fn url_of(cx: &Context, name: &str) -> Result<Option<String>, ProviderError> {
+async fn url_of(cx: &Context, name: &str) -> Result<Option<String>> {
     let r = send(cx, "sqs:GetQueueUrl", &[], || cx.sqs().get_queue_url().queue_name(name).send()).await;
     Ok(absent_if_gone(r)?.and_then(|out| out.queue_url))
 }
 
 /// Whether the queue carries this stack's `kbp:stack` tag, so kbp may adopt it.
-async fn owned(cx: &Context, url: &str) -> Result<bool, ProviderError> {
+async fn owned(cx: &Context, url: &str) -> Result<bool> {
     Ok(list_tags(cx, url).await?.is_some_and(|t| t.get(tags::STACK) == Some(&cx.stack)))
 }
 
 /// All tags on the queue, kbp's included; `None` when the queue is gone.
-async fn list_tags(cx: &Context, url: &str) -> Result<Option<BTreeMap<String, String>>, ProviderError> {
+async fn list_tags(cx: &Context, url: &str) -> Result<Option<BTreeMap<String, String>>> {
     let r = send(cx, "sqs:ListQueueTags", &[], || cx.sqs().list_queue_tags().queue_url(url).send()).await;
     Ok(absent_if_gone(r)?.map(|out| out.tags.unwrap_or_default().into_iter().collect()))
 }
 
 /// Makes the queue's tags exactly `want`: UntagQueue for keys no longer wanted, TagQueue for the rest.
-async fn retag(cx: &Context, url: &str, want: &BTreeMap<String, String>) -> Result<(), ProviderError> {
+async fn retag(cx: &Context, url: &str, want: &BTreeMap<String, String>) -> Result<()> {
     let current = list_tags(cx, url).await?.ok_or_else(|| vanished(url))?;
     if &current == want {
         return Ok(());
@@ -213,7 +198,7 @@ async fn retag(cx: &Context, url: &str, want: &BTreeMap<String, String>) -> Resu
 }
 
 /// The outputs after a create or update; the ARN is read back, retrying while a new queue is not yet visible.
-async fn applied(cx: &Context, url: &str) -> Result<Applied, ProviderError> {
+async fn applied(cx: &Context, url: &str) -> Result<Applied> {
     let found = attributes(cx, url, &[Name::QueueArn], QUEUE_GONE).await?.ok_or_else(|| vanished(url))?;
     Ok(Applied { id: url.to_string(), outputs: outputs(url, found.get(&Name::QueueArn)) })
 }

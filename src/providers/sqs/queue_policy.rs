@@ -13,13 +13,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{absent_if_gone, attributes, set_attributes, QUEUE_GONE};
-use crate::graph::Attrs;
+use crate::graph::{kinds, Attrs};
 use crate::providers::iam::policy_doc;
-use crate::providers::{spec, Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct QueuePolicy;
 
-const KIND: &str = "aws_sqs_queue_policy";
+const KIND: &str = kinds::SQS_QUEUE_POLICY;
 const OP_SET: &str = "sqs:SetQueueAttributes";
 
 #[derive(Debug, Deserialize)]
@@ -30,19 +30,15 @@ struct Spec {
 
 #[async_trait]
 impl Provider for QueuePolicy {
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn force_new(&self) -> &'static [&'static str] {
-        &["queue_url"]
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(KIND).force_new(&["queue_url"])
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {
         policy_doc::canonical_in(desired, "policy")
     }
 
-    async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(policy) = current(cx, url).await? else { return Ok(None) };
         let mut attrs = Attrs::new();
         attrs.insert("queue_url".into(), json!(url));
@@ -51,35 +47,29 @@ impl Provider for QueuePolicy {
     }
 
     /// The policy has no tags; it is this stack's if the queue already carries the desired document.
-    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>, ProviderError> {
+    async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let spec: Spec = spec::parse(KIND, desired.attrs)?;
         let found = current(cx, &spec.queue_url).await?;
         Ok(found.filter(|p| policy_doc::equivalent(p, &spec.policy)).map(|_| spec.queue_url))
     }
 
-    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         put(cx, desired).await
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        _url: &str,
-        _prior: &Attrs,
-        desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, _url: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         put(cx, desired).await
     }
 
     /// An empty `Policy` removes it; a queue already gone has no policy to remove.
-    async fn delete(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<()> {
         let r = set_attributes(cx, url, HashMap::from([(Name::Policy, String::new())]), &[]).await;
         absent_if_gone(r).map(drop)
     }
 }
 
 /// Sets the document; the queue may have been created a moment ago, so "no such queue" is retried.
-async fn put(cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+async fn put(cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
     let spec: Spec = spec::parse(KIND, desired.attrs)?;
     let document = policy_doc::to_aws(OP_SET, &spec.policy)?;
     set_attributes(cx, &spec.queue_url, HashMap::from([(Name::Policy, document)]), QUEUE_GONE).await?;
@@ -87,7 +77,7 @@ async fn put(cx: &Context, desired: &Desired<'_>) -> Result<Applied, ProviderErr
 }
 
 /// The queue's policy document; `None` when the queue is gone or has no policy.
-async fn current(cx: &Context, url: &str) -> Result<Option<Value>, ProviderError> {
+async fn current(cx: &Context, url: &str) -> Result<Option<Value>> {
     let Some(mut found) = attributes(cx, url, &[Name::Policy], &[]).await? else { return Ok(None) };
     match found.remove(&Name::Policy).filter(|p| !p.trim().is_empty()) {
         None => Ok(None),

@@ -4,8 +4,8 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, Observed, Provider, ProviderError};
+use crate::graph::{kinds, Attrs};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const OP: &str = "sts:GetCallerIdentity";
 
@@ -23,36 +23,30 @@ pub struct CallerIdentity;
 
 #[async_trait]
 impl Provider for CallerIdentity {
-    fn kind(&self) -> &'static str {
-        "aws_caller_identity"
+    fn descriptor(&self) -> Descriptor {
+        Descriptor::new(kinds::CALLER_IDENTITY)
     }
 
-    async fn read(&self, cx: &Context, _id: &str, _prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
+    async fn read(&self, cx: &Context, _id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let applied = applied(lookup(cx).await?);
         Ok(Some(Observed { attrs: Attrs::new(), outputs: applied.outputs }))
     }
 
-    async fn create(&self, cx: &Context, _desired: &Desired<'_>) -> Result<Applied, ProviderError> {
+    async fn create(&self, cx: &Context, _desired: &Desired<'_>) -> Result<Applied> {
         Ok(applied(lookup(cx).await?))
     }
 
-    async fn update(
-        &self,
-        cx: &Context,
-        _id: &str,
-        _prior: &Attrs,
-        _desired: &Desired<'_>,
-    ) -> Result<Applied, ProviderError> {
+    async fn update(&self, cx: &Context, _id: &str, _prior: &Attrs, _desired: &Desired<'_>) -> Result<Applied> {
         Ok(applied(lookup(cx).await?))
     }
 
-    async fn delete(&self, _cx: &Context, _id: &str, _prior: &Attrs) -> Result<(), ProviderError> {
+    async fn delete(&self, _cx: &Context, _id: &str, _prior: &Attrs) -> Result<()> {
         Ok(())
     }
 }
 
 /// Asks STS who the credentials belong to.
-pub async fn lookup(cx: &Context) -> Result<Identity, ProviderError> {
+pub async fn lookup(cx: &Context) -> Result<Identity> {
     let out = cx
         .retry
         .run(&[], || async { cx.sts().get_caller_identity().send().await.map_err(|e| ProviderError::from_sdk(OP, e)) })
