@@ -1,6 +1,8 @@
 //! EKS bearer tokens, made in-process the way `aws eks get-token` makes them: a presigned STS
 //! GetCallerIdentity URL, with the cluster name in the signed `x-k8s-aws-id` header, base64url-encoded behind
 //! `k8s-aws-v1.`. The API server asks STS who signed it, so the token proves the caller's IAM identity.
+//! Made here with the SDK's own signer (aws-sigv4) because kube-rs has no EKS authentication and the only other
+//! way is running the AWS CLI for every token.
 
 use std::time::{Duration, SystemTime};
 

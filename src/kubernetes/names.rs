@@ -3,7 +3,8 @@
 //! which of them an object's `metadata.name` follows.
 //!
 //! The one implementation of these rules in kbp: the manifest checks (`meta`, `builtin`) and the blueprint's
-//! value rules (`blueprint::rules::k8s`) both call it, each wording its own message.
+//! value rules (`blueprint::rules::k8s`) both call it, each wording its own message. Written here because the
+//! Rust Kubernetes crates (k8s-openapi, kube) carry the types but none of the API machinery's validation.
 
 /// Longest DNS-1123 label, qualified-name name part and label value.
 pub(crate) const MAX_LABEL_LENGTH: usize = 63;

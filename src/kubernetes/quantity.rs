@@ -1,5 +1,6 @@
 //! The API machinery's quantity (`k8s.io/apimachinery/pkg/api/resource`): `500m`, `2`, `1Gi`, `1e3`. The one
 //! check of its syntax in kbp, for rendered manifests (`builtin`) and blueprint values (`blueprint::rules::k8s`).
+//! Written here because k8s-openapi's `Quantity` is the unparsed string, and a syntax check is a few lines.
 
 /// Whether `s` is a quantity as the API server parses it, the pattern the CRDs also write out:
 /// `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`

@@ -6,13 +6,15 @@
 //! each role, policy, OIDC provider and instance profile's tags are read, concurrently.
 
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
 
 use aws_sdk_ec2::types::{Filter, InstanceStateName, NatGatewayState, Tag};
 use futures::{StreamExt, TryStreamExt};
 
+use aws_sdk_iam::operation::get_open_id_connect_provider::GetOpenIdConnectProviderOutput;
+
 use crate::graph::kinds;
 use crate::providers::attrs::absent_if_gone;
+use crate::providers::iam::common::Entity;
 use crate::providers::send::{all_pages, send};
 use crate::providers::tags::{ADDRESS, STACK, STACK_ID};
 use crate::providers::{Context, Found, ProviderError, Result};
@@ -244,33 +246,9 @@ async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let listed: Vec<Option<Found>> = futures::stream::iter(candidates)
         .map(|(kind, id)| async move {
             let tags = match kind {
-                kinds::IAM_ROLE => {
-                    iam_tags(
-                        cx,
-                        "iam:ListRoleTags",
-                        || iam.list_role_tags().role_name(&id).send(),
-                        |o| o.tags().to_vec(),
-                    )
-                    .await?
-                }
-                kinds::IAM_POLICY => {
-                    iam_tags(
-                        cx,
-                        "iam:ListPolicyTags",
-                        || iam.list_policy_tags().policy_arn(&id).send(),
-                        |o| o.tags().to_vec(),
-                    )
-                    .await?
-                }
-                kinds::IAM_OIDC_PROVIDER => {
-                    iam_tags(
-                        cx,
-                        "iam:ListOpenIDConnectProviderTags",
-                        || iam.list_open_id_connect_provider_tags().open_id_connect_provider_arn(&id).send(),
-                        |o| o.tags().to_vec(),
-                    )
-                    .await?
-                }
+                kinds::IAM_ROLE => entity_tags::<aws_sdk_iam::types::Role>(cx, &id).await?,
+                kinds::IAM_POLICY => entity_tags::<aws_sdk_iam::types::Policy>(cx, &id).await?,
+                kinds::IAM_OIDC_PROVIDER => entity_tags::<GetOpenIdConnectProviderOutput>(cx, &id).await?,
                 _ => crate::providers::iam::instance_profile::tags_of(cx, &id).await?,
             };
             let ours = who.owns(|k| tags.get(k).map(String::as_str));
@@ -284,20 +262,10 @@ async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     Ok(listed.into_iter().flatten().collect())
 }
 
-/// An IAM entity's tags as a map; empty when the entity vanished since it was listed.
-async fn iam_tags<O, E, F, Fut>(
-    cx: &Context,
-    op: &str,
-    request: F,
-    tags: impl Fn(&O) -> Vec<aws_sdk_iam::types::Tag>,
-) -> Result<HashMap<String, String>>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<O, aws_sdk_iam::error::SdkError<E>>>,
-    E: aws_sdk_iam::error::ProvideErrorMetadata + std::error::Error + 'static,
-{
-    let out = absent_if_gone(send(cx, op, &[], request).await)?;
-    Ok(out.map(|o| tags(&o).into_iter().map(|t| (t.key, t.value)).collect()).unwrap_or_default())
+/// An IAM entity's tags as a map, from its Get call; empty when the entity vanished since it was listed.
+async fn entity_tags<T: Entity>(cx: &Context, id: &str) -> Result<HashMap<String, String>> {
+    let entity = T::get(cx, id).await?;
+    Ok(entity.iter().flat_map(|e| (T::TAGS)(e)).map(|t| (t.key.clone(), t.value.clone())).collect())
 }
 
 /// SQS queues, EventBridge rules (kbp names both after the stack) and KMS keys tagged for the stack.

@@ -8,6 +8,14 @@
 //! schema is [`schema`], string formats [`format`], patterns (Go's regular expressions) [`go_regex`]. CEL rules
 //! (`x-kubernetes-validations`) are listed by [`cel_rules`], not evaluated: the Karpenter rules kbp relies on are
 //! checked by hand where the blueprint is validated.
+//!
+//! Why not a JSON Schema crate (the tests use `jsonschema` for kbp's own JSON contract): a CRD's schema is
+//! OpenAPI v3 with Kubernetes' extensions, which change what a value may be (`x-kubernetes-int-or-string`,
+//! `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-embedded-resource`, list types and map keys) and the
+//! server reports errors by field path in its own words; a JSON Schema validator would accept and reject
+//! different objects and describe them differently. Evaluating the CEL rules with a CEL interpreter crate is a
+//! known follow-up: they need Kubernetes' CEL library (`quantity()`, `isSorted()`, `self`/`oldSelf`), which no
+//! maintained Rust crate provides whole.
 
 mod cel;
 mod format;

@@ -94,6 +94,13 @@ fn applied(graph: &ResourceGraph, registry: &Registry) -> State {
     s
 }
 
+/// The plan for `edit` of the sample blueprint, against the state of the unedited one applied.
+fn plan_after_edit(edit: impl FnOnce(&mut crate::blueprint::Blueprint)) -> Plan {
+    let reg = registry();
+    let state = applied(&sample_graph(|_| {}), &reg);
+    diff(&sample_graph(edit), &state, &reg, &[])
+}
+
 fn sample_graph(edit: impl FnOnce(&mut crate::blueprint::Blueprint)) -> ResourceGraph {
     let mut bp = crate::graph::compile::tests_support::sample();
     edit(&mut bp);
@@ -144,10 +151,7 @@ fn a_tag_change_updates_only_the_tagged_resources() {
 
 #[test]
 fn nat_mode_change_plans_only_nat_resources_and_routes() {
-    let reg = registry();
-    let state = applied(&sample_graph(|_| {}), &reg);
-    let g = sample_graph(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::PerAz);
-    let plan = diff(&g, &state, &reg, &[]);
+    let plan = plan_after_edit(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::PerAz);
     let mut got: Vec<(String, Action)> = plan.changes.iter().map(|c| (c.address.to_string(), c.action)).collect();
     got.sort();
     assert_eq!(
@@ -167,10 +171,7 @@ fn nat_mode_change_plans_only_nat_resources_and_routes() {
 
 #[test]
 fn a_force_new_change_replaces_and_cascades_to_dependents_that_reference_it() {
-    let reg = registry();
-    let state = applied(&sample_graph(|_| {}), &reg);
-    let g = sample_graph(|bp| bp.vpc.cidr = "10.1.0.0/16".parse().unwrap());
-    let plan = diff(&g, &state, &reg, &[]);
+    let plan = plan_after_edit(|bp| bp.vpc.cidr = "10.1.0.0/16".parse().unwrap());
     let vpc = plan.change(&addr("vpc.main")).unwrap();
     assert_eq!(vpc.action, Action::Replace);
     assert_eq!(vpc.reason, "cidr_block forces replacement");
@@ -182,17 +183,15 @@ fn a_force_new_change_replaces_and_cascades_to_dependents_that_reference_it() {
 
 #[test]
 fn removed_resources_are_deleted_dependents_first_and_gone_ones_recreated() {
-    let reg = registry();
-    let state = applied(&sample_graph(|_| {}), &reg);
-    let g = sample_graph(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::None);
-    let plan = diff(&g, &state, &reg, &[]);
+    let plan = plan_after_edit(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::None);
     let order: Vec<String> =
         plan.changes.iter().filter(|c| c.action == Action::Delete).map(|c| c.address.to_string()).collect();
     let pos = |a: &str| order.iter().position(|x| x == a).unwrap_or_else(|| panic!("{a} not deleted: {order:?}"));
     assert!(pos("route.private_nat[\"us-west-2a\"]") < pos("nat_gateway.main[\"us-west-2a\"]"));
     assert!(pos("nat_gateway.main[\"us-west-2a\"]") < pos("eip.nat[\"us-west-2a\"]"));
 
-    let mut gone_state = state.clone();
+    let reg = registry();
+    let mut gone_state = applied(&sample_graph(|_| {}), &reg);
     gone_state.resources.remove(&addr("route_table.public"));
     let plan = diff(&sample_graph(|_| {}), &gone_state, &reg, &[addr("route_table.public")]);
     let c = plan.change(&addr("route_table.public")).unwrap();

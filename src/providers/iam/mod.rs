@@ -7,7 +7,7 @@
 //! IAM is global and eventually consistent: what was just created may be invisible to the next call for a few
 //! seconds, so calls that depend on a fresh resource retry the codes that mean "not visible yet".
 
-mod common;
+pub(crate) mod common;
 pub mod instance_profile;
 pub mod openid_connect_provider;
 pub mod policy;
