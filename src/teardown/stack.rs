@@ -15,7 +15,7 @@ use aws_sdk_iam::operation::get_open_id_connect_provider::GetOpenIdConnectProvid
 use crate::graph::kinds;
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::iam::common::Entity;
-use crate::providers::send::{all_pages, send};
+use crate::providers::send::{send, send_pages};
 use crate::providers::tags::{ADDRESS, STACK, STACK_ID};
 use crate::providers::{Context, Found, ProviderError, Result};
 
@@ -214,23 +214,22 @@ async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
 async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let iam = cx.iam();
     let mut candidates: Vec<(&'static str, String)> = Vec::new();
-    let roles = all_pages(|marker| async move {
-        let page = send(cx, "iam:ListRoles", &[], || iam.list_roles().set_marker(marker.clone()).send()).await?;
-        let next = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
-        Ok((page.roles().to_vec(), next))
-    })
+    let roles = send_pages(
+        cx,
+        "iam:ListRoles",
+        |marker| iam.list_roles().set_marker(marker).send(),
+        |page| (page.roles().to_vec(), page.marker().filter(|_| page.is_truncated()).map(str::to_string)),
+    )
     .await?;
     for r in roles.iter().filter(|r| !r.path().starts_with(SERVICE_ROLE_PATH)) {
         candidates.push((kinds::IAM_ROLE, r.role_name().to_string()));
     }
-    let policies = all_pages(|marker| async move {
-        let page = send(cx, "iam:ListPolicies", &[], || {
-            iam.list_policies().scope(aws_sdk_iam::types::PolicyScopeType::Local).set_marker(marker.clone()).send()
-        })
-        .await?;
-        let next = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
-        Ok((page.policies().to_vec(), next))
-    })
+    let policies = send_pages(
+        cx,
+        "iam:ListPolicies",
+        |marker| iam.list_policies().scope(aws_sdk_iam::types::PolicyScopeType::Local).set_marker(marker).send(),
+        |page| (page.policies().to_vec(), page.marker().filter(|_| page.is_truncated()).map(str::to_string)),
+    )
     .await?;
     candidates.extend(policies.iter().filter_map(|p| Some((kinds::IAM_POLICY, p.arn()?.to_string()))));
     let oidc = send(cx, "iam:ListOpenIDConnectProviders", &[], || iam.list_open_id_connect_providers().send()).await?;
@@ -276,13 +275,12 @@ async fn other_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
 
 async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let stack = who.name;
-    let urls = all_pages(|token| async move {
-        let page = send(cx, "sqs:ListQueues", &[], || {
-            cx.sqs().list_queues().queue_name_prefix(stack).set_next_token(token.clone()).send()
-        })
-        .await?;
-        Ok((page.queue_urls().to_vec(), page.next_token().map(str::to_string)))
-    })
+    let urls = send_pages(
+        cx,
+        "sqs:ListQueues",
+        |token| cx.sqs().list_queues().queue_name_prefix(stack).set_next_token(token).send(),
+        |page| (page.queue_urls().to_vec(), page.next_token().map(str::to_string)),
+    )
     .await?;
     let mut items = Vec::new();
     for url in urls {
@@ -298,14 +296,15 @@ async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
 
 async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let stack = who.name;
-    let rules = all_pages(|token| async move {
-        let page = send(cx, "events:ListRules", &[], || {
-            cx.eventbridge().list_rules().name_prefix(stack).set_next_token(token.clone()).send()
-        })
-        .await?;
-        let rules = page.rules().iter().filter_map(|r| Some((r.name()?.to_string(), r.arn()?.to_string()))).collect();
-        Ok((rules, page.next_token().map(str::to_string)))
-    })
+    let rules = send_pages(
+        cx,
+        "events:ListRules",
+        |token| cx.eventbridge().list_rules().name_prefix(stack).set_next_token(token).send(),
+        |page| {
+            let rules = page.rules().iter().filter_map(|r| Some((r.name()?.to_string(), r.arn()?.to_string())));
+            (rules.collect(), page.next_token().map(str::to_string))
+        },
+    )
     .await?;
     let mut items = Vec::new();
     for (name, arn) in rules {
@@ -325,16 +324,16 @@ async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
 
 /// Customer managed keys tagged for the stack, but not those already pending deletion.
 async fn kms_keys(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
-    let mut ids = Vec::new();
-    let mut marker: Option<String> = None;
-    loop {
-        let page = send(cx, "kms:ListKeys", &[], || cx.kms().list_keys().set_marker(marker.clone()).send()).await?;
-        ids.extend(page.keys().iter().filter_map(|k| k.key_id().map(str::to_string)));
-        marker = page.next_marker().filter(|_| page.truncated()).map(str::to_string);
-        if marker.is_none() {
-            break;
-        }
-    }
+    let ids = send_pages(
+        cx,
+        "kms:ListKeys",
+        |marker| cx.kms().list_keys().set_marker(marker).send(),
+        |page| {
+            let ids = page.keys().iter().filter_map(|k| k.key_id().map(str::to_string)).collect();
+            (ids, page.next_marker().filter(|_| page.truncated()).map(str::to_string))
+        },
+    )
+    .await?;
     let listed: Vec<Option<Found>> = futures::stream::iter(ids)
         .map(|id| async move {
             let r = send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(&id).send()).await;
