@@ -11,5 +11,5 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO_ROOT"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/kbp-target}"
 scripts/emulator.sh install
-KBP_CHAOS_SEEDS="${1:-1-20}" cargo nextest run --profile chaos --test faults --no-capture \
-  -E 'test(apply_plan_and_destroy_succeed_first_time_in_a_throttling_storm)'
+KBP_CHAOS_SEEDS="${1:-1-20}" cargo nextest run --profile chaos --test it --no-capture \
+  -E 'test(=faults::apply_plan_and_destroy_succeed_first_time_in_a_throttling_storm)'

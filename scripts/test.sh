@@ -18,8 +18,8 @@ if ! cargo nextest --version >/dev/null 2>&1; then
 fi
 
 # Debian packages some tests drive as real peers; those tests fail, not skip, without them:
-#   docker-registry (the CNCF distribution registry): tests/oci_chart.rs pulls a Helm chart from it on loopback;
-#   jq: tests/json_contract.rs checks that jq reads every `--json` stream.
+#   docker-registry (the CNCF distribution registry): tests/it/oci_chart.rs pulls a Helm chart from it on loopback;
+#   jq: tests/it/json_contract.rs checks that jq reads every `--json` stream.
 need_apt() { # COMMAND PACKAGE WHY
   command -v "$1" >/dev/null 2>&1 && return 0
   local sudo=""
@@ -35,8 +35,8 @@ need_apt() { # COMMAND PACKAGE WHY
     exit 1
   fi
 }
-need_apt docker-registry docker-registry tests/oci_chart.rs
-need_apt jq jq tests/json_contract.rs
+need_apt docker-registry docker-registry tests/it/oci_chart.rs
+need_apt jq jq tests/it/json_contract.rs
 
 # The official Karpenter CRDs the manifests are validated against are the project's reference data, kept
 # outside the repository (../shared/reference). Tests read KBP_KARPENTER_CRDS_DIR; point it at them when

@@ -4,10 +4,8 @@
 //! nothing but the account-wide Spot role. Everything is checked by reading the emulator back with the SDK,
 //! including that the controller role and the queue trust only this stack's cluster and rules.
 
-mod support;
-
+use crate::support::*;
 use serde_json::Value;
-use support::*;
 
 /// Realistic delays at 1/100: the cluster takes 6 s, the node group 1.8 s, an add-on 0.6 s.
 fn realistic() -> Emulator {
@@ -31,7 +29,7 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let ws = Workspace::with_blueprint("karpenter-mng");
     let stack = "ex-karpenter-mng";
 
-    let plan = support::events::plan(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()));
+    let plan = events::plan(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()));
     for d in plan["deferred"].as_array().unwrap() {
         assert!(d["kind"].as_str().unwrap().starts_with("k8s_"), "only in-cluster objects wait for later: {d}");
     }
@@ -190,7 +188,7 @@ fn plan_warns_when_the_api_is_open_to_the_whole_internet() {
     let em = Emulator::start();
     let ws = Workspace::with_blueprint("minimal");
     let out = kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path());
-    let plan = support::events::plan(&out);
+    let plan = events::plan(&out);
     let warnings = plan["warnings"].as_array().unwrap_or_else(|| panic!("a warnings array: {plan}"));
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     let warning = warnings[0].as_str().unwrap();
@@ -200,7 +198,7 @@ fn plan_warns_when_the_api_is_open_to_the_whole_internet() {
     let restricted =
         ["plan", ws.blueprint_arg(), "--json", "--set", "cluster.public_access_cidrs=[\"203.0.113.0/24\"]"];
     let out = kbp_ok(&em, &restricted, ws.path());
-    let plan = support::events::plan(&out);
+    let plan = events::plan(&out);
     assert!(plan.get("warnings").is_none(), "{}", plan["warnings"]);
     assert!(!stderr(&out).contains("warning:"), "{}", stderr(&out));
 }

@@ -2,12 +2,9 @@
 //! order, as its GitLab CI pipeline) run through a shell against the emulator with state in S3, in a checkout
 //! that never holds a local state file. The pull-request comment (`plan --format markdown`) is snapshot-tested.
 
-mod support;
-
 use std::path::Path;
 
-use aws_sdk_ec2::types::Filter;
-use support::*;
+use crate::support::*;
 
 const BUCKET: &str = "acme-kbp-state";
 
@@ -65,8 +62,7 @@ async fn the_documented_ci_recipe_runs_as_written_with_state_in_s3() {
     }
 
     // The stack exists once, its state only in the bucket, its plan applied as reviewed.
-    let tagged = Filter::builder().name("tag:kbp:stack").values("sbx").build();
-    assert_eq!(em.ec2().await.describe_vpcs().filters(tagged).send().await.unwrap().vpcs().len(), 1);
+    assert_eq!(stack_vpcs(&em, "sbx").await.len(), 1);
     assert!(!ws.path().join(".kbp").exists(), "no local state in the checkout");
     let apply_log = std::fs::read_to_string(ws.path().join("apply.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(apply_log.lines().last().unwrap()).unwrap();

@@ -5,8 +5,10 @@
 use std::io::Read;
 use std::process::{Command, Stdio};
 
+use crate::support::{kbp_offline, repo};
+
 fn kbp(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kbp")).args(args).stdin(Stdio::null()).output().expect("run kbp")
+    kbp_offline(args, repo())
 }
 
 #[test]

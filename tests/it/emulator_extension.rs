@@ -3,11 +3,10 @@
 //! operations have a life cycle timed by the latency profile. If these fail, kbp's EKS providers would fail
 //! against the emulator for reasons that are not theirs.
 
-mod support;
-
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+use crate::support::{Emulator, ACCOUNT_ID};
 use aws_sdk_eks::operation::describe_addon::DescribeAddonError;
 use aws_sdk_eks::operation::describe_cluster::DescribeClusterError;
 use aws_sdk_eks::operation::list_addons::ListAddonsError;
@@ -16,7 +15,6 @@ use aws_sdk_eks::types::{
     LogType, Logging, NodegroupScalingConfig, NodegroupStatus, UpdateStatus, UpdateType, VpcConfigRequest,
 };
 use aws_sdk_iam::error::ProvideErrorMetadata;
-use support::{Emulator, ACCOUNT_ID};
 
 const CLUSTER: &str = "kbp-test";
 const VERSION: &str = "1.31";

@@ -2,9 +2,7 @@
 //! SDK, is isolated from other tests' emulators, and is gone after Drop. If these fail, every other
 //! integration test would fail for reasons that have nothing to do with kbp.
 
-mod support;
-
-use support::{Emulator, ACCOUNT_ID};
+use crate::support::{Emulator, ACCOUNT_ID};
 
 /// The AWS managed policies a Karpenter-ready cluster attaches to its roles; moto has them only when
 /// started with MOTO_IAM_LOAD_MANAGED_POLICIES=true, which scripts/emulator.sh sets.

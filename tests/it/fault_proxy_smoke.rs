@@ -1,17 +1,15 @@
-//! kbp and the AWS SDK for Rust through the fault proxy (tests/support/fault_proxy.rs): every service's injected
+//! kbp and the AWS SDK for Rust through the fault proxy (tests/it/support/fault_proxy.rs): every service's injected
 //! throttling and 5xx answers read as AWS's to the SDK and are retried, and `kbp plan` succeeds under seeded
 //! throttling on every call.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::fault_proxy::FaultProxy;
+use crate::support::*;
 use aws_config::retry::RetryConfig;
 use aws_config::SdkConfig;
 use aws_sdk_sts::error::{ProvideErrorMetadata, SdkError};
 use serde_json::{json, Value};
-use support::fault_proxy::FaultProxy;
-use support::*;
 
 /// Each service kbp calls, with one cheap read, and its throttling error as the SDK reports it (status, code).
 const SERVICES: &[(&str, &str, u16, &str)] = &[

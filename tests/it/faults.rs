@@ -1,17 +1,15 @@
-//! What real AWS does to a run, through the fault proxy (tests/support/fault_proxy.rs): answers lost after AWS
+//! What real AWS does to a run, through the fault proxy (tests/it/support/fault_proxy.rs): answers lost after AWS
 //! carried a create out, requests still on their way when kbp was killed, throttling storms and server errors.
 //! Whatever happens, a rerun converges with one resource per address, no orphan, a no-op plan and a destroy that
 //! leaves nothing — all checked by listing the emulator, never from kbp's report.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::fault_proxy::FaultProxy;
+use crate::support::inventory::Inventory;
+use crate::support::*;
+use kill::{run_and_kill, When};
 use serde_json::{json, Value};
-use support::fault_proxy::FaultProxy;
-use support::inventory::Inventory;
-use support::kill::{run_and_kill, When};
-use support::*;
 
 /// Every create call an apply of the minimal blueprint makes, roughly in the order they are sent.
 const CREATES: &[&str] = &[
@@ -171,7 +169,7 @@ async fn storm(seed: u64, throttle_rate: f64, server_error_rate: f64) -> Figures
     };
     let (apply, apply_s) = timed(&["apply", ws.blueprint_arg(), "--auto-approve", "--json"]);
     assert_success(&apply, &format!("apply in a storm (seed {seed})"));
-    let summary = support::events::summary(&apply);
+    let summary = events::summary(&apply);
     assert_one_per_address(&em, &empty).await;
     let (plan, plan_s) = timed(&["plan", ws.blueprint_arg(), "--detailed-exitcode"]);
     assert_exit_code(&plan, 0, &format!("no-op plan in a storm (seed {seed})"));
@@ -288,7 +286,7 @@ async fn a_lost_state_is_rebuilt_from_the_stacks_tags_not_duplicated() {
 
     let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path());
     assert_success(&plan, "plan without state");
-    let plan = support::events::plan(&plan);
+    let plan = events::plan(&plan);
     let adopted: Vec<&str> =
         plan["adopted"].as_array().unwrap().iter().map(|r| r["address"].as_str().unwrap()).collect();
     for address in [

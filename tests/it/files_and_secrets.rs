@@ -3,22 +3,13 @@
 //! `.backup`, and logs at trace level never show a credential.
 #![cfg(unix)]
 
-mod support;
-
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use aws_sdk_ec2::types::Filter;
+use crate::support::*;
 use kbp::state::{Backend, LocalBackend};
-use support::*;
-
-fn args<'a>(cmd: &'a str, ws: &'a Workspace, name: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![cmd, ws.blueprint_arg(), "--set", name];
-    v.extend_from_slice(extra);
-    v
-}
 
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).permissions().mode() & 0o777
@@ -42,18 +33,6 @@ fn kbp_under_umask_000(em: &Emulator, args: &[&str], cwd: &Path) -> Output {
         };
     }
     sh.output().unwrap_or_else(|e| panic!("run kbp {args:?} under sh: {e}"))
-}
-
-async fn vpcs_of(em: &Emulator, stack: &str) -> Vec<String> {
-    let out = em
-        .ec2()
-        .await
-        .describe_vpcs()
-        .filters(Filter::builder().name("tag:kbp:stack").values(stack).build())
-        .send()
-        .await
-        .unwrap();
-    out.vpcs().iter().filter_map(|v| v.vpc_id().map(str::to_string)).collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -81,7 +60,7 @@ async fn a_state_link_and_its_real_path_lock_each_other_out_and_an_apply_keeps_t
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is still a link");
     let state = LocalBackend::new(&real).load().await.unwrap().expect("the apply wrote the real file");
     let vpc = state.get(&"vpc.main".parse().unwrap()).and_then(|r| r.id.clone());
-    assert_eq!(vpcs_of(&em, "linked").await, vpc.into_iter().collect::<Vec<_>>(), "state names the VPC made");
+    assert_eq!(stack_vpcs(&em, "linked").await, vpc.into_iter().collect::<Vec<_>>(), "state names the VPC made");
     assert!(!ws.path().join("linked.json.lock").exists(), "one lock, beside the real file");
     let converged =
         kbp(&em, &args("plan", &ws, name, &["--state", ".kbp/linked.state.json", "--detailed-exitcode"]), ws.path());
@@ -102,7 +81,7 @@ async fn a_state_link_that_leads_out_of_its_directory_is_refused() {
     assert!(err.contains("is a symbolic link to") && err.contains("outside the directory"), "{err}");
     assert!(err.contains("hint: ") && err.contains("--state"), "{err}");
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0, "nothing written where the link leads");
-    assert!(vpcs_of(&em, "outward").await.is_empty(), "refused before anything was created");
+    assert!(stack_vpcs(&em, "outward").await.is_empty(), "refused before anything was created");
 }
 
 #[test]

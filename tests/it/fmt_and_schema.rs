@@ -5,36 +5,16 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::Output;
 
 use serde_json::Value as Json;
 
-fn kbp(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbp"))
-        .args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run kbp")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use crate::support::{kbp_offline, repo, stderr, stdout};
 
 fn assert_exit(out: &Output, code: i32, what: &str) {
     assert_eq!(out.status.code(), Some(code), "{what}\nstdout:\n{}\nstderr:\n{}", stdout(out), stderr(out));
     assert!(!stderr(out).contains("panicked"), "{what} panicked:\n{}", stderr(out));
-}
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn shipped_blueprints() -> Vec<PathBuf> {
@@ -103,7 +83,7 @@ fn fmt_check_passes_on_the_shipped_blueprints_and_writes_nothing() {
     let before: Vec<String> = files.iter().map(|f| fs::read_to_string(f).unwrap()).collect();
     let mut args = vec!["fmt", "--check", "--diff"];
     args.extend(files.iter().map(|f| f.to_str().unwrap()));
-    let out = kbp(&args, repo());
+    let out = kbp_offline(&args, repo());
     assert_exit(&out, 0, "kbp fmt --check on the shipped blueprints (run `kbp fmt blueprints/*.toml`)");
     assert_eq!(stdout(&out), "", "nothing would change");
     let after: Vec<String> = files.iter().map(|f| fs::read_to_string(f).unwrap()).collect();
@@ -116,12 +96,12 @@ fn fmt_check_names_what_would_change_and_writes_nothing() {
     fs::write(dir.path().join("hand.toml"), HANDWRITTEN).unwrap();
     fs::write(dir.path().join("tidy.toml"), CANONICAL).unwrap();
 
-    let out = kbp(&["fmt", "--check", "hand.toml", "tidy.toml"], dir.path());
+    let out = kbp_offline(&["fmt", "--check", "hand.toml", "tidy.toml"], dir.path());
     assert_exit(&out, 1, "fmt --check with a file to reformat");
     assert_eq!(stdout(&out), "hand.toml\n", "only the file that would change is named");
     assert!(stderr(&out).contains("1 of 2 files is not in canonical form"), "{}", stderr(&out));
 
-    let out = kbp(&["fmt", "--check", "--diff", "hand.toml"], dir.path());
+    let out = kbp_offline(&["fmt", "--check", "--diff", "hand.toml"], dir.path());
     assert_exit(&out, 1, "fmt --check --diff");
     let diff = stdout(&out);
     assert!(diff.starts_with("--- hand.toml\n+++ hand.toml\n@@ "), "{diff}");
@@ -133,7 +113,7 @@ fn fmt_check_names_what_would_change_and_writes_nothing() {
     let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 2, "no temp file left: {names:?}");
 
-    let out = kbp(&["fmt", "--check", "tidy.toml"], dir.path());
+    let out = kbp_offline(&["fmt", "--check", "tidy.toml"], dir.path());
     assert_exit(&out, 0, "fmt --check on a canonical file");
     assert_eq!(stdout(&out), "");
 }
@@ -145,7 +125,7 @@ fn fmt_rewrites_keeping_comments_values_and_permissions_and_is_idempotent() {
     fs::write(&file, HANDWRITTEN).unwrap();
     fs::set_permissions(&file, fs::Permissions::from_mode(0o640)).unwrap();
 
-    let out = kbp(&["fmt", "hand.toml"], dir.path());
+    let out = kbp_offline(&["fmt", "hand.toml"], dir.path());
     assert_exit(&out, 0, "kbp fmt");
     assert_eq!(stdout(&out), "hand.toml\n", "the changed file is named");
     let text = fs::read_to_string(&file).unwrap();
@@ -164,12 +144,12 @@ fn fmt_rewrites_keeping_comments_values_and_permissions_and_is_idempotent() {
     assert_eq!(toml_as_json(&text), toml_as_json(HANDWRITTEN), "the values changed");
     assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o640, "the mode changed");
 
-    let out = kbp(&["fmt", "hand.toml"], dir.path());
+    let out = kbp_offline(&["fmt", "hand.toml"], dir.path());
     assert_exit(&out, 0, "kbp fmt on its own output");
     assert_eq!(stdout(&out), "", "nothing changes the second time");
     assert_eq!(fs::read_to_string(&file).unwrap(), CANONICAL);
 
-    let out = kbp(&["validate", "hand.toml"], dir.path());
+    let out = kbp_offline(&["validate", "hand.toml"], dir.path());
     assert_exit(&out, 0, "the formatted blueprint is still valid");
 }
 
@@ -178,7 +158,7 @@ fn fmt_through_a_symlink_rewrites_the_file_and_keeps_the_link() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("real.toml"), HANDWRITTEN).unwrap();
     std::os::unix::fs::symlink("real.toml", dir.path().join("link.toml")).unwrap();
-    let out = kbp(&["fmt", "link.toml"], dir.path());
+    let out = kbp_offline(&["fmt", "link.toml"], dir.path());
     assert_exit(&out, 0, "kbp fmt through a link");
     assert!(fs::symlink_metadata(dir.path().join("link.toml")).unwrap().file_type().is_symlink());
     assert_eq!(fs::read_to_string(dir.path().join("real.toml")).unwrap(), CANONICAL);
@@ -191,7 +171,7 @@ fn fmt_refuses_invalid_toml_with_its_place_and_writes_nothing() {
     fs::write(dir.path().join("bad.toml"), broken).unwrap();
     fs::write(dir.path().join("hand.toml"), HANDWRITTEN).unwrap();
     for args in [&["fmt", "bad.toml", "hand.toml"][..], &["fmt", "--check", "bad.toml"]] {
-        let out = kbp(args, dir.path());
+        let out = kbp_offline(args, dir.path());
         assert_exit(&out, 1, &format!("kbp {args:?} with invalid TOML"));
         let err = stderr(&out);
         assert!(err.contains("TOML syntax"), "{err}");
@@ -202,14 +182,14 @@ fn fmt_refuses_invalid_toml_with_its_place_and_writes_nothing() {
     // The valid file given beside it is formatted all the same.
     assert_eq!(fs::read_to_string(dir.path().join("hand.toml")).unwrap(), CANONICAL);
 
-    let out = kbp(&["fmt", "missing.toml"], dir.path());
+    let out = kbp_offline(&["fmt", "missing.toml"], dir.path());
     assert_exit(&out, 1, "kbp fmt on a missing file");
     assert!(stderr(&out).contains("cannot read missing.toml"), "{}", stderr(&out));
 }
 
 /// The schema `kbp schema` prints, checked against the JSON Schema 2020-12 meta-schema.
 fn schema() -> Json {
-    let out = kbp(&["schema"], repo());
+    let out = kbp_offline(&["schema"], repo());
     assert_exit(&out, 0, "kbp schema");
     let schema: Json = serde_json::from_slice(&out.stdout).expect("kbp schema prints JSON");
     assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
@@ -268,7 +248,7 @@ fn schema_refuses_unknown_keys_wrong_types_and_missing_fields() {
 #[test]
 fn schema_out_writes_the_same_schema_to_a_file() {
     let dir = tempfile::tempdir().unwrap();
-    let out = kbp(&["schema", "--out", "kbp.schema.json"], dir.path());
+    let out = kbp_offline(&["schema", "--out", "kbp.schema.json"], dir.path());
     assert_exit(&out, 0, "kbp schema --out");
     assert_eq!(stdout(&out), "");
     let written: Json = serde_json::from_str(&fs::read_to_string(dir.path().join("kbp.schema.json")).unwrap()).unwrap();
@@ -276,7 +256,7 @@ fn schema_out_writes_the_same_schema_to_a_file() {
     let mode = fs::metadata(dir.path().join("kbp.schema.json")).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o644, "a schema is for editors to read, not private");
 
-    let out = kbp(&["schema", "--out", "no/such/dir/kbp.schema.json"], dir.path());
+    let out = kbp_offline(&["schema", "--out", "no/such/dir/kbp.schema.json"], dir.path());
     assert_exit(&out, 1, "kbp schema --out into a missing directory");
     assert!(stderr(&out).contains("cannot write no/such/dir/kbp.schema.json"), "{}", stderr(&out));
 }

@@ -3,15 +3,13 @@
 //! summary that agrees with the exit code and with what the emulator holds; `jq` reads every stream; a failure
 //! is a `problem` event, not text on stdout.
 
-mod support;
-
 use std::io::Write as _;
 use std::process::{Output, Stdio};
 
+use crate::support::inventory::Inventory;
+use crate::support::*;
+use events::{self, of_type};
 use serde_json::Value;
-use support::events::{self, of_type};
-use support::inventory::Inventory;
-use support::*;
 
 /// `jq -c .` reads the whole stream and gives back as many objects as there were lines.
 fn assert_jq_parses(out: &Output, what: &str) {

@@ -4,26 +4,11 @@
 //! empty, a NodePool edit is one in-place update, and destroy takes NodePools, then the controller, then the
 //! cluster down in that order.
 
-mod support;
-
-use kbp::access::cluster::{Access, Clients, Cluster};
+use crate::support::*;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::Value;
-use support::*;
 
 const STACK: &str = "ex-karpenter-mng";
-
-async fn cluster_client(em: &Emulator) -> kube::Client {
-    let eks = em.eks().await;
-    let c = eks.describe_cluster().name(STACK).send().await.unwrap().cluster.unwrap();
-    let cluster = Cluster {
-        name: STACK.into(),
-        region: "us-west-2".into(),
-        endpoint: c.endpoint().unwrap().to_string(),
-        ca_data: c.certificate_authority().and_then(|ca| ca.data()).unwrap().to_string(),
-    };
-    Clients::new(Access::Eks, em.sdk_config().await).client(&cluster).await.unwrap()
-}
 
 async fn get(
     client: &kube::Client,
@@ -47,7 +32,7 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
     let em = Emulator::start_with("realistic", 0.01);
     let ws = Workspace::with_blueprint("karpenter-mng");
 
-    let plan = support::events::plan(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()));
+    let plan = events::plan(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()));
     let planned: Vec<&str> = plan["changes"].as_array().unwrap().iter().filter_map(|c| c["address"].as_str()).collect();
     for address in [
         "karpenter_crds.main",
@@ -73,7 +58,7 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
     );
 
     // Read back over the cluster's API.
-    let client = cluster_client(&em).await;
+    let client = cluster_client(&em, STACK).await;
     for crd in ["nodepools.karpenter.sh", "nodeclaims.karpenter.sh", "ec2nodeclasses.karpenter.k8s.aws"] {
         let o =
             get(&client, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", None, crd)
@@ -146,7 +131,7 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
         ws.path(),
     );
     assert_exit_code(&edited, 2, "plan with a new CPU limit");
-    let edit = support::events::plan(&edited);
+    let edit = events::plan(&edited);
     let changes = edit["changes"].as_array().unwrap();
     assert_eq!(changes.len(), 1, "exactly one change: {changes:#?}");
     assert_eq!(changes[0]["address"], "node_pool.main[\"default\"]");

@@ -7,15 +7,13 @@
 //! the matrix follows kbp as it changes), plus the long waits: the cluster CREATING and DELETING, the node
 //! group and NAT gateway on their way up or down.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::fault_proxy::FaultProxy;
+use crate::support::inventory::Inventory;
+use crate::support::*;
+use kill::{run_and_kill, When};
 use serde_json::json;
-use support::fault_proxy::FaultProxy;
-use support::inventory::Inventory;
-use support::kill::{run_and_kill, When};
-use support::*;
 
 /// A cluster is CREATING for 3 s at this scale and DELETING for 1.5 s, a node group CREATING or DELETING for 0.9 s.
 const TIME_SCALE: f64 = 0.005;
@@ -42,12 +40,12 @@ impl Matrix {
         let mut m = Matrix { em, proxy, ws, applied: empty.clone(), empty, apply_changes: 0, destroy_changes: 0 };
         m.proxy.reset();
         assert_success(&m.run(&["apply", m.ws.blueprint_arg(), "--auto-approve"]), "a clean apply");
-        m.apply_changes = support::kill::changes(&m.proxy.stats());
+        m.apply_changes = kill::changes(&m.proxy.stats());
         m.applied = Inventory::take(&m.em).await;
         assert_eq!(m.applied.count("EKS clusters"), 1, "a clean apply makes the cluster: {:?}", m.applied);
         m.proxy.reset();
         assert_success(&m.run(&["destroy", m.ws.blueprint_arg(), "--auto-approve"]), "a clean destroy");
-        m.destroy_changes = support::kill::changes(&m.proxy.stats());
+        m.destroy_changes = kill::changes(&m.proxy.stats());
         Inventory::take(&m.em).await.assert_eq(&m.empty, "after a clean destroy");
         m
     }

@@ -2,23 +2,17 @@
 //! karpenter-mng, against a private emulator. Every assertion about what exists reads the emulator back with
 //! the AWS SDK rather than trusting kbp's output.
 
-mod support;
-
+use crate::support::*;
 use aws_sdk_ec2::types::Filter;
 use serde_json::Value;
-use support::*;
 
 const STACK: &str = "ex-karpenter-mng";
-
-fn by_stack() -> Filter {
-    Filter::builder().name("tag:kbp:stack").values(STACK).build()
-}
 
 fn plan_json(em: &Emulator, ws: &Workspace, extra: &[&str]) -> Value {
     let mut args = vec!["plan", ws.blueprint_arg(), "--json"];
     args.extend_from_slice(extra);
     let out = kbp_ok(em, &args, ws.path());
-    support::events::plan(&out)
+    events::plan(&out)
 }
 
 /// (address, action) of every change in a JSON plan, sorted.
@@ -72,12 +66,12 @@ async fn plan_apply_change_and_destroy_the_network_and_iam_layers() {
     let out = kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
     assert!(stdout(&out).contains("Apply complete!"), "{}", describe_output(&out));
     let ec2 = em.ec2().await;
-    let vpcs = ec2.describe_vpcs().filters(by_stack()).send().await.unwrap();
+    let vpcs = ec2.describe_vpcs().filters(of_stack(STACK)).send().await.unwrap();
     assert_eq!(vpcs.vpcs().len(), 1);
     let vpc = &vpcs.vpcs()[0];
     assert_eq!(vpc.cidr_block(), Some("10.0.0.0/16"));
     assert!(vpc.tags().iter().any(|t| t.key() == Some("kbp:address") && t.value() == Some("vpc.main")));
-    let subnets = ec2.describe_subnets().filters(by_stack()).send().await.unwrap();
+    let subnets = ec2.describe_subnets().filters(of_stack(STACK)).send().await.unwrap();
     assert_eq!(subnets.subnets().len(), 6);
     let discovery: Vec<_> = subnets
         .subnets()
@@ -85,11 +79,11 @@ async fn plan_apply_change_and_destroy_the_network_and_iam_layers() {
         .filter(|s| s.tags().iter().any(|t| t.key() == Some("karpenter.sh/discovery") && t.value() == Some(STACK)))
         .collect();
     assert_eq!(discovery.len(), 3, "private subnets carry the Karpenter discovery tag");
-    let nats = ec2.describe_nat_gateways().filter(by_stack()).send().await.unwrap();
+    let nats = ec2.describe_nat_gateways().filter(of_stack(STACK)).send().await.unwrap();
     assert_eq!(nats.nat_gateways().iter().filter(|n| n.state().map(|s| s.as_str()) == Some("available")).count(), 1);
-    let igws = ec2.describe_internet_gateways().filters(by_stack()).send().await.unwrap();
+    let igws = ec2.describe_internet_gateways().filters(of_stack(STACK)).send().await.unwrap();
     assert_eq!(igws.internet_gateways()[0].attachments()[0].vpc_id(), vpc.vpc_id());
-    let tables = ec2.describe_route_tables().filters(by_stack()).send().await.unwrap();
+    let tables = ec2.describe_route_tables().filters(of_stack(STACK)).send().await.unwrap();
     assert_eq!(tables.route_tables().len(), 4);
     let iam = em.iam().await;
     let node_role = iam.list_attached_role_policies().role_name(format!("KarpenterNodeRole-{STACK}")).send().await;
@@ -131,7 +125,7 @@ async fn plan_apply_change_and_destroy_the_network_and_iam_layers() {
     kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve", tag[0], tag[1]], ws.path());
     let tagged = ec2
         .describe_subnets()
-        .filters(by_stack())
+        .filters(of_stack(STACK))
         .filters(Filter::builder().name("tag:tier").values("private").build())
         .send()
         .await
@@ -156,7 +150,7 @@ async fn plan_apply_change_and_destroy_the_network_and_iam_layers() {
     let mut args = vec!["apply", ws.blueprint_arg(), "--auto-approve"];
     args.extend_from_slice(&per_az);
     kbp_ok(&em, &args, ws.path());
-    let nats = ec2.describe_nat_gateways().filter(by_stack()).send().await.unwrap();
+    let nats = ec2.describe_nat_gateways().filter(of_stack(STACK)).send().await.unwrap();
     assert_eq!(nats.nat_gateways().iter().filter(|n| n.state().map(|s| s.as_str()) == Some("available")).count(), 3);
     let mut args = vec!["plan", ws.blueprint_arg(), "--detailed-exitcode"];
     args.extend_from_slice(&per_az);
@@ -167,12 +161,19 @@ async fn plan_apply_change_and_destroy_the_network_and_iam_layers() {
     args.extend_from_slice(&per_az);
     let out = kbp_ok(&em, &args, ws.path());
     assert!(stdout(&out).contains("Destroy complete!"), "{}", describe_output(&out));
-    assert!(ec2.describe_vpcs().filters(by_stack()).send().await.unwrap().vpcs().is_empty());
-    assert!(ec2.describe_subnets().filters(by_stack()).send().await.unwrap().subnets().is_empty());
-    assert!(ec2.describe_internet_gateways().filters(by_stack()).send().await.unwrap().internet_gateways().is_empty());
-    assert!(ec2.describe_route_tables().filters(by_stack()).send().await.unwrap().route_tables().is_empty());
-    assert!(ec2.describe_addresses().filters(by_stack()).send().await.unwrap().addresses().is_empty());
-    let live_nats = ec2.describe_nat_gateways().filter(by_stack()).send().await.unwrap();
+    assert!(ec2.describe_vpcs().filters(of_stack(STACK)).send().await.unwrap().vpcs().is_empty());
+    assert!(ec2.describe_subnets().filters(of_stack(STACK)).send().await.unwrap().subnets().is_empty());
+    assert!(ec2
+        .describe_internet_gateways()
+        .filters(of_stack(STACK))
+        .send()
+        .await
+        .unwrap()
+        .internet_gateways()
+        .is_empty());
+    assert!(ec2.describe_route_tables().filters(of_stack(STACK)).send().await.unwrap().route_tables().is_empty());
+    assert!(ec2.describe_addresses().filters(of_stack(STACK)).send().await.unwrap().addresses().is_empty());
+    let live_nats = ec2.describe_nat_gateways().filter(of_stack(STACK)).send().await.unwrap();
     assert!(live_nats.nat_gateways().iter().all(|n| n.state().map(|s| s.as_str()) == Some("deleted")));
     assert!(stack_role_names(&em).await.is_empty(), "{:?}", stack_role_names(&em).await);
     let policies = iam.list_policies().scope(aws_sdk_iam::types::PolicyScopeType::Local).send().await.unwrap();

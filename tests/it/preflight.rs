@@ -2,13 +2,11 @@
 //! endpoint that refuses connections and one that accepts them and never answers each fail in seconds with one
 //! line and a hint, never a debug dump, and an apply that fails so has created nothing.
 
-mod support;
-
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use support::inventory::Inventory;
-use support::*;
+use crate::support::inventory::Inventory;
+use crate::support::*;
 
 /// Runs `kbp ARGS` against the emulator with `env` changed (an empty value removes the variable), and how long
 /// it took.

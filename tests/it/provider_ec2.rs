@@ -1,126 +1,25 @@
-//! The EC2 network providers against a private emulator, one lifecycle per kind: create, read back with the raw
-//! SDK (attributes and kbp tags), provider read equals desired, update, delete (twice), and find by kbp tags.
+//! The EC2 network providers (VPC, subnet, gateways, routes, security group) against a private emulator, one
+//! lifecycle per kind: create, read back with the raw SDK (attributes and kbp tags), provider read equals
+//! desired, update, delete (twice), and find by kbp tags.
 
-mod support;
-
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
-use aws_sdk_ec2::types::{Filter, Tag};
+use aws_sdk_ec2::types::Filter;
 use kbp::graph::{Address, Attrs};
-use kbp::providers::{tags, Context, Desired, Provider, Registry};
+use kbp::providers::Applied;
 use serde_json::{json, Value};
-use support::*;
 
-const STACK: &str = "test-stack";
+use crate::support::provider::*;
+use crate::support::*;
 
-struct Harness {
-    // Dropping the emulator stops it, so it lives as long as the test.
-    _em: Emulator,
-    cx: Context,
-    ec2: aws_sdk_ec2::Client,
-    registry: Registry,
-}
-
+/// Prerequisites of the other kinds, made through the providers under test.
 impl Harness {
-    async fn start() -> Harness {
-        // Waits and retries log through tracing; shown for a failing test (RUST_LOG=kbp=debug for retries).
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kbp=info".into()),
-            )
-            .with_test_writer()
-            .try_init();
-        let em = Emulator::start();
-        let cx = Context::from_sdk(em.sdk_config().await, STACK, REGION);
-        let ec2 = em.ec2().await;
-        Harness { _em: em, cx, ec2, registry: Registry::aws() }
-    }
-
-    fn provider(&self, kind: &str) -> Arc<dyn Provider> {
-        self.registry.get(kind).unwrap_or_else(|| panic!("{kind} is registered"))
-    }
-
-    /// Creates the resource and checks that the provider reads back exactly the desired attributes.
-    async fn create(&self, kind: &str, address: &str, attrs: Value) -> (String, Attrs) {
-        let address: Address = address.parse().unwrap();
-        let attrs = obj(attrs);
-        let p = self.provider(kind);
-        let applied =
-            p.create(&self.cx, &desired(&address, &attrs)).await.unwrap_or_else(|e| panic!("create {kind}: {e}"));
-        assert_eq!(applied.outputs["id"], applied.id.as_str(), "{kind} outputs include id");
-        self.assert_reads(kind, &applied.id, &attrs).await;
-        (applied.id, applied.outputs)
-    }
-
-    async fn update(&self, kind: &str, address: &str, id: &str, attrs: Value) -> String {
-        let address: Address = address.parse().unwrap();
-        let attrs = obj(attrs);
-        let p = self.provider(kind);
-        let applied = p
-            .update(&self.cx, id, &Attrs::new(), &desired(&address, &attrs))
-            .await
-            .unwrap_or_else(|e| panic!("update {kind}: {e}"));
-        self.assert_reads(kind, &applied.id, &attrs).await;
-        applied.id
-    }
-
-    async fn assert_reads(&self, kind: &str, id: &str, attrs: &Attrs) {
-        let observed = self
-            .provider(kind)
-            .read(&self.cx, id, attrs)
-            .await
-            .unwrap()
-            .unwrap_or_else(|| panic!("{kind} {id} exists"));
-        assert_eq!(&observed.attrs, attrs, "{kind} {id} reads back as desired");
-        assert_eq!(observed.outputs["id"], id);
-    }
-
-    async fn find(&self, kind: &str, address: &str, attrs: Value) -> Option<String> {
-        let address: Address = address.parse().unwrap();
-        let attrs = obj(attrs);
-        self.provider(kind).find(&self.cx, &desired(&address, &attrs)).await.unwrap()
-    }
-
-    /// Deletes twice (the second finds it gone) and checks that read then says it is gone.
-    async fn delete(&self, kind: &str, id: &str) {
-        let p = self.provider(kind);
-        p.delete(&self.cx, id, &Attrs::new()).await.unwrap_or_else(|e| panic!("delete {kind}: {e}"));
-        p.delete(&self.cx, id, &Attrs::new()).await.unwrap_or_else(|e| panic!("delete {kind} again: {e}"));
-        assert_eq!(p.read(&self.cx, id, &Attrs::new()).await.unwrap(), None, "{kind} {id} reads as gone");
-    }
-
     async fn vpc(&self) -> String {
-        self.create("aws_vpc", "vpc.main", vpc_attrs(true, json!({}))).await.0
+        self.create("aws_vpc", "vpc.main", vpc_attrs(true, json!({}))).await.id
     }
 
     async fn subnet(&self, vpc_id: &str, cidr: &str, az: &str) -> String {
         let attrs = json!({"vpc_id": vpc_id, "cidr_block": cidr, "availability_zone": az, "map_public_ip_on_launch": false, "tags": {}});
-        self.create("aws_subnet", &format!("subnet.private[\"{az}\"]"), attrs).await.0
+        self.create("aws_subnet", &format!("subnet.private[\"{az}\"]"), attrs).await.id
     }
-}
-
-fn obj(v: Value) -> Attrs {
-    v.as_object().cloned().expect("attributes are an object")
-}
-
-/// What a provider is asked to create, with a client token of its own as kbp gives every create (AWS answers a
-/// token reused with other parameters with IdempotentParameterMismatch).
-fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
-    let token: &'static str = Box::leak(uuid::Uuid::new_v4().to_string().into_boxed_str());
-    Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: token }
-}
-
-fn tag_map(tags: &[Tag]) -> BTreeMap<String, String> {
-    tags.iter().map(|t| (t.key().unwrap().to_string(), t.value().unwrap().to_string())).collect()
-}
-
-/// The user tags plus the kbp tags for `address`, as they should be on the resource in AWS.
-fn expected_tags(user: &[(&str, &str)], address: &str) -> BTreeMap<String, String> {
-    let mut m: BTreeMap<String, String> = user.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    m.insert("kbp:stack".into(), STACK.into());
-    m.insert("kbp:address".into(), address.into());
-    m
 }
 
 fn vpc_attrs(hostnames: bool, tags: Value) -> Value {
@@ -141,7 +40,8 @@ async fn vpc_attribute(ec2: &aws_sdk_ec2::Client, id: &str, name: aws_sdk_ec2::t
 async fn vpc_lifecycle() {
     use aws_sdk_ec2::types::VpcAttributeName::{EnableDnsHostnames, EnableDnsSupport};
     let h = Harness::start().await;
-    let (id, outputs) = h.create("aws_vpc", "vpc.main", vpc_attrs(true, json!({"Name": "demo", "team": "a"}))).await;
+    let Applied { id, outputs } =
+        h.create("aws_vpc", "vpc.main", vpc_attrs(true, json!({"Name": "demo", "team": "a"}))).await;
 
     let vpc = h.ec2.describe_vpcs().vpc_ids(&id).send().await.unwrap().vpcs()[0].clone();
     assert_eq!(vpc.cidr_block(), Some("10.0.0.0/16"));
@@ -190,7 +90,8 @@ async fn subnet_lifecycle() {
     let vpc_id = h.vpc().await;
     let address = "subnet.public[\"us-west-2a\"]";
     let attrs = |public: bool, tags: Value| json!({"vpc_id": vpc_id, "cidr_block": "10.0.1.0/24", "availability_zone": "us-west-2a", "map_public_ip_on_launch": public, "tags": tags});
-    let (id, outputs) = h.create("aws_subnet", address, attrs(true, json!({"kubernetes.io/role/elb": "1"}))).await;
+    let Applied { id, outputs } =
+        h.create("aws_subnet", address, attrs(true, json!({"kubernetes.io/role/elb": "1"}))).await;
 
     let s = h.ec2.describe_subnets().subnet_ids(&id).send().await.unwrap().subnets()[0].clone();
     assert_eq!(
@@ -216,7 +117,7 @@ async fn subnet_lifecycle() {
 async fn internet_gateway_lifecycle() {
     let h = Harness::start().await;
     let vpc_id = h.vpc().await;
-    let (id, _) = h
+    let Applied { id, .. } = h
         .create("aws_internet_gateway", "internet_gateway.main", json!({"vpc_id": vpc_id, "tags": {"Name": "igw"}}))
         .await;
 
@@ -250,7 +151,7 @@ async fn eip_and_nat_gateway_lifecycle() {
     let subnet_id = h.subnet(&vpc_id, "10.0.0.0/24", "us-west-2a").await;
 
     let eip_address = "eip.nat[\"us-west-2a\"]";
-    let (eip_id, eip_outputs) =
+    let Applied { id: eip_id, outputs: eip_outputs } =
         h.create("aws_eip", eip_address, json!({"domain": "vpc", "tags": {"Name": "nat"}})).await;
     let a = h.ec2.describe_addresses().allocation_ids(&eip_id).send().await.unwrap().addresses()[0].clone();
     assert_eq!(eip_outputs["public_ip"], a.public_ip().unwrap());
@@ -260,7 +161,7 @@ async fn eip_and_nat_gateway_lifecycle() {
 
     let nat_address = "nat_gateway.main[\"us-west-2a\"]";
     let nat_attrs = |tags: Value| json!({"subnet_id": subnet_id, "allocation_id": eip_id, "connectivity_type": "public", "tags": tags});
-    let (nat_id, _) = h.create("aws_nat_gateway", nat_address, nat_attrs(json!({"Name": "nat"}))).await;
+    let Applied { id: nat_id, .. } = h.create("aws_nat_gateway", nat_address, nat_attrs(json!({"Name": "nat"}))).await;
     let n = h.ec2.describe_nat_gateways().nat_gateway_ids(&nat_id).send().await.unwrap().nat_gateways()[0].clone();
     assert_eq!(n.state().map(|s| s.as_str()), Some("available"));
     assert_eq!(n.subnet_id(), Some(subnet_id.as_str()));
@@ -296,16 +197,19 @@ async fn eip_and_nat_gateway_lifecycle() {
 async fn route_table_route_and_association_lifecycle() {
     let h = Harness::start().await;
     let vpc_id = h.vpc().await;
-    let (igw_id, _) =
+    let Applied { id: igw_id, .. } =
         h.create("aws_internet_gateway", "internet_gateway.main", json!({"vpc_id": vpc_id, "tags": {}})).await;
     let subnet_id = h.subnet(&vpc_id, "10.0.0.0/24", "us-west-2a").await;
-    let (eip_id, _) = h.create("aws_eip", "eip.nat[\"us-west-2a\"]", json!({"domain": "vpc", "tags": {}})).await;
+    let Applied { id: eip_id, .. } =
+        h.create("aws_eip", "eip.nat[\"us-west-2a\"]", json!({"domain": "vpc", "tags": {}})).await;
     let nat = json!({"subnet_id": subnet_id, "allocation_id": eip_id, "connectivity_type": "public", "tags": {}});
-    let (nat_id, _) = h.create("aws_nat_gateway", "nat_gateway.main[\"us-west-2a\"]", nat).await;
+    let Applied { id: nat_id, .. } = h.create("aws_nat_gateway", "nat_gateway.main[\"us-west-2a\"]", nat).await;
 
     let rt_attrs = |tags: Value| json!({"vpc_id": vpc_id, "tags": tags});
-    let (rt_id, _) = h.create("aws_route_table", "route_table.public", rt_attrs(json!({"Name": "public"}))).await;
-    let (rt2_id, _) = h.create("aws_route_table", "route_table.private[\"us-west-2a\"]", rt_attrs(json!({}))).await;
+    let Applied { id: rt_id, .. } =
+        h.create("aws_route_table", "route_table.public", rt_attrs(json!({"Name": "public"}))).await;
+    let Applied { id: rt2_id, .. } =
+        h.create("aws_route_table", "route_table.private[\"us-west-2a\"]", rt_attrs(json!({}))).await;
     let t = h.ec2.describe_route_tables().route_table_ids(&rt_id).send().await.unwrap().route_tables()[0].clone();
     assert_eq!(t.vpc_id(), Some(vpc_id.as_str()));
     assert_eq!(tag_map(t.tags()), expected_tags(&[("Name", "public")], "route_table.public"));
@@ -314,7 +218,7 @@ async fn route_table_route_and_association_lifecycle() {
 
     // Route: to the internet gateway, then re-pointed at the NAT gateway in place.
     let route = |gw: Option<&str>, nat: Option<&str>| json!({"route_table_id": rt_id, "destination_cidr_block": "0.0.0.0/0", "gateway_id": gw, "nat_gateway_id": nat});
-    let (route_id, _) = h.create("aws_route", "route.public_internet", route(Some(&igw_id), None)).await;
+    let Applied { id: route_id, .. } = h.create("aws_route", "route.public_internet", route(Some(&igw_id), None)).await;
     assert_eq!(route_id, format!("{rt_id}_0.0.0.0/0"));
     // (gateway_id, nat_gateway_id) of the table's default route, as the emulator has it.
     let target = |t: &aws_sdk_ec2::types::RouteTable| {
@@ -323,7 +227,10 @@ async fn route_table_route_and_association_lifecycle() {
     };
     let t = h.ec2.describe_route_tables().route_table_ids(&rt_id).send().await.unwrap().route_tables()[0].clone();
     assert_eq!(target(&t), Some((Some(igw_id.clone()), None)));
-    assert_eq!(h.update("aws_route", "route.public_internet", &route_id, route(None, Some(&nat_id))).await, route_id);
+    assert_eq!(
+        h.update("aws_route", "route.public_internet", &route_id, route(None, Some(&nat_id))).await.id,
+        route_id
+    );
     let t = h.ec2.describe_route_tables().route_table_ids(&rt_id).send().await.unwrap().route_tables()[0].clone();
     assert_eq!(target(&t), Some((None, Some(nat_id.clone()))));
     assert_eq!(h.find("aws_route", "route.public_internet", route(None, Some(&nat_id))).await, Some(route_id.clone()));
@@ -338,7 +245,7 @@ async fn route_table_route_and_association_lifecycle() {
     // Association: to one table, then moved to the other (a new association ID).
     let assoc_address = "route_table_association.private[\"us-west-2a\"]";
     let assoc = |rt: &str| json!({"subnet_id": subnet_id, "route_table_id": rt});
-    let (assoc_id, _) = h.create("aws_route_table_association", assoc_address, assoc(&rt_id)).await;
+    let Applied { id: assoc_id, .. } = h.create("aws_route_table_association", assoc_address, assoc(&rt_id)).await;
     let associated = |t: &aws_sdk_ec2::types::RouteTable| {
         t.associations().iter().filter_map(|a| a.subnet_id().map(str::to_string)).collect::<Vec<_>>()
     };
@@ -347,7 +254,7 @@ async fn route_table_route_and_association_lifecycle() {
     assert_eq!(h.find("aws_route_table_association", assoc_address, assoc(&rt_id)).await, Some(assoc_id.clone()));
     assert_eq!(h.find("aws_route_table_association", assoc_address, assoc(&rt2_id)).await, None);
 
-    let moved_id = h.update("aws_route_table_association", assoc_address, &assoc_id, assoc(&rt2_id)).await;
+    let moved_id = h.update("aws_route_table_association", assoc_address, &assoc_id, assoc(&rt2_id)).await.id;
     assert_ne!(moved_id, assoc_id, "ReplaceRouteTableAssociation gives a new ID");
     let tables = h.ec2.describe_route_tables().route_table_ids(&rt_id).route_table_ids(&rt2_id).send().await.unwrap();
     let by_id = |id: &str| tables.route_tables().iter().find(|t| t.route_table_id() == Some(id)).unwrap().clone();
@@ -372,6 +279,63 @@ async fn route_table_route_and_association_lifecycle() {
 }
 
 #[tokio::test]
+async fn security_group_lifecycle() {
+    let h = Harness::start().await;
+    let vpc = h.ec2.create_vpc().cidr_block("10.0.0.0/16").send().await.unwrap();
+    let vpc_id = vpc.vpc().unwrap().vpc_id().unwrap().to_string();
+    let address = "security_group.node";
+    let attrs = |tags: Value| json!({"name": "demo-node", "description": "EKS nodes of cluster demo", "vpc_id": vpc_id, "tags": tags});
+    let applied = h.create("aws_security_group", address, attrs(json!({"karpenter.sh/discovery": "demo"}))).await;
+    let id = applied.id.clone();
+    assert_eq!(applied.outputs["arn"], format!("arn:aws:ec2:{REGION}:{ACCOUNT_ID}:security-group/{id}"));
+
+    let describe =
+        || async { h.ec2.describe_security_groups().group_ids(&id).send().await.unwrap().security_groups()[0].clone() };
+    let g = describe().await;
+    assert_eq!(
+        (g.group_name(), g.description(), g.vpc_id()),
+        (Some("demo-node"), Some("EKS nodes of cluster demo"), Some(vpc_id.as_str()))
+    );
+    assert_eq!(tag_map(g.tags()), expected_tags(&[("karpenter.sh/discovery", "demo")], address));
+    let within = |g: &aws_sdk_ec2::types::SecurityGroup| {
+        g.ip_permissions().iter().any(|p| {
+            p.ip_protocol() == Some("-1") && p.user_id_group_pairs().iter().any(|pair| pair.group_id() == Some(&id))
+        })
+    };
+    assert!(within(&g), "members of the group may reach each other: {:?}", g.ip_permissions());
+    let all_egress = |g: &aws_sdk_ec2::types::SecurityGroup| {
+        g.ip_permissions_egress()
+            .iter()
+            .any(|p| p.ip_protocol() == Some("-1") && p.ip_ranges().iter().any(|r| r.cidr_ip() == Some("0.0.0.0/0")))
+    };
+    assert!(all_egress(&g), "all egress is allowed: {:?}", g.ip_permissions_egress());
+
+    // Someone removes the rule between members: an update (here of the tags) puts it back.
+    let rule =
+        g.ip_permissions().iter().find(|p| p.user_id_group_pairs().iter().any(|pair| pair.group_id() == Some(&id)));
+    h.ec2.revoke_security_group_ingress().group_id(&id).ip_permissions(rule.unwrap().clone()).send().await.unwrap();
+    assert!(!within(&describe().await));
+    h.update_in_place(
+        "aws_security_group",
+        address,
+        &id,
+        attrs(json!({"karpenter.sh/discovery": "demo", "team": "a"})),
+    )
+    .await;
+    let g = describe().await;
+    assert!(within(&g));
+    assert_eq!(tag_map(g.tags()), expected_tags(&[("karpenter.sh/discovery", "demo"), ("team", "a")], address));
+
+    assert_eq!(h.find("aws_security_group", address, &attrs(json!({}))).await, Some(id.clone()));
+    assert_eq!(h.find("aws_security_group", "security_group.other", &attrs(json!({}))).await, None);
+
+    h.delete("aws_security_group", &id).await;
+    let err = h.ec2.describe_security_groups().group_ids(&id).send().await.unwrap_err();
+    assert_eq!(aws_sdk_ec2::error::ProvideErrorMetadata::code(&err), Some("InvalidGroup.NotFound"));
+    assert_eq!(h.find("aws_security_group", address, &attrs(json!({}))).await, None);
+}
+
+#[tokio::test]
 async fn reading_unknown_ids_says_gone_and_deleting_them_succeeds() {
     let h = Harness::start().await;
     let unknown = [
@@ -383,6 +347,7 @@ async fn reading_unknown_ids_says_gone_and_deleting_them_succeeds() {
         ("aws_route_table", "rtb-0123456789abcdef0"),
         ("aws_route", "rtb-0123456789abcdef0_0.0.0.0/0"),
         ("aws_route_table_association", "rtbassoc-0123456789abcdef0"),
+        ("aws_security_group", "sg-0123456789abcdef0"),
     ];
     for (kind, id) in unknown {
         let p = h.provider(kind);

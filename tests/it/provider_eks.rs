@@ -1,29 +1,17 @@
-//! The EKS providers and the node security group against a private emulator, one lifecycle per kind: create,
-//! read back with the raw SDK (attributes, kbp tags, labels and taints, add-on configuration), provider read
-//! equals the desired attributes (after canonical), update in place, delete (twice), and find.
+//! The EKS providers against a private emulator, one lifecycle per kind: create, read back with the raw SDK
+//! (attributes, kbp tags, labels and taints, add-on configuration), provider read equals the desired attributes
+//! (after canonical), update in place, delete (twice), and find.
 
-mod support;
-
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
 use kbp::graph::{Address, Attrs};
-use kbp::providers::{tags, Applied, Context, Desired, Provider, Registry};
+use kbp::providers::Context;
 use serde_json::{json, Value};
-use support::*;
 
-const STACK: &str = "test-stack";
+use crate::support::provider::*;
+use crate::support::*;
+
 const CLUSTER: &str = "demo";
-
-struct Harness {
-    // Dropping the emulator stops it, so it lives as long as the test.
-    _em: Emulator,
-    cx: Context,
-    ec2: aws_sdk_ec2::Client,
-    eks: aws_sdk_eks::Client,
-    iam: aws_sdk_iam::Client,
-    registry: Registry,
-}
 
 /// What a cluster needs: a VPC with private subnets in two zones, the node security group, and the cluster and
 /// node roles.
@@ -35,84 +23,8 @@ struct Prerequisites {
     node_role: String,
 }
 
+/// What the EKS kinds need around them, made with the raw SDK, and EKS read back.
 impl Harness {
-    async fn start() -> Harness {
-        // Waits and retries log through tracing; shown for a failing test (RUST_LOG=kbp=debug for retries).
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kbp=info".into()),
-            )
-            .with_test_writer()
-            .try_init();
-        let em = Emulator::start();
-        let cx = Context::from_sdk(em.sdk_config().await, STACK, REGION);
-        let (ec2, eks, iam) = (em.ec2().await, em.eks().await, em.iam().await);
-        Harness { _em: em, cx, ec2, eks, iam, registry: Registry::aws() }
-    }
-
-    fn provider(&self, kind: &str) -> Arc<dyn Provider> {
-        self.registry.get(kind).unwrap_or_else(|| panic!("{kind} is registered"))
-    }
-
-    /// Creates the resource and checks that the provider reads back exactly the desired attributes.
-    async fn create(&self, kind: &str, address: &str, attrs: Value) -> Applied {
-        let address: Address = address.parse().unwrap();
-        let attrs = obj(attrs);
-        let p = self.provider(kind);
-        let applied =
-            p.create(&self.cx, &desired(&address, &attrs)).await.unwrap_or_else(|e| panic!("create {kind}: {e}"));
-        assert_eq!(applied.outputs["id"], applied.id.as_str(), "{kind} outputs include id");
-        self.assert_reads(kind, &applied.id, &attrs).await;
-        applied
-    }
-
-    async fn update(&self, kind: &str, address: &str, id: &str, attrs: Value) -> Applied {
-        let address: Address = address.parse().unwrap();
-        let attrs = obj(attrs);
-        let applied =
-            self.try_update(kind, &address, id, &attrs).await.unwrap_or_else(|e| panic!("update {kind}: {e}"));
-        assert_eq!(applied.id, id, "{kind} keeps its ID when updated in place");
-        self.assert_reads(kind, id, &attrs).await;
-        applied
-    }
-
-    async fn try_update(
-        &self,
-        kind: &str,
-        address: &Address,
-        id: &str,
-        attrs: &Attrs,
-    ) -> Result<Applied, kbp::providers::ProviderError> {
-        self.provider(kind).update(&self.cx, id, &Attrs::new(), &desired(address, attrs)).await
-    }
-
-    /// Reads with `attrs` as the prior state and compares with their canonical form, less what AWS does not
-    /// report (the diff then trusts state).
-    async fn assert_reads(&self, kind: &str, id: &str, attrs: &Attrs) {
-        let p = self.provider(kind);
-        let observed = p.read(&self.cx, id, attrs).await.unwrap().unwrap_or_else(|| panic!("{kind} {id} exists"));
-        let mut expected = p.canonical(attrs.clone());
-        if kind == "aws_eks_addon" {
-            expected.remove("resolve_conflicts");
-        }
-        assert_eq!(observed.attrs, expected, "{kind} {id} reads back as desired");
-        assert_eq!(observed.outputs["id"], id);
-    }
-
-    async fn find(&self, kind: &str, address: &str, attrs: &Value) -> Option<String> {
-        let address: Address = address.parse().unwrap();
-        let attrs = obj(attrs.clone());
-        self.provider(kind).find(&self.cx, &desired(&address, &attrs)).await.unwrap()
-    }
-
-    /// Deletes twice (the second finds it gone) and checks that read then says it is gone.
-    async fn delete(&self, kind: &str, id: &str) {
-        let p = self.provider(kind);
-        p.delete(&self.cx, id, &Attrs::new()).await.unwrap_or_else(|e| panic!("delete {kind}: {e}"));
-        p.delete(&self.cx, id, &Attrs::new()).await.unwrap_or_else(|e| panic!("delete {kind} again: {e}"));
-        assert_eq!(p.read(&self.cx, id, &Attrs::new()).await.unwrap(), None, "{kind} {id} reads as gone");
-    }
-
     async fn prerequisites(&self) -> Prerequisites {
         let vpc = self.ec2.create_vpc().cidr_block("10.0.0.0/16").send().await.unwrap();
         let vpc_id = vpc.vpc().unwrap().vpc_id().unwrap().to_string();
@@ -160,29 +72,6 @@ impl Harness {
     }
 }
 
-fn obj(v: Value) -> Attrs {
-    v.as_object().cloned().expect("attributes are an object")
-}
-
-/// What a provider is asked to create, with a client token of its own as kbp gives every create (AWS answers a
-/// token reused with other parameters with IdempotentParameterMismatch).
-fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
-    let token: &'static str = Box::leak(uuid::Uuid::new_v4().to_string().into_boxed_str());
-    Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: token }
-}
-
-/// The user tags plus the kbp tags for `address`, as they should be on the resource in AWS.
-fn expected_tags(user: &[(&str, &str)], address: &str) -> BTreeMap<String, String> {
-    let mut m: BTreeMap<String, String> = user.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    m.insert("kbp:stack".into(), STACK.into());
-    m.insert("kbp:address".into(), address.into());
-    m
-}
-
-fn tag_map(tags: Option<&HashMap<String, String>>) -> BTreeMap<String, String> {
-    tags.cloned().unwrap_or_default().into_iter().collect()
-}
-
 fn cluster_attrs(pre: &Prerequisites, version: &str, tags: Value) -> Value {
     json!({
         "name": CLUSTER,
@@ -199,68 +88,6 @@ fn cluster_attrs(pre: &Prerequisites, version: &str, tags: Value) -> Value {
         "encryption_key_arn": null,
         "tags": tags,
     })
-}
-
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
-}
-
-#[tokio::test]
-async fn security_group_lifecycle() {
-    let h = Harness::start().await;
-    let vpc = h.ec2.create_vpc().cidr_block("10.0.0.0/16").send().await.unwrap();
-    let vpc_id = vpc.vpc().unwrap().vpc_id().unwrap().to_string();
-    let address = "security_group.node";
-    let attrs = |tags: Value| json!({"name": "demo-node", "description": "EKS nodes of cluster demo", "vpc_id": vpc_id, "tags": tags});
-    let applied = h.create("aws_security_group", address, attrs(json!({"karpenter.sh/discovery": "demo"}))).await;
-    let id = applied.id.clone();
-    assert_eq!(applied.outputs["arn"], format!("arn:aws:ec2:{REGION}:{ACCOUNT_ID}:security-group/{id}"));
-
-    let describe =
-        || async { h.ec2.describe_security_groups().group_ids(&id).send().await.unwrap().security_groups()[0].clone() };
-    let g = describe().await;
-    assert_eq!(
-        (g.group_name(), g.description(), g.vpc_id()),
-        (Some("demo-node"), Some("EKS nodes of cluster demo"), Some(vpc_id.as_str()))
-    );
-    let ec2_tags = |g: &aws_sdk_ec2::types::SecurityGroup| {
-        g.tags()
-            .iter()
-            .map(|t| (t.key().unwrap().to_string(), t.value().unwrap().to_string()))
-            .collect::<BTreeMap<_, _>>()
-    };
-    assert_eq!(ec2_tags(&g), expected_tags(&[("karpenter.sh/discovery", "demo")], address));
-    let within = |g: &aws_sdk_ec2::types::SecurityGroup| {
-        g.ip_permissions().iter().any(|p| {
-            p.ip_protocol() == Some("-1") && p.user_id_group_pairs().iter().any(|pair| pair.group_id() == Some(&id))
-        })
-    };
-    assert!(within(&g), "members of the group may reach each other: {:?}", g.ip_permissions());
-    let all_egress = |g: &aws_sdk_ec2::types::SecurityGroup| {
-        g.ip_permissions_egress()
-            .iter()
-            .any(|p| p.ip_protocol() == Some("-1") && p.ip_ranges().iter().any(|r| r.cidr_ip() == Some("0.0.0.0/0")))
-    };
-    assert!(all_egress(&g), "all egress is allowed: {:?}", g.ip_permissions_egress());
-
-    // Someone removes the rule between members: an update (here of the tags) puts it back.
-    let rule =
-        g.ip_permissions().iter().find(|p| p.user_id_group_pairs().iter().any(|pair| pair.group_id() == Some(&id)));
-    h.ec2.revoke_security_group_ingress().group_id(&id).ip_permissions(rule.unwrap().clone()).send().await.unwrap();
-    assert!(!within(&describe().await));
-    h.update("aws_security_group", address, &id, attrs(json!({"karpenter.sh/discovery": "demo", "team": "a"}))).await;
-    let g = describe().await;
-    assert!(within(&g));
-    assert_eq!(ec2_tags(&g), expected_tags(&[("karpenter.sh/discovery", "demo"), ("team", "a")], address));
-
-    assert_eq!(h.find("aws_security_group", address, &attrs(json!({}))).await, Some(id.clone()));
-    assert_eq!(h.find("aws_security_group", "security_group.other", &attrs(json!({}))).await, None);
-
-    h.delete("aws_security_group", &id).await;
-    let err = h.ec2.describe_security_groups().group_ids(&id).send().await.unwrap_err();
-    assert_eq!(aws_sdk_ec2::error::ProvideErrorMetadata::code(&err), Some("InvalidGroup.NotFound"));
-    assert_eq!(h.find("aws_security_group", address, &attrs(json!({}))).await, None);
 }
 
 #[tokio::test]
@@ -302,7 +129,7 @@ async fn cluster_lifecycle() {
     next["endpoint_private_access"] = json!(true);
     next["public_access_cidrs"] = json!(["203.0.113.0/24", "198.51.100.0/24"]);
     next["log_types"] = json!(["scheduler", "audit"]);
-    let updated = h.update("aws_eks_cluster", address, CLUSTER, next.clone()).await;
+    let updated = h.update_in_place("aws_eks_cluster", address, CLUSTER, next.clone()).await;
     assert_eq!(updated.outputs["version"], "1.32");
     let c = h.describe_cluster().await;
     assert_eq!((c.version(), c.status().map(|s| s.as_str())), (Some("1.32"), Some("ACTIVE")));
@@ -423,7 +250,7 @@ async fn node_group_lifecycle() {
         ]),
         json!({"team": "b"}),
     );
-    h.update("aws_eks_node_group", address, "demo:controller", second.clone()).await;
+    h.update_in_place("aws_eks_node_group", address, "demo:controller", second.clone()).await;
     let ng = h.describe_node_group("controller").await;
     let s = ng.scaling_config().unwrap();
     assert_eq!((s.min_size(), s.max_size(), s.desired_size()), (Some(2), Some(4), Some(3)));
@@ -519,13 +346,19 @@ async fn addon_lifecycle() {
 
     // In place: another version and other configuration; then the configuration removed.
     let next = attrs("coredns", json!(versions[0]), json!({"replicaCount": 3}), json!({"env": "test"}));
-    let updated = h.update("aws_eks_addon", dns_address, &dns.id, next).await;
+    let updated = h.update_in_place("aws_eks_addon", dns_address, &dns.id, next).await;
     assert_eq!(updated.outputs["version"], versions[0].as_str());
     let a = describe().await;
     assert_eq!(a.addon_version(), Some(versions[0].as_str()));
     assert_eq!(serde_json::from_str::<Value>(a.configuration_values().unwrap()).unwrap(), json!({"replicaCount": 3}));
     assert_eq!(tag_map(a.tags()), expected_tags(&[("env", "test")], dns_address));
-    h.update("aws_eks_addon", dns_address, &dns.id, attrs("coredns", json!(versions[0]), Value::Null, json!({}))).await;
+    h.update_in_place(
+        "aws_eks_addon",
+        dns_address,
+        &dns.id,
+        attrs("coredns", json!(versions[0]), Value::Null, json!({})),
+    )
+    .await;
     assert!(describe().await.configuration_values().unwrap_or_default().is_empty(), "configuration removed");
 
     let unpinned = attrs("vpc-cni", Value::Null, Value::Null, json!({}));
@@ -580,7 +413,7 @@ async fn access_entry_lifecycle() {
 
     // The policy set changes in place: one associated, one disassociated.
     let next = admin(vec![policy("AmazonEKSViewPolicy"), policy("AmazonEKSEditPolicy")], json!({"team": "a"}));
-    h.update("aws_eks_access_entry", address, &applied.id, next.clone()).await;
+    h.update_in_place("aws_eks_access_entry", address, &applied.id, next.clone()).await;
     assert_eq!(
         associated().await,
         [
@@ -632,7 +465,7 @@ async fn pod_identity_association_lifecycle() {
     assert_eq!(tag_map(a.tags()), expected_tags(&[("team", "a")], address));
 
     // The role changes in place; the association keeps its ID.
-    h.update("aws_eks_pod_identity_association", address, &applied.id, attrs(&other_role, json!({}))).await;
+    h.update_in_place("aws_eks_pod_identity_association", address, &applied.id, attrs(&other_role, json!({}))).await;
     let a = describe().await;
     assert_eq!(a.role_arn(), Some(other_role.as_str()));
     assert_eq!(tag_map(a.tags()), expected_tags(&[], address));
@@ -657,7 +490,6 @@ async fn reading_unknown_ids_says_gone_and_deleting_them_succeeds() {
     let pre = h.prerequisites().await;
     h.cluster(&pre).await;
     let unknown = [
-        ("aws_security_group", "sg-0123456789abcdef0"),
         ("aws_eks_cluster", "nope"),
         ("aws_eks_node_group", "nope:controller"),
         ("aws_eks_node_group", "demo:nope"),

@@ -1,10 +1,8 @@
 //! The IAM and STS providers against a private emulator: every kind is created, read back with the raw SDK
 //! (documents, tags, attachments), read through the provider, updated, deleted, and deleted again.
 
-mod support;
-
-use std::collections::BTreeMap;
-
+use crate::support::provider::{desired, obj, tag_map, Harness, STACK};
+use crate::support::{ACCOUNT_ID, REGION};
 use aws_sdk_iam::Client as Iam;
 use kbp::graph::{Address, Attrs};
 use kbp::providers::iam::{
@@ -13,38 +11,13 @@ use kbp::providers::iam::{
     service_linked_role::ServiceLinkedRole,
 };
 use kbp::providers::sts::caller_identity::CallerIdentity;
-use kbp::providers::tags::kbp_tags;
-use kbp::providers::{Context, Desired, Provider, Registry};
+use kbp::providers::{Context, Provider, Registry};
 use serde_json::{json, Value};
-use support::{Emulator, ACCOUNT_ID, REGION};
 
-const STACK: &str = "test-stack";
 const WORKER_NODE_POLICY: &str = "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy";
-
-struct Fixture {
-    // Kept alive for the test: dropping it stops the server.
-    em: Emulator,
-    cx: Context,
-    iam: Iam,
-}
-
-async fn fixture() -> Fixture {
-    let em = Emulator::start();
-    let cx = Context::from_sdk(em.sdk_config().await, STACK, REGION);
-    let iam = em.iam().await;
-    Fixture { em, cx, iam }
-}
-
-fn attrs(v: Value) -> Attrs {
-    v.as_object().cloned().expect("attributes are a JSON object")
-}
 
 fn address(s: &str) -> Address {
     s.parse().expect("a valid address")
-}
-
-fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
-    Desired { address, attrs, kbp_tags: kbp_tags(STACK, address), client_token: "test-token" }
 }
 
 /// A trust policy written the way a blueprint might (lists of one), not the way IAM stores it.
@@ -58,15 +31,11 @@ fn allow(actions: &[&str]) -> Value {
 }
 
 fn role_attrs(name: &str) -> Attrs {
-    attrs(json!({
+    obj(json!({
         "name": name, "path": "/", "description": "Karpenter nodes",
         "assume_role_policy": trust(&["ec2.amazonaws.com"]), "max_session_duration": 3600,
         "tags": {"team": "platform", "cost-center": "42"},
     }))
-}
-
-fn tag_map(tags: &[aws_sdk_iam::types::Tag]) -> BTreeMap<String, String> {
-    tags.iter().map(|t| (t.key().to_string(), t.value().to_string())).collect()
 }
 
 fn decode(doc: &str) -> Value {
@@ -86,7 +55,7 @@ async fn assert_reads_back(provider: &dyn Provider, cx: &Context, id: &str, want
     assert_no_drift(provider, &seen.attrs, want);
 }
 
-async fn make_role(f: &Fixture, name: &str) -> String {
+async fn make_role(f: &Harness, name: &str) -> String {
     let a = address(&format!("iam_role.{}", name.replace('-', "_")));
     let at = role_attrs(name);
     Role.create(&f.cx, &desired(&a, &at)).await.expect("create role").id
@@ -102,7 +71,7 @@ async fn role_exists(iam: &Iam, name: &str) -> bool {
 
 #[tokio::test]
 async fn role_is_created_read_updated_and_deleted() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let addr = address("iam_role.karpenter_node");
     let want = role_attrs("kbp-test-node");
     let applied = Role.create(&f.cx, &desired(&addr, &want)).await.expect("create");
@@ -160,7 +129,7 @@ async fn role_is_created_read_updated_and_deleted() {
 
 #[tokio::test]
 async fn role_with_leftover_attachments_inline_policies_and_profiles_is_deleted() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let role = make_role(&f, "kbp-test-leftovers").await;
     f.iam.attach_role_policy().role_name(&role).policy_arn(WORKER_NODE_POLICY).send().await.expect("attach");
     let inline = allow(&["s3:GetObject"]).to_string();
@@ -184,9 +153,9 @@ async fn role_with_leftover_attachments_inline_policies_and_profiles_is_deleted(
 
 #[tokio::test]
 async fn managed_policy_versions_tags_and_teardown() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let addr = address("iam_policy.karpenter_controller");
-    let want = attrs(json!({
+    let want = obj(json!({
         "name": "kbp-test-controller", "path": "/kbp/", "description": "Karpenter controller",
         "policy": allow(&["ec2:DescribeInstances"]), "tags": {"team": "platform"},
     }));
@@ -245,10 +214,10 @@ async fn managed_policy_versions_tags_and_teardown() {
 
 #[tokio::test]
 async fn inline_role_policy_is_put_updated_and_deleted() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let role = make_role(&f, "kbp-test-inline").await;
     let addr = address("iam_role_policy.interruption");
-    let want = attrs(json!({"role": role, "name": "interruption", "policy": allow(&["sqs:ReceiveMessage"])}));
+    let want = obj(json!({"role": role, "name": "interruption", "policy": allow(&["sqs:ReceiveMessage"])}));
     let applied = RolePolicy.create(&f.cx, &desired(&addr, &want)).await.expect("create");
     assert_eq!(applied.id, "kbp-test-inline:interruption");
     assert_eq!(applied.outputs["id"], "kbp-test-inline:interruption");
@@ -275,10 +244,10 @@ async fn inline_role_policy_is_put_updated_and_deleted() {
 
 #[tokio::test]
 async fn aws_managed_policy_is_attached_and_detached() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let role = make_role(&f, "kbp-test-attach").await;
     let addr = address("iam_role_policy_attachment.worker_node");
-    let want = attrs(json!({"role": role, "policy_arn": WORKER_NODE_POLICY}));
+    let want = obj(json!({"role": role, "policy_arn": WORKER_NODE_POLICY}));
     let applied = RolePolicyAttachment.create(&f.cx, &desired(&addr, &want)).await.expect("attach");
     assert_eq!(applied.id, format!("kbp-test-attach/{WORKER_NODE_POLICY}"));
 
@@ -302,11 +271,11 @@ async fn aws_managed_policy_is_attached_and_detached() {
 
 #[tokio::test]
 async fn instance_profile_switches_roles_and_tags() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let first = make_role(&f, "kbp-test-node-a").await;
     let second = make_role(&f, "kbp-test-node-b").await;
     let addr = address("iam_instance_profile.karpenter_node");
-    let want = attrs(json!({"name": "kbp-test-node", "path": "/", "role": first, "tags": {"team": "platform"}}));
+    let want = obj(json!({"name": "kbp-test-node", "path": "/", "role": first, "tags": {"team": "platform"}}));
     let applied = InstanceProfile.create(&f.cx, &desired(&addr, &want)).await.expect("create");
     assert_eq!(applied.id, "kbp-test-node");
     assert_eq!(applied.outputs["arn"], format!("arn:aws:iam::{ACCOUNT_ID}:instance-profile/kbp-test-node"));
@@ -320,7 +289,7 @@ async fn instance_profile_switches_roles_and_tags() {
     assert_reads_back(&InstanceProfile, &f.cx, &applied.id, &want).await;
     assert_eq!(InstanceProfile.find(&f.cx, &desired(&addr, &want)).await.unwrap().as_deref(), Some("kbp-test-node"));
 
-    let next = attrs(json!({"name": "kbp-test-node", "path": "/", "role": second, "tags": {"team": "infra"}}));
+    let next = obj(json!({"name": "kbp-test-node", "path": "/", "role": second, "tags": {"team": "infra"}}));
     InstanceProfile.update(&f.cx, &applied.id, &want, &desired(&addr, &next)).await.expect("update");
     let raw = f.iam.get_instance_profile().instance_profile_name("kbp-test-node").send().await.unwrap();
     let raw = raw.instance_profile.unwrap();
@@ -337,9 +306,9 @@ async fn instance_profile_switches_roles_and_tags() {
 
 #[tokio::test]
 async fn spot_service_linked_role_is_created_once_and_never_deleted() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let addr = address("iam_service_linked_role.spot");
-    let want = attrs(json!({"aws_service_name": "spot.amazonaws.com"}));
+    let want = obj(json!({"aws_service_name": "spot.amazonaws.com"}));
     assert!(ServiceLinkedRole.retain_on_destroy());
     assert_eq!(ServiceLinkedRole.find(&f.cx, &desired(&addr, &want)).await.unwrap(), None);
 
@@ -361,10 +330,10 @@ async fn spot_service_linked_role_is_created_once_and_never_deleted() {
 
 #[tokio::test]
 async fn oidc_provider_is_registered_retagged_and_removed() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let addr = address("iam_openid_connect_provider.cluster");
     let host = "oidc.eks.us-west-2.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE";
-    let want = attrs(json!({"url": format!("https://{host}"), "client_id_list": ["sts.amazonaws.com"],
+    let want = obj(json!({"url": format!("https://{host}"), "client_id_list": ["sts.amazonaws.com"],
         "tags": {"team": "platform"}}));
     let applied = OpenIdConnectProvider.create(&f.cx, &desired(&addr, &want)).await.expect("create");
     let arn = format!("arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{host}");
@@ -395,7 +364,7 @@ async fn oidc_provider_is_registered_retagged_and_removed() {
 
 #[tokio::test]
 async fn caller_identity_reports_account_and_partition() {
-    let f = fixture().await;
+    let f = Harness::start().await;
     let addr = address("aws_caller_identity.current");
     let none = Attrs::new();
     let applied = CallerIdentity.create(&f.cx, &desired(&addr, &none)).await.expect("create");

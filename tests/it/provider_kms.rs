@@ -1,33 +1,28 @@
 //! The KMS key provider against a private emulator: create with alias, rotation and tags; read; update; find
 //! by alias; delete schedules the deletion and the key then reads as gone.
 
-mod support;
-
-use kbp::graph::{Address, Attrs};
-use kbp::providers::tags::kbp_tags;
-use kbp::providers::{Context, Desired, Registry};
+use kbp::graph::Address;
+use kbp::providers::{Context, Registry};
 use serde_json::json;
-use support::{Emulator, REGION};
 
-fn attrs(v: serde_json::Value) -> Attrs {
-    v.as_object().cloned().unwrap()
-}
+use crate::support::provider::{desired, obj, STACK};
+use crate::support::{Emulator, REGION};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn secrets_key_lifecycle() {
     let em = Emulator::start();
-    let cx = Context::from_sdk(em.sdk_config().await, "test-stack", REGION);
+    let cx = Context::from_sdk(em.sdk_config().await, STACK, REGION);
     let kms = aws_sdk_kms::Client::new(&em.sdk_config().await);
     let p = Registry::aws().get("aws_kms_key").expect("registered");
     let address: Address = "kms_key.secrets".parse().unwrap();
-    let want = attrs(json!({
+    let want = obj(json!({
         "alias": "alias/demo-eks-secrets",
         "description": "secrets of demo",
         "enable_key_rotation": true,
         "deletion_window_in_days": 7,
         "tags": {"team": "platform"},
     }));
-    let d = Desired { address: &address, attrs: &want, kbp_tags: kbp_tags("test-stack", &address), client_token: "t" };
+    let d = desired(&address, &want);
 
     let created = p.create(&cx, &d).await.unwrap();
     let id = created.id.clone();
@@ -46,8 +41,7 @@ async fn secrets_key_lifecycle() {
     let mut changed = want.clone();
     changed.insert("enable_key_rotation".into(), json!(false));
     changed.insert("tags".into(), json!({"team": "infra"}));
-    let d2 =
-        Desired { address: &address, attrs: &changed, kbp_tags: kbp_tags("test-stack", &address), client_token: "t" };
+    let d2 = desired(&address, &changed);
     p.update(&cx, &id, &want, &d2).await.unwrap();
     assert_eq!(p.read(&cx, &id, &changed).await.unwrap().unwrap().attrs, changed);
 

@@ -2,91 +2,28 @@
 //! against a private emulator: create, read back with the raw SDK, provider read equals desired, update, find,
 //! delete, gone in the emulator, delete again.
 
-mod support;
-
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use kbp::graph::{Address, Attrs};
 use kbp::providers::iam::policy_doc;
-use kbp::providers::{tags, Context, Desired, Provider, Registry};
+use kbp::providers::{Applied, Context};
 use serde_json::{json, Value};
-use support::*;
 
-const STACK: &str = "test-stack";
+use crate::support::provider::*;
+use crate::support::*;
+
 const QUEUE: &str = "aws_sqs_queue";
 const POLICY: &str = "aws_sqs_queue_policy";
 const RULE: &str = "aws_eventbridge_rule";
 const TARGET_ID: &str = "KarpenterInterruptionQueueTarget";
 
-struct Harness {
-    // Dropping the emulator stops it, so it lives as long as the test.
-    em: Emulator,
-    cx: Context,
-    sqs: aws_sdk_sqs::Client,
-    events: aws_sdk_eventbridge::Client,
-    registry: Registry,
-}
-
+/// The queue other kinds point at, and SQS read back.
 impl Harness {
-    async fn start() -> Harness {
-        let em = Emulator::start();
-        let cx = Context::from_sdk(em.sdk_config().await, STACK, REGION);
-        let (sqs, events) = (em.sqs().await, em.eventbridge().await);
-        Harness { em, cx, sqs, events, registry: Registry::aws() }
-    }
-
-    fn provider(&self, kind: &str) -> Arc<dyn Provider> {
-        self.registry.get(kind).unwrap_or_else(|| panic!("{kind} is registered"))
-    }
-
-    async fn create(&self, kind: &str, address: &str, attrs: &Attrs) -> (String, Attrs) {
-        let address: Address = address.parse().unwrap();
-        let applied = self
-            .provider(kind)
-            .create(&self.cx, &desired(&address, attrs))
-            .await
-            .unwrap_or_else(|e| panic!("create {kind}: {e}"));
-        assert_eq!(applied.outputs["id"], applied.id.as_str(), "{kind} outputs include id");
-        (applied.id, applied.outputs)
-    }
-
-    async fn update(&self, kind: &str, address: &str, id: &str, attrs: &Attrs) {
-        let address: Address = address.parse().unwrap();
-        let applied = self
-            .provider(kind)
-            .update(&self.cx, id, &Attrs::new(), &desired(&address, attrs))
-            .await
-            .unwrap_or_else(|e| panic!("update {kind}: {e}"));
-        assert_eq!(applied.id, id, "{kind}: an update keeps the ID");
-    }
-
-    /// What the diff checks: the desired attributes, in the provider's canonical form, are what `read` reports.
-    async fn assert_reads(&self, kind: &str, id: &str, want: &Attrs) -> Attrs {
-        let p = self.provider(kind);
-        let seen = p.read(&self.cx, id, want).await.unwrap().unwrap_or_else(|| panic!("{kind} {id} exists"));
-        assert_eq!(seen.attrs, p.canonical(want.clone()), "{kind} {id} reads back as desired");
-        assert_eq!(seen.outputs["id"], id);
-        seen.outputs
-    }
-
-    async fn find(&self, kind: &str, address: &str, attrs: &Attrs) -> Option<String> {
-        let address: Address = address.parse().unwrap();
-        self.provider(kind).find(&self.cx, &desired(&address, attrs)).await.unwrap()
-    }
-
-    /// Deletes twice (the second finds it gone and succeeds) and checks that `read` says gone.
-    async fn delete(&self, kind: &str, id: &str) {
-        let p = self.provider(kind);
-        p.delete(&self.cx, id, &Attrs::new()).await.unwrap_or_else(|e| panic!("delete {kind}: {e}"));
-        p.delete(&self.cx, id, &Attrs::new()).await.unwrap_or_else(|e| panic!("delete {kind} again: {e}"));
-        assert!(p.read(&self.cx, id, &Attrs::new()).await.unwrap().is_none(), "{kind} {id} reads as gone");
-    }
-
     /// A queue for the policy and rule tests to point at: (url, arn).
     async fn queue(&self, name: &str) -> (String, String) {
-        let (url, outputs) = self.create(QUEUE, &format!("sqs_queue.{name}"), &queue_attrs(name, 300, json!({}))).await;
+        let Applied { id: url, outputs } =
+            self.create(QUEUE, &format!("sqs_queue.{name}"), &queue_attrs(name, 300, json!({}))).await;
         (url, outputs["arn"].as_str().unwrap().to_string())
     }
 
@@ -94,21 +31,6 @@ impl Harness {
         let out = self.sqs.get_queue_attributes().queue_url(url).attribute_names(QueueAttributeName::All).send();
         out.await.expect("GetQueueAttributes").attributes.unwrap_or_default()
     }
-}
-
-fn obj(v: Value) -> Attrs {
-    v.as_object().cloned().expect("attributes are a JSON object")
-}
-
-fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
-    Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: "test-token" }
-}
-
-fn expected_tags(user: &[(&str, &str)], address: &str) -> BTreeMap<String, String> {
-    let mut t: BTreeMap<String, String> = user.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    t.insert(tags::STACK.into(), STACK.into());
-    t.insert(tags::ADDRESS.into(), address.into());
-    t
 }
 
 fn queue_attrs(name: &str, retention: i64, tags: Value) -> Attrs {
@@ -144,7 +66,7 @@ async fn queue_lifecycle() {
     let h = Harness::start().await;
     let addr = "sqs_queue.interruption";
     let want = queue_attrs("kbp-test", 300, json!({"team": "platform"}));
-    let (url, outputs) = h.create(QUEUE, addr, &want).await;
+    let Applied { id: url, outputs } = h.create(QUEUE, addr, &want).await;
     let arn = format!("arn:aws:sqs:{REGION}:{ACCOUNT_ID}:kbp-test");
     assert_eq!(outputs["arn"], arn.as_str());
     assert_eq!(outputs["url"], url.as_str());
@@ -172,7 +94,7 @@ async fn queue_lifecycle() {
     h.assert_reads(QUEUE, &url, &changed).await;
 
     // A create retried after kbp died mid-call adopts this stack's queue and brings it to the spec.
-    let (again, _) = h.create(QUEUE, addr, &want).await;
+    let Applied { id: again, .. } = h.create(QUEUE, addr, &want).await;
     assert_eq!(again, url);
     h.assert_reads(QUEUE, &url, &want).await;
     // Another stack's queue of the same name is refused, not silently shared.
@@ -196,7 +118,7 @@ async fn queue_policy_lifecycle() {
     let addr = "sqs_queue_policy.interruption";
     let want = policy_attrs(&url, &arn, &["events.amazonaws.com", "sqs.amazonaws.com"]);
     assert_eq!(h.find(POLICY, addr, &want).await, None, "no policy yet");
-    let (id, _) = h.create(POLICY, addr, &want).await;
+    let Applied { id, .. } = h.create(POLICY, addr, &want).await;
     assert_eq!(id, url);
 
     let raw = h.queue_attributes(&url).await;
@@ -212,11 +134,11 @@ async fn queue_policy_lifecycle() {
     // A queue update that changes no queue attribute sends no SetQueueAttributes. (The emulator drops the
     // policy on any SetQueueAttributes call without one; AWS keeps it.)
     let retagged = queue_attrs("kbp-policy", 300, json!({"env": "dev"}));
-    h.update(QUEUE, "sqs_queue.kbp-policy", &url, &retagged).await;
+    h.update_in_place(QUEUE, "sqs_queue.kbp-policy", &url, &retagged).await;
     h.assert_reads(POLICY, &url, &want).await;
 
     let changed = policy_attrs(&url, &arn, &["events.amazonaws.com"]);
-    h.update(POLICY, addr, &url, &changed).await;
+    h.update_in_place(POLICY, addr, &url, &changed).await;
     let raw = h.queue_attributes(&url).await;
     let doc: Value = serde_json::from_str(&raw[&QueueAttributeName::Policy]).unwrap();
     assert_eq!(doc["Statement"][0]["Principal"]["Service"], json!(["events.amazonaws.com"]));
@@ -241,7 +163,7 @@ async fn rule_lifecycle() {
         &queue_arn,
         json!({"team": "platform"}),
     );
-    let (name, outputs) = h.create(RULE, addr, &want).await;
+    let Applied { id: name, outputs } = h.create(RULE, addr, &want).await;
     assert_eq!(name, "kbp-test-SpotInterruption");
     let rule_arn = format!("arn:aws:events:{REGION}:{ACCOUNT_ID}:rule/kbp-test-SpotInterruption");
     assert_eq!(outputs["arn"], rule_arn.as_str());
@@ -282,7 +204,7 @@ async fn rule_lifecycle() {
         json!({"env": "dev"}),
     );
     changed.insert("target_id".into(), json!("Other"));
-    h.update(RULE, addr, &name, &changed).await;
+    h.update_in_place(RULE, addr, &name, &changed).await;
     let raw = h.events.describe_rule().name(&name).send().await.unwrap();
     let pattern: Value = serde_json::from_str(raw.event_pattern().unwrap()).unwrap();
     assert_eq!(pattern["detail-type"], json!(["EC2 Instance Rebalance Recommendation"]));

@@ -2,15 +2,13 @@
 //! NodePools) validate against the official Karpenter v1.14.1 CRD schemas and the Kubernetes API types, checked
 //! here again independently of the command's own check; and a schema the objects break fails the command.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::reference_crds_dir;
 use kbp::graph::value::UNKNOWN;
 use kbp::kubernetes::{manifests, oci, validate};
 use serde_json::Value;
-use support::reference_crds_dir;
 
 fn render(blueprint: &str, crds_dir: &Path, extra: &[&str]) -> std::process::Output {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(format!("{blueprint}.toml"));

@@ -1,19 +1,10 @@
 //! State guarding and recovery: the lock, saved plans, resources deleted behind kbp's back, and a failure that
 //! stops only its own branch.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
-use aws_sdk_ec2::types::Filter;
+use crate::support::*;
 use serde_json::Value;
-use support::*;
-
-fn args<'a>(cmd: &'a str, ws: &'a Workspace, name: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![cmd, ws.blueprint_arg(), "--set", name];
-    v.extend_from_slice(extra);
-    v
-}
 
 #[tokio::test]
 async fn a_held_lock_fails_at_once_naming_the_holder() {
@@ -45,29 +36,13 @@ async fn a_saved_plan_applies_exactly_and_refuses_a_state_that_moved_on() {
     kbp_ok(&em, &args("plan", &ws, name, &["--out", "second.plan"]), ws.path());
     let out = kbp_ok(&em, &["apply", "first.plan"], ws.path());
     assert!(stdout(&out).contains("Apply complete!"), "{}", describe_output(&out));
-    let vpcs = em
-        .ec2()
-        .await
-        .describe_vpcs()
-        .filters(Filter::builder().name("tag:kbp:stack").values("saved").build())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(vpcs.vpcs().len(), 1);
+    assert_eq!(stack_vpcs(&em, "saved").await.len(), 1);
 
     let stale = kbp(&em, &["apply", "second.plan"], ws.path());
     assert_exit_code(&stale, 1, "applying a plan made before the state changed");
     assert!(stderr(&stale).contains("state changed since the plan was saved"), "{}", describe_output(&stale));
     // Nothing was created twice.
-    let vpcs = em
-        .ec2()
-        .await
-        .describe_vpcs()
-        .filters(Filter::builder().name("tag:kbp:stack").values("saved").build())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(vpcs.vpcs().len(), 1);
+    assert_eq!(stack_vpcs(&em, "saved").await.len(), 1);
     kbp_ok(&em, &args("destroy", &ws, name, &["--auto-approve"]), ws.path());
 }
 
@@ -92,7 +67,7 @@ async fn a_resource_deleted_outside_kbp_is_planned_and_created_again() {
 
     let out = kbp(&em, &args("plan", &ws, name, &["--json"]), ws.path());
     assert_success(&out, "plan --json");
-    let plan = support::events::plan(&out);
+    let plan = events::plan(&out);
     let c = plan["changes"].as_array().unwrap();
     let table = c.iter().find(|c| c["address"] == "route_table.public").expect("the deleted table is planned");
     assert_eq!(table["action"], "create");

@@ -3,18 +3,15 @@
 //! encrypted and versioned and never overwritten over another writer's change; state moves between a local
 //! file and S3 and is edited by hand (`rm`, `mv`, `push`) only in ways that lose nothing.
 
-mod support;
-
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use aws_sdk_ec2::types::Filter;
+use crate::support::*;
 use kbp::state::location::S3Location;
 use kbp::state::s3::S3Backend;
 use kbp::state::{Backend, State, StateError};
 use serde_json::Value;
-use support::*;
 
 const BUCKET: &str = "team-kbp-state";
 
@@ -23,11 +20,6 @@ fn s3_workspace() -> Workspace {
     let ws = Workspace::with_blueprint("minimal");
     ws.write_blueprint(&format!("{}\n[state]\nbackend = \"s3\"\nbucket = \"{BUCKET}\"\n", ws.read_blueprint()));
     ws
-}
-
-async fn count_vpcs(em: &Emulator, stack: &str) -> usize {
-    let filter = Filter::builder().name("tag:kbp:stack").values(stack).build();
-    em.ec2().await.describe_vpcs().filters(filter).send().await.unwrap().vpcs().len()
 }
 
 async fn clusters(em: &Emulator) -> Vec<String> {
@@ -92,7 +84,7 @@ async fn two_checkouts_apply_one_stack_once_and_a_third_plans_outputs_and_destro
         );
     }
     // The stack exists once, its state only in the bucket, and no lock is left.
-    assert_eq!(count_vpcs(&em, "sbx").await, 1);
+    assert_eq!(stack_vpcs(&em, "sbx").await.len(), 1);
     assert_eq!(clusters(&em).await, vec!["sbx".to_string()]);
     assert!(checkouts.iter().all(|ws| !ws.path().join(".kbp/sbx.state.json").exists()));
     assert!(object_exists(&em, "kbp/sbx.state.json").await);
@@ -139,7 +131,7 @@ async fn two_checkouts_apply_one_stack_once_and_a_third_plans_outputs_and_destro
     let out = run(&["destroy", third.blueprint_arg(), "--auto-approve"]);
     assert_success(&out, "destroy from the third checkout");
     assert!(stdout(&out).contains("Final scan: nothing of stack sbx is left"), "{}", describe_output(&out));
-    assert_eq!(count_vpcs(&em, "sbx").await, 0);
+    assert_eq!(stack_vpcs(&em, "sbx").await.len(), 0);
     assert!(clusters(&em).await.is_empty());
     let pulled: State = serde_json::from_slice(&run(&["state", "pull"]).stdout).unwrap();
     assert!(pulled.resources.is_empty(), "state records the destroy");
@@ -196,9 +188,9 @@ async fn a_killed_apply_leaves_its_lock_and_force_unlock_lets_a_rerun_converge()
     assert!(!object_exists(&em, "kbp/sbx.state.json.lock").await);
 
     kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
-    assert_eq!(count_vpcs(&em, "sbx").await, 1, "no duplicate VPC");
+    assert_eq!(stack_vpcs(&em, "sbx").await.len(), 1, "no duplicate VPC");
     let ec2 = em.ec2().await;
-    let tagged = Filter::builder().name("tag:kbp:stack").values("sbx").build();
+    let tagged = of_stack("sbx");
     let subnets = ec2.describe_subnets().filters(tagged.clone()).send().await.unwrap();
     assert_eq!(subnets.subnets().len(), 6, "no duplicate subnets");
     let igws = ec2.describe_internet_gateways().filters(tagged).send().await.unwrap();
@@ -320,7 +312,7 @@ async fn bad_remote_state_fails_clearly_and_overwrites_nothing() {
     let kept = s3.get_object().bucket(BUCKET).key("kbp/sbx.state.json").send().await.unwrap();
     let kept: State = serde_json::from_slice(&kept.body.collect().await.unwrap().into_bytes()).unwrap();
     assert_eq!(kept.stack, "other", "nothing overwritten");
-    assert_eq!(count_vpcs(&em, "sbx").await, 0, "nothing created");
+    assert_eq!(stack_vpcs(&em, "sbx").await.len(), 0, "nothing created");
     assert!(!object_exists(&em, "kbp/sbx.state.json.lock").await, "the failed run let go of its lock");
 }
 
@@ -390,5 +382,5 @@ async fn state_migrates_local_to_s3_and_back_and_hand_edits_refuse_to_lose_state
     assert_eq!(pull(&[]), before);
     assert_exit_code(&kbp(&em, &["plan", bp, "--detailed-exitcode"], ws.path()), 0, "the pushed state is whole");
     kbp_ok(&em, &["destroy", bp, "--auto-approve"], ws.path());
-    assert_eq!(count_vpcs(&em, "sbx").await, 0);
+    assert_eq!(stack_vpcs(&em, "sbx").await.len(), 0);
 }

@@ -2,14 +2,12 @@
 //! through the engine's walk, a stack is found and deleted from its tags alone (and only that stack), and kbp
 //! stacks are listed with their owner, expiry and ID. Everything is created and read back with the raw SDK.
 
-mod support;
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::support::*;
 use aws_sdk_ec2::types::{
-    Filter, InstanceStateName, IpPermission, NatGatewayState, RequestLaunchTemplateData, ResourceType, Tag,
-    TagSpecification, UserIdGroupPair,
+    InstanceStateName, IpPermission, NatGatewayState, RequestLaunchTemplateData, ResourceType, UserIdGroupPair,
 };
 use kbp::exec::{self, Outcome};
 use kbp::graph::ResourceGraph;
@@ -17,27 +15,10 @@ use kbp::providers::{Context, Found, Registry};
 use kbp::state::{State, StateHandle};
 use kbp::teardown::discover::{self, Look};
 use kbp::teardown::{self, Identity};
-use support::*;
 
 const AMI: &str = "ami-12c6146b";
 const TRUST: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
 const POLICY: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sqs:*","Resource":"*"}]}"#;
-
-fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kbp=info".into()))
-        .with_test_writer()
-        .try_init();
-}
-
-fn spec(rt: ResourceType, tags: &[(&str, &str)]) -> TagSpecification {
-    let tags = tags.iter().map(|(k, v)| Tag::builder().key(*k).value(*v).build()).collect();
-    TagSpecification::builder().resource_type(rt).set_tags(Some(tags)).build()
-}
-
-fn filter(name: &str, value: &str) -> Filter {
-    Filter::builder().name(name).values(value).build()
-}
 
 fn kinds_and_ids(found: &[Found]) -> BTreeSet<(&'static str, String)> {
     found.iter().map(|f| (f.kind, f.id.clone())).collect()
@@ -61,7 +42,7 @@ async fn delete_found(cx: &Arc<Context>, state: &State, found: &[Found]) -> Outc
 }
 
 async fn vpc(ec2: &aws_sdk_ec2::Client, tags: &[(&str, &str)]) -> String {
-    let out = ec2.create_vpc().cidr_block("10.0.0.0/16").tag_specifications(spec(ResourceType::Vpc, tags)).send();
+    let out = ec2.create_vpc().cidr_block("10.0.0.0/16").tag_specifications(tag_spec(ResourceType::Vpc, tags)).send();
     out.await.unwrap().vpc.unwrap().vpc_id.unwrap()
 }
 
@@ -69,7 +50,7 @@ async fn vpc(ec2: &aws_sdk_ec2::Client, tags: &[(&str, &str)]) -> String {
 async fn subnet(ec2: &aws_sdk_ec2::Client, vpc: &str, cidr: &str, tags: &[(&str, &str)]) -> String {
     let zone = if cidr == "10.0.1.0/24" { "us-west-2a" } else { "us-west-2b" };
     let out = ec2.create_subnet().vpc_id(vpc).cidr_block(cidr).availability_zone(zone);
-    let out = out.tag_specifications(spec(ResourceType::Subnet, tags));
+    let out = out.tag_specifications(tag_spec(ResourceType::Subnet, tags));
     out.send().await.unwrap().subnet.unwrap().subnet_id.unwrap()
 }
 
@@ -79,7 +60,7 @@ async fn security_group(ec2: &aws_sdk_ec2::Client, vpc: &str, name: &str, tags: 
         .group_name(name)
         .description(name)
         .vpc_id(vpc)
-        .tag_specifications(spec(ResourceType::SecurityGroup, tags))
+        .tag_specifications(tag_spec(ResourceType::SecurityGroup, tags))
         .send();
     out.await.unwrap().group_id.unwrap()
 }
@@ -118,7 +99,7 @@ async fn leftovers_finds_what_karpenter_left_in_the_vpc_and_delete_removes_it() 
         .create_launch_template()
         .launch_template_name("karpenter.k8s.aws/s1/default")
         .launch_template_data(RequestLaunchTemplateData::builder().image_id(AMI).build())
-        .tag_specifications(spec(ResourceType::LaunchTemplate, &[("karpenter.k8s.aws/cluster", "s1")]))
+        .tag_specifications(tag_spec(ResourceType::LaunchTemplate, &[("karpenter.k8s.aws/cluster", "s1")]))
         .send()
         .await
         .unwrap()
@@ -136,7 +117,7 @@ async fn leftovers_finds_what_karpenter_left_in_the_vpc_and_delete_removes_it() 
             .min_count(1)
             .max_count(1)
             .subnet_id(subnet)
-            .tag_specifications(spec(ResourceType::Instance, &node_tags))
+            .tag_specifications(tag_spec(ResourceType::Instance, &node_tags))
             .send()
             .await
             .unwrap();
@@ -221,11 +202,11 @@ async fn make_stack(em: &Emulator, name: &str) -> BTreeSet<(&'static str, String
     let private = subnet(&ec2, &vpc_id, "10.0.2.0/24", &tags).await;
     made.insert(("aws_subnet", public.clone()));
     made.insert(("aws_subnet", private.clone()));
-    let igw = ec2.create_internet_gateway().tag_specifications(spec(ResourceType::InternetGateway, &tags)).send();
+    let igw = ec2.create_internet_gateway().tag_specifications(tag_spec(ResourceType::InternetGateway, &tags)).send();
     let igw = igw.await.unwrap().internet_gateway.unwrap().internet_gateway_id.unwrap();
     ec2.attach_internet_gateway().internet_gateway_id(&igw).vpc_id(&vpc_id).send().await.unwrap();
     made.insert(("aws_internet_gateway", igw.clone()));
-    let rt = ec2.create_route_table().vpc_id(&vpc_id).tag_specifications(spec(ResourceType::RouteTable, &tags));
+    let rt = ec2.create_route_table().vpc_id(&vpc_id).tag_specifications(tag_spec(ResourceType::RouteTable, &tags));
     let rt = rt.send().await.unwrap().route_table.unwrap().route_table_id.unwrap();
     ec2.create_route().route_table_id(&rt).destination_cidr_block("0.0.0.0/0").gateway_id(&igw).send().await.unwrap();
     ec2.associate_route_table().route_table_id(&rt).subnet_id(&public).send().await.unwrap();
@@ -233,7 +214,7 @@ async fn make_stack(em: &Emulator, name: &str) -> BTreeSet<(&'static str, String
     let eip = ec2
         .allocate_address()
         .domain(aws_sdk_ec2::types::DomainType::Vpc)
-        .tag_specifications(spec(ResourceType::ElasticIp, &tags))
+        .tag_specifications(tag_spec(ResourceType::ElasticIp, &tags))
         .send()
         .await
         .unwrap()
@@ -244,7 +225,7 @@ async fn make_stack(em: &Emulator, name: &str) -> BTreeSet<(&'static str, String
         .create_nat_gateway()
         .subnet_id(&public)
         .allocation_id(&eip)
-        .tag_specifications(spec(ResourceType::Natgateway, &tags))
+        .tag_specifications(tag_spec(ResourceType::Natgateway, &tags))
         .send()
         .await
         .unwrap();

@@ -8,31 +8,17 @@
 //! neighbour in another VPC alone, also when killed partway and run again, and from tags alone when the state
 //! file is lost. `kbp gc` destroys expired sandboxes and keeps the others, telling two stacks of one name apart.
 
-mod support;
-
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use aws_sdk_ec2::types::{Filter, IpPermission, ResourceType, Tag, TagSpecification, UserIdGroupPair};
+use crate::support::*;
+use aws_sdk_ec2::types::{IpPermission, ResourceType, UserIdGroupPair};
 use aws_sdk_elasticloadbalancingv2::types::{
-    Action, ActionTypeEnum, LoadBalancerSchemeEnum, LoadBalancerTypeEnum, ProtocolEnum, Tag as LbTag, TargetTypeEnum,
+    Action, ActionTypeEnum, LoadBalancerSchemeEnum, LoadBalancerTypeEnum, ProtocolEnum, TargetTypeEnum,
 };
-use support::*;
 
 const STACK: &str = "ex-karpenter-mng";
-
-fn filter(name: &str, value: &str) -> Filter {
-    Filter::builder().name(name).values(value).build()
-}
-
-fn tags(resource: ResourceType, pairs: &[(&str, &str)]) -> TagSpecification {
-    let mut spec = TagSpecification::builder().resource_type(resource);
-    for (k, v) in pairs {
-        spec = spec.tags(Tag::builder().key(*k).value(*v).build());
-    }
-    spec.build()
-}
 
 /// What Karpenter and a load-balancer controller would have made for the running stack.
 async fn karpenter_and_lb_leftovers(em: &Emulator, stack: &str) {
@@ -60,7 +46,7 @@ async fn karpenter_and_lb_leftovers(em: &Emulator, stack: &str) {
             .min_count(1)
             .max_count(1)
             .subnet_id(subnet)
-            .tag_specifications(tags(ResourceType::Instance, &node_tags))
+            .tag_specifications(tag_spec(ResourceType::Instance, &node_tags))
             .send()
             .await
             .unwrap();
@@ -68,7 +54,7 @@ async fn karpenter_and_lb_leftovers(em: &Emulator, stack: &str) {
     ec2.create_launch_template()
         .launch_template_name(format!("karpenter.k8s.aws/{stack}-default"))
         .launch_template_data(aws_sdk_ec2::types::RequestLaunchTemplateData::builder().image_id(&image).build())
-        .tag_specifications(tags(ResourceType::LaunchTemplate, &[("karpenter.k8s.aws/cluster", stack)]))
+        .tag_specifications(tag_spec(ResourceType::LaunchTemplate, &[("karpenter.k8s.aws/cluster", stack)]))
         .send()
         .await
         .unwrap();
@@ -77,7 +63,7 @@ async fn karpenter_and_lb_leftovers(em: &Emulator, stack: &str) {
         .group_name(format!("k8s-{stack}-ingress"))
         .description("managed by the AWS load balancer controller")
         .vpc_id(&vpc)
-        .tag_specifications(tags(ResourceType::SecurityGroup, &[("elbv2.k8s.aws/cluster", stack)]))
+        .tag_specifications(tag_spec(ResourceType::SecurityGroup, &[("elbv2.k8s.aws/cluster", stack)]))
         .send()
         .await
         .unwrap();
@@ -89,10 +75,6 @@ async fn karpenter_and_lb_leftovers(em: &Emulator, stack: &str) {
     let node_role = format!("KarpenterNodeRole-{stack}");
     iam.add_role_to_instance_profile().instance_profile_name(&profile).role_name(node_role).send().await.unwrap();
     workloads_left(em, stack, &vpc, &subnets.iter().map(|(s, _)| s.clone()).collect::<Vec<_>>()).await;
-}
-
-fn lb_tags(pairs: &[(&str, &str)]) -> Option<Vec<LbTag>> {
-    Some(pairs.iter().map(|(k, v)| LbTag::builder().key(*k).value(*v).build()).collect())
 }
 
 /// The neighbour's name: a VPC, subnets and an untagged load balancer and volume no teardown may touch.
@@ -144,7 +126,7 @@ async fn workloads_left(em: &Emulator, stack: &str, vpc: &str, subnets: &[String
     listener.protocol(ProtocolEnum::Http).port(80).default_actions(forward).send().await.unwrap();
 
     let cluster_tag = format!("kubernetes.io/cluster/{stack}");
-    let csi = tags(ResourceType::Volume, &[("ebs.csi.aws.com/cluster", "true"), (cluster_tag.as_str(), "owned")]);
+    let csi = tag_spec(ResourceType::Volume, &[("ebs.csi.aws.com/cluster", "true"), (cluster_tag.as_str(), "owned")]);
     let node = ec2.describe_instances().filters(filter("tag:karpenter.sh/nodepool", "default")).send().await.unwrap();
     let node = node.reservations()[0].instances()[0].clone();
     let zone = node.placement().and_then(|p| p.availability_zone()).unwrap().to_string();
@@ -161,8 +143,10 @@ async fn workloads_left(em: &Emulator, stack: &str, vpc: &str, subnets: &[String
     if existing.is_ok_and(|o| !o.load_balancers().is_empty()) {
         return;
     }
-    let other =
-        ec2.create_vpc().cidr_block("10.99.0.0/16").tag_specifications(tags(ResourceType::Vpc, &[("Name", NEIGHBOUR)]));
+    let other = ec2
+        .create_vpc()
+        .cidr_block("10.99.0.0/16")
+        .tag_specifications(tag_spec(ResourceType::Vpc, &[("Name", NEIGHBOUR)]));
     let other = other.send().await.unwrap().vpc.unwrap().vpc_id.unwrap();
     let mut other_subnets = Vec::new();
     for (i, zone) in ["us-west-2a", "us-west-2b"].iter().enumerate() {
@@ -172,7 +156,7 @@ async fn workloads_left(em: &Emulator, stack: &str, vpc: &str, subnets: &[String
     let neighbour = elb.create_load_balancer().name(NEIGHBOUR).set_subnets(Some(other_subnets));
     neighbour.r#type(LoadBalancerTypeEnum::Network).scheme(LoadBalancerSchemeEnum::Internal).send().await.unwrap();
     let volume = ec2.create_volume().availability_zone("us-west-2a").size(1);
-    volume.tag_specifications(tags(ResourceType::Volume, &[("Name", NEIGHBOUR)])).send().await.unwrap();
+    volume.tag_specifications(tag_spec(ResourceType::Volume, &[("Name", NEIGHBOUR)])).send().await.unwrap();
 }
 
 /// Fails listing whatever the emulator still holds that a destroyed stack could have left.
@@ -456,10 +440,10 @@ async fn gc_destroys_expired_sandboxes_and_keeps_the_rest() {
     let ec2 = em.ec2().await;
     let twin =
         [("kbp:stack", "gc-old-1"), ("kbp:stack-id", "another-lineage"), ("kbp:expires", "2099-01-01T00:00:00Z")];
-    let twin = ec2.create_vpc().cidr_block("10.98.0.0/16").tag_specifications(tags(ResourceType::Vpc, &twin));
+    let twin = ec2.create_vpc().cidr_block("10.98.0.0/16").tag_specifications(tag_spec(ResourceType::Vpc, &twin));
     let twin = twin.send().await.unwrap().vpc.unwrap().vpc_id.unwrap();
     let twin_subnet = ec2.create_subnet().vpc_id(&twin).cidr_block("10.98.1.0/24").availability_zone("us-west-2a");
-    let twin_subnet = twin_subnet.tag_specifications(tags(
+    let twin_subnet = twin_subnet.tag_specifications(tag_spec(
         ResourceType::Subnet,
         &[("kbp:stack", "gc-old-1"), ("kbp:stack-id", "another-lineage")],
     ));
@@ -499,19 +483,6 @@ async fn gc_destroys_expired_sandboxes_and_keeps_the_rest() {
     assert_exit_code(&plan, 2, "the next plan of a collected stack creates it afresh");
 }
 
-/// A kube client for the stack's cluster, as kbp makes it (endpoint and CA from EKS, an EKS token).
-async fn cluster_client(em: &Emulator) -> kube::Client {
-    let c = em.eks().await.describe_cluster().name(STACK).send().await.unwrap().cluster.unwrap();
-    let cluster = kbp::access::cluster::Cluster {
-        name: STACK.into(),
-        region: "us-west-2".into(),
-        endpoint: c.endpoint().unwrap().to_string(),
-        ca_data: c.certificate_authority().and_then(|ca| ca.data()).unwrap().to_string(),
-    };
-    let clients = kbp::access::cluster::Clients::new(kbp::access::cluster::Access::Eks, em.sdk_config().await);
-    clients.client(&cluster).await.unwrap()
-}
-
 fn api(
     client: &kube::Client,
     api_version: &str,
@@ -535,7 +506,7 @@ async fn destroy_goes_on_when_karpenter_is_gone_and_its_finalizers_stay() {
     karpenter_and_lb_leftovers(&em, STACK).await;
     // A node Karpenter launched (its NodeClaim, owned by the NodePool), then the controller uninstalled by hand:
     // nothing will remove the NodeClaim's and the EC2NodeClass's finalizers any more.
-    let client = cluster_client(&em).await;
+    let client = cluster_client(&em, STACK).await;
     let pools = api(&client, "karpenter.sh/v1", "NodePool", "nodepools", None);
     let pool = pools.get("default").await.unwrap();
     let claim: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({

@@ -5,34 +5,20 @@
 //! removes as stuck once its budget runs out, without dropping the finalizer. Everything is read back with a
 //! Kubernetes client of the test's own.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolume, PersistentVolumeClaim, Service};
 use k8s_openapi::api::networking::v1::Ingress;
-use kbp::access::cluster::{Access, Clients, Cluster};
 use kbp::providers::Context;
 use kbp::teardown::in_cluster::{release, Released};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::Resource;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
-use support::*;
 
 /// The minimal blueprint's cluster.
 const STACK: &str = "sbx";
-
-async fn cluster_client(em: &Emulator) -> kube::Client {
-    let c = em.eks().await.describe_cluster().name(STACK).send().await.unwrap().cluster.unwrap();
-    let cluster = Cluster {
-        name: STACK.into(),
-        region: REGION.into(),
-        endpoint: c.endpoint().unwrap().to_string(),
-        ca_data: c.certificate_authority().and_then(|ca| ca.data()).unwrap().to_string(),
-    };
-    Clients::new(Access::Eks, em.sdk_config().await).client(&cluster).await.unwrap()
-}
 
 /// The attributes of an in-cluster entry of the stack's state: what destroy hands to `release`.
 fn in_cluster_attrs(ws: &Workspace) -> kbp::graph::Attrs {
@@ -103,17 +89,12 @@ where
     }
 }
 
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn release_deletes_what_controllers_back_with_aws_resources_and_reports_what_is_stuck() {
     let em = Emulator::start();
     let ws = Workspace::with_blueprint("minimal");
     kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
-    let client = cluster_client(&em).await;
+    let client = cluster_client(&em, STACK).await;
 
     let namespaces: Api<Namespace> = Api::all(client.clone());
     create(&namespaces, json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": { "name": "apps" } })).await;

@@ -4,17 +4,15 @@
 //! deletion, deleted in that order by the providers' `delete`, and read back with the raw SDK: gone, while the
 //! neighbours without the tags are untouched, and the network they held can be deleted at last.
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 
-use aws_sdk_ec2::types::{ResourceType, Tag, TagSpecification, VolumeState};
+use crate::support::*;
+use aws_sdk_ec2::types::{ResourceType, VolumeState};
 use aws_sdk_elasticloadbalancingv2::types::{
-    Action, ActionTypeEnum, LoadBalancerSchemeEnum, LoadBalancerTypeEnum, ProtocolEnum, Tag as LbTag, TargetTypeEnum,
+    Action, ActionTypeEnum, LoadBalancerSchemeEnum, LoadBalancerTypeEnum, ProtocolEnum, TargetTypeEnum,
 };
 use kbp::graph::Attrs;
 use kbp::providers::{Context, Desired, DiscoveryScope, Found, Registry};
-use support::*;
 
 const CLUSTER: &str = "sbx";
 const AMI: &str = "ami-12c6146b";
@@ -26,22 +24,6 @@ const KINDS: [&str; 6] = [
     "aws_vpc_endpoint",
     "aws_cloudwatch_log_group",
 ];
-
-fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kbp=info".into()))
-        .with_test_writer()
-        .try_init();
-}
-
-fn spec(rt: ResourceType, tags: &[(&str, &str)]) -> TagSpecification {
-    let tags = tags.iter().map(|(k, v)| Tag::builder().key(*k).value(*v).build()).collect();
-    TagSpecification::builder().resource_type(rt).set_tags(Some(tags)).build()
-}
-
-fn lb_tags(pairs: &[(&str, &str)]) -> Option<Vec<LbTag>> {
-    Some(pairs.iter().map(|(k, v)| LbTag::builder().key(*k).value(*v).build()).collect())
-}
 
 /// A VPC with a subnet in each of two zones and a security group, as a stack's network.
 struct Network {
@@ -105,7 +87,7 @@ async fn listener(
 
 async fn volume(ec2: &aws_sdk_ec2::Client, tags: &[(&str, &str)]) -> String {
     let call = ec2.create_volume().availability_zone("us-west-2a").size(8);
-    let call = if tags.is_empty() { call } else { call.tag_specifications(spec(ResourceType::Volume, tags)) };
+    let call = if tags.is_empty() { call } else { call.tag_specifications(tag_spec(ResourceType::Volume, tags)) };
     call.send().await.unwrap().volume_id.unwrap()
 }
 
@@ -200,7 +182,7 @@ async fn controllers_leftovers_are_found_ordered_and_deleted_and_neighbours_stay
     let attached = volume(&ec2, &[("ebs.csi.aws.com/cluster", "true"), ("KubernetesCluster", CLUSTER)]).await;
     let node_tags = [("karpenter.sh/nodepool", "default"), ("kubernetes.io/cluster/sbx", "owned")];
     let node = ec2.run_instances().image_id(AMI).min_count(1).max_count(1).subnet_id(&stack.subnets[0]);
-    let node = node.tag_specifications(spec(ResourceType::Instance, &node_tags)).send().await.unwrap();
+    let node = node.tag_specifications(tag_spec(ResourceType::Instance, &node_tags)).send().await.unwrap();
     let node = node.instances()[0].instance_id().unwrap().to_string();
     ec2.attach_volume().volume_id(&attached).instance_id(&node).device("/dev/xvdba").send().await.unwrap();
     // A claim's volume kbp's state holds: never listed.

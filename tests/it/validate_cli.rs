@@ -1,20 +1,13 @@
 //! `kbp validate` and `kbp graph` as a user runs them: no AWS, exit codes, every diagnostic at once.
 
-mod support;
-
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use support::events;
+use crate::support::{events, kbp_offline, repo};
 
+/// Paths in these tests are relative to the repository, as a user in a checkout types them.
 fn kbp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kbp"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run kbp")
+    kbp_offline(args, repo())
 }
 
 fn text(o: &Output) -> String {

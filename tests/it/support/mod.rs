@@ -1,18 +1,21 @@
-//! Shared helpers for the integration tests under tests/: a private AWS emulator per test, SDK clients that
-//! read the emulator back, a runner for the real `kbp` binary, and a scratch workspace holding a copy of a
-//! shipped blueprint. Use with `mod support;` from a tests/*.rs file.
+//! Shared helpers for the integration tests (tests/it): a private AWS emulator per test, SDK clients that read
+//! the emulator back, a runner for the real `kbp` binary, and a scratch workspace holding a copy of a shipped
+//! blueprint. A test module takes them with `use crate::support::*;`.
 //!
 //! Each `Emulator` is its own moto server (with kbp's extension, emulator/kbp_emulator) on a free loopback port
 //! with its own state directory, so nextest's parallel test processes never see each other's resources. The
 //! server is started and stopped by scripts/emulator.sh, the same script developers use by hand.
 //! `Emulator::start()` makes every long operation instant; `Emulator::start_with` gives them the delays of a
 //! latency profile (emulator/profiles/), scaled.
-#![allow(dead_code)]
 
 pub mod events;
 pub mod fault_proxy;
 pub mod inventory;
 pub mod kill;
+pub mod provider;
+pub mod sdk;
+
+pub use sdk::{filter, lb_tags, of_stack, tag_spec};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -266,6 +269,55 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Runs `kbp ARGS` in `cwd` with no emulator, for what needs no AWS (validate, fmt, schema, render, help).
+pub fn kbp_offline(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kbp"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kbp")
+}
+
+/// The repository's root: where the shipped blueprints, docs and fixtures are.
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// kbp's waits and retries, logged through tracing, shown for a failing test (`RUST_LOG=kbp=debug` for more).
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kbp=info".into()))
+        .with_test_writer()
+        .try_init();
+}
+
+/// A Kubernetes client for the emulator's EKS cluster `name`, made as kbp makes it: endpoint and CA from EKS,
+/// kbp's own EKS token.
+pub async fn cluster_client(em: &Emulator, name: &str) -> kube::Client {
+    use kbp::access::cluster::{Access, Clients, Cluster};
+    let c = em.eks().await.describe_cluster().name(name).send().await.unwrap().cluster.unwrap();
+    let cluster = Cluster {
+        name: name.into(),
+        region: REGION.into(),
+        endpoint: c.endpoint().unwrap().to_string(),
+        ca_data: c.certificate_authority().and_then(|ca| ca.data()).unwrap().to_string(),
+    };
+    Clients::new(Access::Eks, em.sdk_config().await).client(&cluster).await.unwrap()
+}
+
+/// The IDs of the VPCs kbp tagged as stack `stack`'s: one while the stack exists, none once destroyed.
+pub async fn stack_vpcs(em: &Emulator, stack: &str) -> Vec<String> {
+    let out = em.ec2().await.describe_vpcs().filters(sdk::of_stack(stack)).send().await.unwrap();
+    out.vpcs().iter().filter_map(|v| v.vpc_id().map(str::to_string)).collect()
+}
+
+pub fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
 /// A scratch directory holding a copy of a shipped blueprint, for tests that run kbp and edit its input.
 pub struct Workspace {
     dir: TempDir,
@@ -300,15 +352,14 @@ impl Workspace {
     pub fn write_blueprint(&self, text: &str) {
         std::fs::write(&self.blueprint, text).expect("write the workspace blueprint");
     }
+}
 
-    /// Replaces exactly one occurrence of `from` with `to` in the blueprint; panics if `from` is not there
-    /// once, so an edit that silently stops matching the shipped blueprint fails loudly.
-    pub fn edit_blueprint(&self, from: &str, to: &str) {
-        let text = self.read_blueprint();
-        let count = text.matches(from).count();
-        assert_eq!(count, 1, "expected {from:?} exactly once in {}, found {count}", self.blueprint.display());
-        self.write_blueprint(&text.replacen(from, to, 1));
-    }
+/// `kbp CMD <blueprint> --set SET EXTRA…` for the workspace's blueprint, `SET` typically naming the stack
+/// (`cluster.name=…`) so that tests sharing a blueprint do not share a stack.
+pub fn args<'a>(cmd: &'a str, ws: &'a Workspace, set: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![cmd, ws.blueprint_arg(), "--set", set];
+    v.extend_from_slice(extra);
+    v
 }
 
 /// The official Karpenter v1.14.1 CRDs (the project's reference data, not part of the repository):
