@@ -60,7 +60,7 @@ async fn with_state(
     super::preflight::identity(&cx).await?;
     cx.destroying = true;
     let cx = Arc::new(cx);
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
     let refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize)
         .await
         .map_err(common::refresh_failed)?;
@@ -78,7 +78,7 @@ async fn from_tags(a: &DestroyArgs, name: &str, ui: Ui) -> anyhow::Result<u8> {
     super::preflight::identity(&cx).await?;
     cx.destroying = true;
     let cx = Arc::new(cx);
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
     let teardown = Teardown::of_tags(cx.clone(), &registry, name, a.stack_id.as_deref(), options(&a.run, Vec::new()));
     let state = Arc::new(StateHandle::in_memory(State::new(name, &region)));
     drive(a, &teardown, state, &ResourceGraph::default(), ui).await
@@ -196,7 +196,7 @@ pub(super) async fn destroy_by_tags(
     run: &RunArgs,
     ui: Ui,
 ) -> anyhow::Result<(bool, usize)> {
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
     let teardown = Teardown::of_tags(cx.clone(), &registry, name, id, options(run, Vec::new()));
     let state = Arc::new(StateHandle::in_memory(State::new(name, &cx.region)));
     let graph = ResourceGraph::default();

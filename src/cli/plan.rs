@@ -25,7 +25,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         } else {
             super::preflight::stack(&cx, &bp, &locked.state).await?
         };
-        let registry = Registry::aws();
+        let registry = Registry::builtin();
         let parallelism = a.run.parallelism as usize;
         let refreshed = plan::refresh(cx, &registry, &locked.state, Some(&graph), parallelism)
             .await

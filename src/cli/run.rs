@@ -46,7 +46,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         cx.lifetime_tags = common::lifetime_tags(&cx, ttl).await?;
     }
     let cx = Arc::new(cx);
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
     let refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize)
         .await
         .map_err(common::refresh_failed)?;
@@ -90,7 +90,7 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     }
     let cx = common::aws(&p.stack, &p.region, &a.run).await;
     super::preflight::identity(&cx).await?;
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
     let state = Arc::new(StateHandle::new(locked.backend, locked.state));
     // The plan was reviewed when it was saved: applying a file is the approval.
     let code = execute(p, cx, &registry, state, &a.run, true, ui, "apply").await?;

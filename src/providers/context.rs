@@ -106,40 +106,27 @@ impl Context {
             let _ = tx.send(Event::Waiting { address: address.clone(), status: status.to_string(), waited });
         }
     }
-
-    pub fn ec2(&self) -> &aws_sdk_ec2::Client {
-        self.ec2.get_or_init(|| crate::aws_client!(aws_sdk_ec2, &self.sdk))
-    }
-
-    pub fn iam(&self) -> &aws_sdk_iam::Client {
-        self.iam.get_or_init(|| crate::aws_client!(aws_sdk_iam, &self.sdk))
-    }
-
-    pub fn kms(&self) -> &aws_sdk_kms::Client {
-        self.kms.get_or_init(|| crate::aws_client!(aws_sdk_kms, &self.sdk))
-    }
-
-    pub fn eks(&self) -> &aws_sdk_eks::Client {
-        self.eks.get_or_init(|| crate::aws_client!(aws_sdk_eks, &self.sdk))
-    }
-
-    pub fn elbv2(&self) -> &aws_sdk_elasticloadbalancingv2::Client {
-        self.elbv2.get_or_init(|| crate::aws_client!(aws_sdk_elasticloadbalancingv2, &self.sdk))
-    }
-
-    pub fn logs(&self) -> &aws_sdk_cloudwatchlogs::Client {
-        self.logs.get_or_init(|| crate::aws_client!(aws_sdk_cloudwatchlogs, &self.sdk))
-    }
-
-    pub fn sqs(&self) -> &aws_sdk_sqs::Client {
-        self.sqs.get_or_init(|| crate::aws_client!(aws_sdk_sqs, &self.sdk))
-    }
-
-    pub fn eventbridge(&self) -> &aws_sdk_eventbridge::Client {
-        self.eventbridge.get_or_init(|| crate::aws_client!(aws_sdk_eventbridge, &self.sdk))
-    }
-
-    pub fn sts(&self) -> &aws_sdk_sts::Client {
-        self.sts.get_or_init(|| crate::aws_client!(aws_sdk_sts, &self.sdk))
-    }
 }
+
+/// The accessor of each service's SDK client: the client is built on first use and shared from then on.
+macro_rules! clients {
+    ($($service:ident: $sdk:ident),* $(,)?) => {
+        impl Context {
+            $(pub fn $service(&self) -> &$sdk::Client {
+                self.$service.get_or_init(|| crate::aws_client!($sdk, &self.sdk))
+            })*
+        }
+    };
+}
+
+clients!(
+    ec2: aws_sdk_ec2,
+    iam: aws_sdk_iam,
+    kms: aws_sdk_kms,
+    eks: aws_sdk_eks,
+    elbv2: aws_sdk_elasticloadbalancingv2,
+    logs: aws_sdk_cloudwatchlogs,
+    sqs: aws_sdk_sqs,
+    eventbridge: aws_sdk_eventbridge,
+    sts: aws_sdk_sts,
+);

@@ -2,7 +2,7 @@
 //! The engine knows resources only through this trait and the [`Registry`]; it never matches on a kind.
 //!
 //! Adding a kind: write `providers/<service>/<kind>.rs`, implement `Provider` (its [`Descriptor`] names the kind,
-//! one of [`crate::graph::kinds`], and what forces a replacement), add one line to [`Registry::aws`]. What
+//! one of [`crate::graph::kinds`], and what forces a replacement), add one line to [`Registry::builtin`]. What
 //! providers share lives beside them: [`attrs`] (desired attributes, "gone" as absent), [`tags`] (kbp's tags and
 //! the tag diff every service applies with its own calls), [`send`] (one request or every page under the retry
 //! policy), [`wait`] (bounded waits), [`error`] (one error type, hints as data).
@@ -239,8 +239,8 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Every provider: the AWS ones and the in-cluster ones.
-    pub fn aws() -> Self {
+    /// Every provider this build of kbp has: the AWS ones and the in-cluster (Kubernetes) ones.
+    pub fn builtin() -> Self {
         let mut r = Registry::default();
         ec2::register(&mut r);
         eks::register(&mut r);
@@ -289,7 +289,7 @@ mod tests {
 
     #[test]
     fn every_aws_provider_registers_once() {
-        let r = Registry::aws();
+        let r = Registry::builtin();
         for kind in
             [kinds::VPC, kinds::SUBNET, kinds::NAT_GATEWAY, kinds::IAM_ROLE, kinds::IAM_POLICY, kinds::CALLER_IDENTITY]
         {
@@ -299,7 +299,7 @@ mod tests {
 
     #[test]
     fn the_kinds_teardown_finds_outside_state_are_registered() {
-        let r = Registry::aws();
+        let r = Registry::builtin();
         for kind in [
             kinds::LOAD_BALANCER,
             kinds::LB_LISTENER,

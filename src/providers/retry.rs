@@ -79,6 +79,20 @@ mod tests {
         RetryPolicy { max_attempts: 4, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(2) }
     }
 
+    /// How many times [`fast`] sends a request that AWS always refuses with `code`, retrying `transient`; the
+    /// run must end in that refusal.
+    async fn attempts_when_refused(transient: &[&str], op: &str, code: &str) -> u32 {
+        let n = AtomicU32::new(0);
+        let r: Result<(), _> = fast()
+            .run(transient, || async {
+                n.fetch_add(1, Ordering::SeqCst);
+                Err(ProviderError::new(op, code, "refused"))
+            })
+            .await;
+        assert!(r.is_err());
+        n.load(Ordering::SeqCst)
+    }
+
     #[tokio::test]
     async fn retries_transient_codes_until_success() {
         let n = AtomicU32::new(0);
@@ -97,37 +111,14 @@ mod tests {
 
     #[tokio::test]
     async fn gives_up_after_max_attempts_and_on_other_codes() {
-        let n = AtomicU32::new(0);
-        let r: Result<(), _> = fast()
-            .run(THROTTLING, || async {
-                n.fetch_add(1, Ordering::SeqCst);
-                Err(ProviderError::new("iam:CreateRole", "Throttling", "slow down"))
-            })
-            .await;
-        assert!(r.is_err());
-        assert_eq!(n.load(Ordering::SeqCst), 4);
-        let n = AtomicU32::new(0);
-        let r: Result<(), _> = fast()
-            .run(&[], || async {
-                n.fetch_add(1, Ordering::SeqCst);
-                Err(ProviderError::new("iam:CreateRole", "MalformedPolicyDocument", "bad"))
-            })
-            .await;
-        assert!(r.is_err());
-        assert_eq!(n.load(Ordering::SeqCst), 1);
+        assert_eq!(attempts_when_refused(THROTTLING, "iam:CreateRole", "Throttling").await, 4);
+        assert_eq!(attempts_when_refused(&[], "iam:CreateRole", "MalformedPolicyDocument").await, 1);
     }
 
     #[tokio::test]
     async fn throttling_is_the_sdks_to_retry_unless_named() {
-        let n = AtomicU32::new(0);
-        let r: Result<(), _> = fast()
-            .run(&[], || async {
-                n.fetch_add(1, Ordering::SeqCst);
-                Err(ProviderError::new("ec2:DescribeVpcs", "RequestLimitExceeded", "slow down"))
-            })
-            .await;
-        assert!(r.is_err());
-        assert_eq!(n.load(Ordering::SeqCst), 1, "the SDK already retried it");
+        let attempts = attempts_when_refused(&[], "ec2:DescribeVpcs", "RequestLimitExceeded").await;
+        assert_eq!(attempts, 1, "the SDK already retried it");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::future::Future;
 
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 
+use super::attrs::{absent_if_gone, ok_if_gone};
 use super::retry::RetryPolicy;
 use super::{Context, ProviderError};
 use crate::providers::Result;
@@ -24,6 +25,40 @@ where
             async move { sent.await.map_err(|e| ProviderError::from_sdk(op, e)) }
         })
         .await
+}
+
+/// [`send`] for a removal (a delete, a detach, a revoke): one whose target is already gone succeeds, so a
+/// teardown that was interrupted can run again. `transient` lists codes AWS answers until something else
+/// settles, such as IAM's `DeleteConflict`.
+pub async fn remove<O, E, F, Fut>(cx: &Context, op: &str, transient: &[&str], request: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+{
+    ok_if_gone(send(cx, op, transient, request).await)
+}
+
+/// The resource `id`, read with a Describe call that asks for it by ID (`request`): the item of the answer's
+/// list (`items`) whose ID (`id_of`) is `id`, or `None` when AWS answers "not found" or lists something else
+/// (some implementations ignore the ID and list everything).
+pub async fn describe_one<O, E, T, F, Fut>(
+    cx: &Context,
+    op: &str,
+    transient: &[&str],
+    id: &str,
+    request: F,
+    items: fn(&O) -> &[T],
+    id_of: fn(&T) -> Option<&str>,
+) -> Result<Option<T>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    T: Clone,
+{
+    let answer = absent_if_gone(send(cx, op, transient, request).await)?;
+    Ok(answer.and_then(|out| items(&out).iter().find(|item| id_of(item) == Some(id)).cloned()))
 }
 
 /// Every item of a paged AWS list call. `page(token)` sends one request for the page after `token` (with

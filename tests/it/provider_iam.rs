@@ -384,7 +384,7 @@ async fn caller_identity_reports_account_and_partition() {
 
 #[test]
 fn registry_has_every_iam_and_sts_kind() {
-    let r = Registry::aws();
+    let r = Registry::builtin();
     for kind in [
         "aws_iam_role",
         "aws_iam_policy",

@@ -13,7 +13,7 @@ async fn secrets_key_lifecycle() {
     let em = Emulator::start();
     let cx = Context::from_sdk(em.sdk_config().await, STACK, REGION);
     let kms = aws_sdk_kms::Client::new(&em.sdk_config().await);
-    let p = Registry::aws().get("aws_kms_key").expect("registered");
+    let p = Registry::builtin().get("aws_kms_key").expect("registered");
     let address: Address = "kms_key.secrets".parse().unwrap();
     let want = obj(json!({
         "alias": "alias/demo-eks-secrets",

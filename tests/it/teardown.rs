@@ -33,7 +33,7 @@ fn ids<'a>(found: &'a [Found], kind: &str) -> Vec<&'a str> {
 async fn delete_found(cx: &Arc<Context>, state: &State, found: &[Found]) -> Outcome {
     let mut all = state.clone();
     let added = discover::merge(&mut all, found);
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
     let mut p = kbp::plan::diff::diff_destroy(&ResourceGraph::default(), &all, &registry);
     p.changes.retain(|c| added.contains(&c.address));
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
@@ -136,7 +136,7 @@ async fn leftovers_finds_what_karpenter_left_in_the_vpc_and_delete_removes_it() 
 
     // The stack's state is lost: its own resources are known by their tags, and never taken for leftovers.
     let state = State::new("s1", REGION);
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
     let who = Identity { name: "s1", id: None };
     let roles = ["s1-node".to_string()];
     let found = discover::discover(&cx, &registry, &state, who, Look::OutsideState, &roles).await.unwrap();

@@ -125,7 +125,7 @@ async fn controllers_leftovers_are_found_ordered_and_deleted_and_neighbours_stay
     let ec2 = em.ec2().await;
     let elb = aws_sdk_elasticloadbalancingv2::Client::new(&sdk);
     let logs = aws_sdk_cloudwatchlogs::Client::new(&sdk);
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
 
     let stack = network(&ec2, 0, "stack-nodes").await;
     let neighbour = network(&ec2, 1, "neighbour").await;
@@ -395,7 +395,7 @@ async fn without_the_stacks_vpc_only_what_names_the_cluster_is_found() {
         target_group(&elb, "k8s-old", &net.vpc, ProtocolEnum::Http, 80, &[("ingress.k8s.aws/stack", "shop")]).await;
     ec2.create_vpc_endpoint().vpc_id(&net.vpc).service_name("com.amazonaws.us-west-2.s3").send().await.unwrap();
 
-    let registry = Registry::aws();
+    let registry = Registry::builtin();
     let keep = BTreeSet::new();
     let vpc_ids: Vec<String> = Vec::new();
     let scope = DiscoveryScope { cluster: CLUSTER, vpc_ids: &vpc_ids, node_roles: &[], keep: &keep };

@@ -6,7 +6,7 @@ use aws_sdk_ec2::types::{DomainType, ResourceType};
 use serde_json::json;
 
 use super::wait::Budget;
-use super::{absent_if_gone, missing, object, ok_if_gone, optional_str, send, send_when_unused, tagging};
+use super::{describe_one, missing, object, optional_str, remove, remove_when_unused, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
@@ -51,26 +51,24 @@ impl Provider for Eip {
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         // Held by something not deleted with the stack (an instance or interface associated by hand): let go.
         if let Some(association) = describe(cx, id).await?.and_then(|a| a.association_id().map(str::to_string)) {
-            let r = send(cx, "ec2:DisassociateAddress", &[], || {
+            remove(cx, "ec2:DisassociateAddress", &[], || {
                 cx.ec2().disassociate_address().association_id(&association).send()
             })
-            .await;
-            ok_if_gone(r)?;
+            .await?;
         }
         // A deleted NAT gateway lets go of its address only once it reaches `deleted`, and AWS may still report
         // the address in use for a while after that.
         let (op, what) = ("ec2:ReleaseAddress", format!("Elastic IP {id}"));
-        let r = send_when_unused(cx, op, &what, &["InvalidIPAddress.InUse"], Budget::minutes(5), || {
+        remove_when_unused(cx, op, &what, &["InvalidIPAddress.InUse"], Budget::minutes(5), || {
             cx.ec2().release_address().allocation_id(id).send()
         })
-        .await;
-        ok_if_gone(r)
+        .await
     }
 }
 
 async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::Address>> {
-    let r = send(cx, "ec2:DescribeAddresses", &[], || cx.ec2().describe_addresses().allocation_ids(id).send()).await;
-    Ok(absent_if_gone(r)?.and_then(|resp| resp.addresses().iter().find(|a| a.allocation_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_addresses().allocation_ids(id).send();
+    describe_one(cx, "ec2:DescribeAddresses", &[], id, request, |out| out.addresses(), |a| a.allocation_id()).await
 }
 
 fn outputs(id: &str, public_ip: Option<&str>) -> Attrs {

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::wait::Budget;
 use super::{
-    absent_if_gone, id_output, missing, nullable, object, ok_if_gone, optional_str, required_str, retag, send,
-    send_when_unused, tagging,
+    describe_one, id_output, missing, nullable, object, optional_str, remove_when_unused, required_str, retag, send,
+    tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
@@ -91,13 +91,13 @@ impl Provider for InternetGateway {
             // Detaching fails with DependencyViolation while a NAT gateway or instance in the VPC still has a
             // public address mapped; those are released minutes after their own delete returns.
             let what = format!("internet gateway {id} (public addresses still mapped in {vpc_id})");
-            let r = send_when_unused(cx, "ec2:DetachInternetGateway", &what, &[], Budget::minutes(5), || {
+            let r = remove_when_unused(cx, "ec2:DetachInternetGateway", &what, &[], Budget::minutes(5), || {
                 cx.ec2().detach_internet_gateway().internet_gateway_id(id).vpc_id(vpc_id).send()
             })
             .await;
             match r {
                 Err(e) if e.is("Gateway.NotAttached") => {}
-                r => ok_if_gone(r)?,
+                r => r?,
             }
         }
         delete_gateway(cx, id).await
@@ -112,18 +112,14 @@ fn is_attached(a: &InternetGatewayAttachment) -> bool {
 
 async fn delete_gateway(cx: &Context, id: &str) -> Result<()> {
     let (op, what) = ("ec2:DeleteInternetGateway", format!("internet gateway {id}"));
-    let r = send_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
+    remove_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
         cx.ec2().delete_internet_gateway().internet_gateway_id(id).send()
     })
-    .await;
-    ok_if_gone(r)
+    .await
 }
 
 async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::InternetGateway>> {
-    let r = send(cx, "ec2:DescribeInternetGateways", &[], || {
-        cx.ec2().describe_internet_gateways().internet_gateway_ids(id).send()
-    })
-    .await;
-    Ok(absent_if_gone(r)?
-        .and_then(|resp| resp.internet_gateways().iter().find(|g| g.internet_gateway_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_internet_gateways().internet_gateway_ids(id).send();
+    let op = "ec2:DescribeInternetGateways";
+    describe_one(cx, op, &[], id, request, |out| out.internet_gateways(), |g| g.internet_gateway_id()).await
 }

@@ -7,9 +7,9 @@ use serde_json::json;
 
 use super::object;
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::{absent_if_gone, ok_if_gone};
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::{send, send_pages};
+use crate::providers::send::describe_one;
+use crate::providers::send::{remove, send_pages};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct LaunchTemplate;
@@ -22,21 +22,13 @@ impl Leftover for LaunchTemplate {
     const MADE_BY: &'static str = "Karpenter (for an EC2NodeClass)";
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let r = send(cx, "ec2:DescribeLaunchTemplates", &[], || {
-            cx.ec2().describe_launch_templates().launch_template_ids(id).send()
-        })
-        .await;
-        let found = absent_if_gone(r)?
-            .and_then(|out| out.launch_templates().iter().find(|t| t.launch_template_id() == Some(id)).cloned());
+        let found = describe(cx, id).await?;
         Ok(found.map(|t| Observed { attrs: attrs(&t), outputs: super::id_output(id) }))
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
-        let r = send(cx, "ec2:DeleteLaunchTemplate", &[], || {
-            cx.ec2().delete_launch_template().launch_template_id(id).send()
-        })
-        .await;
-        ok_if_gone(r.map(drop))
+        remove(cx, "ec2:DeleteLaunchTemplate", &[], || cx.ec2().delete_launch_template().launch_template_id(id).send())
+            .await
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
@@ -70,6 +62,12 @@ impl Leftover for LaunchTemplate {
             })
             .collect())
     }
+}
+
+async fn describe(cx: &Context, id: &str) -> Result<Option<AwsLaunchTemplate>> {
+    let request = || cx.ec2().describe_launch_templates().launch_template_ids(id).send();
+    let op = "ec2:DescribeLaunchTemplates";
+    describe_one(cx, op, &[], id, request, |out| out.launch_templates(), |t| t.launch_template_id()).await
 }
 
 fn attrs(t: &AwsLaunchTemplate) -> Attrs {

@@ -59,27 +59,25 @@ pub fn register(r: &mut Registry) {
     r.add(DeleteOnly(vpc_endpoint::VpcEndpoint));
 }
 
-pub(crate) use crate::providers::attrs::{
-    absent_if_gone, bool_attr, nullable, object, ok_if_gone, optional_str, required_str,
-};
-pub(crate) use crate::providers::send::send;
+pub(crate) use crate::providers::attrs::{bool_attr, nullable, object, ok_if_gone, optional_str, required_str};
+pub(crate) use crate::providers::send::{describe_one, remove, send};
 
-/// [`send`] for a delete or detach that AWS refuses with `DependencyViolation` (or an `also_busy` code) while
+/// [`remove`] for a delete or detach that AWS refuses with `DependencyViolation` (or an `also_busy` code) while
 /// something it held is still being released; see [`wait::while_in_use`]. `what` names the resource.
-pub(crate) async fn send_when_unused<O, E, F, Fut>(
+pub(crate) async fn remove_when_unused<O, E, F, Fut>(
     cx: &Context,
     op: &str,
     what: &str,
     also_busy: &[&str],
     budget: wait::Budget,
     request: F,
-) -> Result<O>
+) -> Result<()>
 where
     F: Fn() -> Fut + Copy,
     Fut: Future<Output = Result<O, SdkError<E>>>,
     E: ProvideErrorMetadata + std::error::Error + 'static,
 {
-    wait::while_in_use(op, what, also_busy, budget, || send(cx, op, &[], request)).await
+    ok_if_gone(wait::while_in_use(op, what, also_busy, budget, || send(cx, op, &[], request)).await)
 }
 
 /// The update of a kind whose only in-place change is its tags, and whose only output is its ID.

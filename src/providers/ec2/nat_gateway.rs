@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::wait::{self, Budget, Poll};
 use super::{
-    absent_if_gone, id_output, missing, nullable, object, ok_if_gone, optional_str, required_str, retag, send, tagging,
+    describe_one, id_output, missing, nullable, object, optional_str, remove, required_str, retag, send, tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -114,9 +114,7 @@ impl Provider for NatGateway {
             return Ok(());
         }
         if nat.state() != Some(&NatGatewayState::Deleting) {
-            let r =
-                send(cx, "ec2:DeleteNatGateway", &[], || cx.ec2().delete_nat_gateway().nat_gateway_id(id).send()).await;
-            ok_if_gone(r)?;
+            remove(cx, "ec2:DeleteNatGateway", &[], || cx.ec2().delete_nat_gateway().nat_gateway_id(id).send()).await?;
         }
         // Its Elastic IP and its ENI in the subnet are released only when it reaches `deleted`.
         wait::until("ec2:DescribeNatGateways", &format!("NAT gateway {id} to be deleted"), DELETE_BUDGET, || async {
@@ -151,8 +149,7 @@ fn failed(id: &str, nat: &aws_sdk_ec2::types::NatGateway) -> ProviderError {
 }
 
 async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::NatGateway>> {
-    let r =
-        send(cx, "ec2:DescribeNatGateways", transient, || cx.ec2().describe_nat_gateways().nat_gateway_ids(id).send())
-            .await;
-    Ok(absent_if_gone(r)?.and_then(|resp| resp.nat_gateways().iter().find(|n| n.nat_gateway_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_nat_gateways().nat_gateway_ids(id).send();
+    let op = "ec2:DescribeNatGateways";
+    describe_one(cx, op, transient, id, request, |out| out.nat_gateways(), |n| n.nat_gateway_id()).await
 }

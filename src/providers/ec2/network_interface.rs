@@ -7,12 +7,11 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{NetworkInterface as AwsInterface, NetworkInterfaceStatus};
 use serde_json::json;
 
-use super::object;
+use super::{describe_one, object, remove_when_unused};
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::{absent_if_gone, ok_if_gone};
 use crate::providers::delete_only::Leftover;
-use crate::providers::ec2::wait::{self, Budget};
-use crate::providers::send::{send, send_pages};
+use crate::providers::ec2::wait::Budget;
+use crate::providers::send::send_pages;
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct NetworkInterface;
@@ -26,26 +25,16 @@ impl Leftover for NetworkInterface {
     const MADE_BY: &'static str = "the VPC CNI plugin or a node";
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let r = send(cx, "ec2:DescribeNetworkInterfaces", &[], || {
-            cx.ec2().describe_network_interfaces().network_interface_ids(id).send()
-        })
-        .await;
-        let found = absent_if_gone(r)?
-            .and_then(|out| out.network_interfaces().iter().find(|n| n.network_interface_id() == Some(id)).cloned());
+        let found = describe(cx, id).await?;
         Ok(found.map(|n| Observed { attrs: attrs(&n), outputs: super::id_output(id) }))
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
-        let op = "ec2:DeleteNetworkInterface";
-        let r = wait::while_in_use(
-            op,
-            &format!("network interface {id}"),
-            &["InvalidNetworkInterface.InUse"],
-            DELETE_BUDGET,
-            || send(cx, op, &[], || cx.ec2().delete_network_interface().network_interface_id(id).send()),
-        )
-        .await;
-        ok_if_gone(r.map(drop))
+        let (op, what) = ("ec2:DeleteNetworkInterface", format!("network interface {id}"));
+        remove_when_unused(cx, op, &what, &["InvalidNetworkInterface.InUse"], DELETE_BUDGET, || {
+            cx.ec2().delete_network_interface().network_interface_id(id).send()
+        })
+        .await
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
@@ -89,6 +78,12 @@ fn detail(n: &AwsInterface) -> String {
     parts.extend(n.description().filter(|d| !d.is_empty()).map(str::to_string));
     parts.extend(n.subnet_id().map(|s| format!("in {s}")));
     parts.join(", ")
+}
+
+async fn describe(cx: &Context, id: &str) -> Result<Option<AwsInterface>> {
+    let request = || cx.ec2().describe_network_interfaces().network_interface_ids(id).send();
+    let op = "ec2:DescribeNetworkInterfaces";
+    describe_one(cx, op, &[], id, request, |out| out.network_interfaces(), |n| n.network_interface_id()).await
 }
 
 fn attrs(n: &AwsInterface) -> Attrs {

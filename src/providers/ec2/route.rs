@@ -6,7 +6,7 @@ use aws_sdk_ec2::types::RouteState;
 use serde_json::json;
 
 use super::route_table::describe as describe_table;
-use super::{id_output, nullable, object, ok_if_gone, optional_str, required_str, send};
+use super::{id_output, nullable, object, optional_str, remove, required_str, send};
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -97,11 +97,10 @@ impl Provider for Route {
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let (table_id, destination) = parse_id(id)?;
         // InvalidRoute.NotFound and InvalidRouteTableID.NotFound both mean there is nothing left to delete.
-        let r = send(cx, "ec2:DeleteRoute", &[], || {
+        remove(cx, "ec2:DeleteRoute", &[], || {
             cx.ec2().delete_route().route_table_id(table_id).destination_cidr_block(destination).send()
         })
-        .await;
-        ok_if_gone(r)
+        .await
     }
 }
 

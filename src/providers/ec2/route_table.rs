@@ -6,9 +6,7 @@ use aws_sdk_ec2::types::ResourceType;
 use serde_json::json;
 
 use super::wait::Budget;
-use super::{
-    absent_if_gone, id_output, missing, object, ok_if_gone, required_str, retag, send, send_when_unused, tagging,
-};
+use super::{describe_one, id_output, missing, object, remove, remove_when_unused, required_str, retag, send, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -58,18 +56,16 @@ impl Provider for RouteTable {
         // Associations state does not hold (a stack found by its tags) are removed here; those it holds are
         // deleted first, but AWS may still count them for a moment.
         for association in table.associations().iter().filter_map(|a| a.route_table_association_id()) {
-            let r = send(cx, "ec2:DisassociateRouteTable", &[], || {
+            remove(cx, "ec2:DisassociateRouteTable", &[], || {
                 cx.ec2().disassociate_route_table().association_id(association).send()
             })
-            .await;
-            ok_if_gone(r)?;
+            .await?;
         }
         let (op, what) = ("ec2:DeleteRouteTable", format!("route table {id}"));
-        let r = send_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
+        remove_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
             cx.ec2().delete_route_table().route_table_id(id).send()
         })
-        .await;
-        ok_if_gone(r)
+        .await
     }
 }
 
@@ -80,8 +76,7 @@ pub(super) async fn describe(
     id: &str,
     transient: &[&str],
 ) -> Result<Option<aws_sdk_ec2::types::RouteTable>> {
-    let r =
-        send(cx, "ec2:DescribeRouteTables", transient, || cx.ec2().describe_route_tables().route_table_ids(id).send())
-            .await;
-    Ok(absent_if_gone(r)?.and_then(|resp| resp.route_tables().iter().find(|t| t.route_table_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_route_tables().route_table_ids(id).send();
+    let op = "ec2:DescribeRouteTables";
+    describe_one(cx, op, transient, id, request, |out| out.route_tables(), |t| t.route_table_id()).await
 }

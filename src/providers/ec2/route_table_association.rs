@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, RouteTableAssociation as Association, RouteTableAssociationStateCode};
 use serde_json::json;
 
-use super::{id_output, missing, object, ok_if_gone, required_str, send};
+use super::{id_output, missing, object, remove, required_str, send};
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -70,11 +70,8 @@ impl Provider for RouteTableAssociation {
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
-        let r = send(cx, "ec2:DisassociateRouteTable", &[], || {
-            cx.ec2().disassociate_route_table().association_id(id).send()
-        })
-        .await;
-        ok_if_gone(r)
+        remove(cx, "ec2:DisassociateRouteTable", &[], || cx.ec2().disassociate_route_table().association_id(id).send())
+            .await
     }
 }
 

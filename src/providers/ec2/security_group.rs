@@ -21,7 +21,7 @@ use serde_json::json;
 
 use super::tagging::{self, Tagged};
 use super::wait::Budget;
-use super::{absent_if_gone, arn, missing, object, ok_if_gone, required_str, send, send_when_unused};
+use super::{arn, describe_one, missing, object, remove, remove_when_unused, required_str, send};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_pages;
 use crate::providers::tags::STACK;
@@ -92,11 +92,8 @@ impl Provider for SecurityGroup {
         revoke_references(cx, id).await?;
         // The self-referencing rule does not block the delete; ENIs still in the group do, until released.
         let (op, what) = ("ec2:DeleteSecurityGroup", format!("security group {id}"));
-        let r = send_when_unused(cx, op, &what, &[], DELETE_BUDGET, || {
-            cx.ec2().delete_security_group().group_id(id).send()
-        })
-        .await;
-        ok_if_gone(r)
+        remove_when_unused(cx, op, &what, &[], DELETE_BUDGET, || cx.ec2().delete_security_group().group_id(id).send())
+            .await
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
@@ -177,27 +174,25 @@ async fn revoke_references(cx: &Context, id: &str) -> Result<()> {
         let Some(other_id) = other.group_id() else { continue };
         let ingress = referencing(other.ip_permissions(), id);
         if !ingress.is_empty() {
-            let r = send(cx, "ec2:RevokeSecurityGroupIngress", &[], || {
+            remove(cx, "ec2:RevokeSecurityGroupIngress", &[], || {
                 cx.ec2()
                     .revoke_security_group_ingress()
                     .group_id(other_id)
                     .set_ip_permissions(Some(ingress.clone()))
                     .send()
             })
-            .await;
-            ok_if_gone(r)?;
+            .await?;
         }
         let egress = referencing(other.ip_permissions_egress(), id);
         if !egress.is_empty() {
-            let r = send(cx, "ec2:RevokeSecurityGroupEgress", &[], || {
+            remove(cx, "ec2:RevokeSecurityGroupEgress", &[], || {
                 cx.ec2()
                     .revoke_security_group_egress()
                     .group_id(other_id)
                     .set_ip_permissions(Some(egress.clone()))
                     .send()
             })
-            .await;
-            ok_if_gone(r)?;
+            .await?;
         }
     }
     Ok(())
@@ -233,10 +228,9 @@ impl Tagged for Group {
 /// The group `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
 /// create, `InvalidGroup.NotFound` is eventual consistency rather than absence).
 async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<Group>> {
-    let r =
-        send(cx, "ec2:DescribeSecurityGroups", transient, || cx.ec2().describe_security_groups().group_ids(id).send())
-            .await;
-    Ok(absent_if_gone(r)?.and_then(|resp| resp.security_groups().iter().find(|g| g.group_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_security_groups().group_ids(id).send();
+    let op = "ec2:DescribeSecurityGroups";
+    describe_one(cx, op, transient, id, request, |out| out.security_groups(), |g| g.group_id()).await
 }
 
 /// Adds the rule that lets every member of the group reach every other on any protocol and port. A rule that is

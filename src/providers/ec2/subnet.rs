@@ -6,7 +6,7 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType};
 use serde_json::json;
 
 use super::wait::Budget;
-use super::{absent_if_gone, bool_attr, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging};
+use super::{bool_attr, describe_one, missing, object, remove_when_unused, required_str, send, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -70,16 +70,14 @@ impl Provider for Subnet {
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         // ENIs of a deleted NAT gateway, load balancer or EKS control plane linger in the subnet for minutes.
         let (op, what) = ("ec2:DeleteSubnet", format!("subnet {id}"));
-        let r =
-            send_when_unused(cx, op, &what, &[], Budget::minutes(10), || cx.ec2().delete_subnet().subnet_id(id).send())
-                .await;
-        ok_if_gone(r)
+        remove_when_unused(cx, op, &what, &[], Budget::minutes(10), || cx.ec2().delete_subnet().subnet_id(id).send())
+            .await
     }
 }
 
 async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Subnet>> {
-    let r = send(cx, "ec2:DescribeSubnets", transient, || cx.ec2().describe_subnets().subnet_ids(id).send()).await;
-    Ok(absent_if_gone(r)?.and_then(|resp| resp.subnets().iter().find(|s| s.subnet_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_subnets().subnet_ids(id).send();
+    describe_one(cx, "ec2:DescribeSubnets", transient, id, request, |out| out.subnets(), |s| s.subnet_id()).await
 }
 
 async fn set_map_public_ip(cx: &Context, id: &str, on: bool) -> Result<()> {

@@ -16,6 +16,7 @@ use super::object;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
+use crate::providers::send::describe_one;
 use crate::providers::send::{send, send_pages};
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
@@ -189,8 +190,8 @@ async fn instance_state(cx: &Context, instance: &str) -> Result<Option<InstanceS
 }
 
 async fn describe(cx: &Context, id: &str) -> Result<Option<AwsVolume>> {
-    let r = send(cx, "ec2:DescribeVolumes", &[], || cx.ec2().describe_volumes().volume_ids(id).send()).await;
-    Ok(absent_if_gone(r)?.and_then(|out| out.volumes().iter().find(|v| v.volume_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_volumes().volume_ids(id).send();
+    describe_one(cx, "ec2:DescribeVolumes", &[], id, request, |out| out.volumes(), |v| v.volume_id()).await
 }
 
 async fn describe_volumes(cx: &Context, filter: Filter) -> Result<Vec<AwsVolume>> {

@@ -6,9 +6,7 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttribu
 use serde_json::{json, Value};
 
 use super::wait::{self, Budget, Poll};
-use super::{
-    absent_if_gone, arn, bool_attr, missing, object, ok_if_gone, required_str, send, send_when_unused, tagging,
-};
+use super::{arn, bool_attr, describe_one, missing, object, remove_when_unused, required_str, send, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -92,17 +90,15 @@ impl Provider for Vpc {
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let (op, what) = ("ec2:DeleteVpc", format!("VPC {id}"));
-        let r =
-            send_when_unused(cx, op, &what, &[], Budget::minutes(5), || cx.ec2().delete_vpc().vpc_id(id).send()).await;
-        ok_if_gone(r)
+        remove_when_unused(cx, op, &what, &[], Budget::minutes(5), || cx.ec2().delete_vpc().vpc_id(id).send()).await
     }
 }
 
 /// The VPC `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
 /// create, `InvalidVpcID.NotFound` is eventual consistency rather than absence).
 async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Vpc>> {
-    let r = send(cx, "ec2:DescribeVpcs", transient, || cx.ec2().describe_vpcs().vpc_ids(id).send()).await;
-    Ok(absent_if_gone(r)?.and_then(|resp| resp.vpcs().iter().find(|v| v.vpc_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_vpcs().vpc_ids(id).send();
+    describe_one(cx, "ec2:DescribeVpcs", transient, id, request, |out| out.vpcs(), |v| v.vpc_id()).await
 }
 
 /// The VPC's two DNS attributes.

@@ -11,6 +11,7 @@ use super::object;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
+use crate::providers::send::describe_one;
 use crate::providers::send::{send, send_pages};
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
@@ -119,9 +120,9 @@ fn in_state(e: &AwsEndpoint, state: State) -> bool {
 }
 
 async fn describe(cx: &Context, id: &str) -> Result<Option<AwsEndpoint>> {
-    let r = send(cx, "ec2:DescribeVpcEndpoints", &[], || cx.ec2().describe_vpc_endpoints().vpc_endpoint_ids(id).send())
-        .await;
-    Ok(absent_if_gone(r)?.and_then(|out| out.vpc_endpoints().iter().find(|e| e.vpc_endpoint_id() == Some(id)).cloned()))
+    let request = || cx.ec2().describe_vpc_endpoints().vpc_endpoint_ids(id).send();
+    let op = "ec2:DescribeVpcEndpoints";
+    describe_one(cx, op, &[], id, request, |out| out.vpc_endpoints(), |e| e.vpc_endpoint_id()).await
 }
 
 fn attrs(e: &AwsEndpoint) -> Attrs {

@@ -16,9 +16,9 @@ use serde_json::{json, Value};
 
 use super::{client_token, join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging, vanished};
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
-use crate::providers::send::send;
+use crate::providers::send::{remove, send};
 use crate::providers::spec;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -117,7 +117,7 @@ impl Provider for AccessEntry {
             associate(cx, cluster, principal, policy).await?;
         }
         for policy in have.iter().filter(|p| !s.policy_arns.contains(p)) {
-            let r = send(cx, "eks:DisassociateAccessPolicy", &[], || {
+            remove(cx, "eks:DisassociateAccessPolicy", &[], || {
                 cx.eks()
                     .disassociate_access_policy()
                     .cluster_name(cluster)
@@ -125,8 +125,7 @@ impl Provider for AccessEntry {
                     .policy_arn(policy)
                     .send()
             })
-            .await;
-            ok_if_gone(r)?;
+            .await?;
         }
         let arn = entry.access_entry_arn().ok_or_else(|| missing("eks:DescribeAccessEntry", "access entry ARN"))?;
         tagging::reconcile(cx, arn, entry.tags(), desired).await?;
@@ -136,11 +135,10 @@ impl Provider for AccessEntry {
     /// Access entries have no status: once DeleteAccessEntry returns, the principal has no access.
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let (cluster, principal) = split_id(KIND, id, "principal ARN")?;
-        let r = send(cx, "eks:DeleteAccessEntry", &[], || {
+        remove(cx, "eks:DeleteAccessEntry", &[], || {
             cx.eks().delete_access_entry().cluster_name(cluster).principal_arn(principal).send()
         })
-        .await;
-        ok_if_gone(r)
+        .await
     }
 }
 

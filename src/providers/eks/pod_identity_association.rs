@@ -9,9 +9,9 @@ use serde_json::json;
 
 use super::{client_token, join_id, missing, send_naming_role, split_id, tagging, vanished};
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
-use crate::providers::send::send;
+use crate::providers::send::{remove, send};
 use crate::providers::spec;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -118,11 +118,10 @@ impl Provider for PodIdentityAssociation {
     /// Associations have no status: once the delete returns, new pods get no credentials from it.
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         let (cluster, association_id) = split_id(KIND, id, "association ID")?;
-        let r = send(cx, "eks:DeletePodIdentityAssociation", &[], || {
+        remove(cx, "eks:DeletePodIdentityAssociation", &[], || {
             cx.eks().delete_pod_identity_association().cluster_name(cluster).association_id(association_id).send()
         })
-        .await;
-        ok_if_gone(r)
+        .await
     }
 }
 

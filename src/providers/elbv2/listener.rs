@@ -9,10 +9,11 @@ use serde_json::json;
 
 use super::{owned_balancers, MADE_BY};
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
-use crate::providers::send::{send, send_pages};
+use crate::providers::send::describe_one;
+use crate::providers::send::{remove, send_pages};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct Listener;
@@ -23,22 +24,19 @@ impl Leftover for Listener {
     const MADE_BY: &'static str = MADE_BY;
 
     async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let r = send(cx, "elasticloadbalancing:DescribeListeners", &[], || {
-            cx.elbv2().describe_listeners().listener_arns(arn).send()
-        })
-        .await;
-        let Some(out) = absent_if_gone(r)? else { return Ok(None) };
-        let Some(l) = out.listeners().iter().find(|l| l.listener_arn() == Some(arn)) else { return Ok(None) };
-        Ok(Some(Observed { attrs: attrs(l), outputs: object(json!({ "id": arn, "arn": arn })) }))
+        let request = || cx.elbv2().describe_listeners().listener_arns(arn).send();
+        let op = "elasticloadbalancing:DescribeListeners";
+        let Some(l) = describe_one(cx, op, &[], arn, request, |out| out.listeners(), |l| l.listener_arn()).await?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Observed { attrs: attrs(&l), outputs: object(json!({ "id": arn, "arn": arn })) }))
     }
 
     /// Synchronous in AWS: the listener and its rules are gone when the call returns.
     async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<()> {
-        let r = send(cx, "elasticloadbalancing:DeleteListener", &[], || {
-            cx.elbv2().delete_listener().listener_arn(arn).send()
-        })
-        .await;
-        ok_if_gone(r.map(drop))
+        remove(cx, "elasticloadbalancing:DeleteListener", &[], || cx.elbv2().delete_listener().listener_arn(arn).send())
+            .await
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {

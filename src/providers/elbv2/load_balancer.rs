@@ -7,10 +7,10 @@ use serde_json::json;
 
 use super::{all_target_groups, detail, display_name, owned_balancers, MADE_BY};
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
-use crate::providers::send::send;
+use crate::providers::send::describe_one;
+use crate::providers::send::remove;
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
@@ -33,8 +33,8 @@ impl Leftover for LoadBalancer {
     async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<()> {
         let op = "elasticloadbalancing:DeleteLoadBalancer";
         // AWS answers success for a load balancer that is already gone; some implementations say not found.
-        let r = send(cx, op, &[], || cx.elbv2().delete_load_balancer().load_balancer_arn(arn).send()).await;
-        match absent_if_gone(r) {
+        let r = remove(cx, op, &[], || cx.elbv2().delete_load_balancer().load_balancer_arn(arn).send()).await;
+        match r {
             Err(e) if e.is("OperationNotPermitted") => {
                 return Err(e.with_hint(format!(
                     "deletion protection is on (the Service or Ingress asked for it); turn it off with `aws elbv2 \
@@ -93,12 +93,9 @@ impl Leftover for LoadBalancer {
 }
 
 async fn describe(cx: &Context, arn: &str) -> Result<Option<aws_sdk_elasticloadbalancingv2::types::LoadBalancer>> {
-    let r = send(cx, "elasticloadbalancing:DescribeLoadBalancers", &[], || {
-        cx.elbv2().describe_load_balancers().load_balancer_arns(arn).send()
-    })
-    .await;
-    Ok(absent_if_gone(r)?
-        .and_then(|out| out.load_balancers().iter().find(|b| b.load_balancer_arn() == Some(arn)).cloned()))
+    let request = || cx.elbv2().describe_load_balancers().load_balancer_arns(arn).send();
+    let op = "elasticloadbalancing:DescribeLoadBalancers";
+    describe_one(cx, op, &[], arn, request, |out| out.load_balancers(), |b| b.load_balancer_arn()).await
 }
 
 fn attrs(b: &aws_sdk_elasticloadbalancingv2::types::LoadBalancer) -> Attrs {

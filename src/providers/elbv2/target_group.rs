@@ -11,6 +11,7 @@ use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
+use crate::providers::send::describe_one;
 use crate::providers::send::send;
 use crate::providers::wait::{Budget, Wait};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
@@ -26,13 +27,10 @@ impl Leftover for TargetGroup {
     const MADE_BY: &'static str = MADE_BY;
 
     async fn read(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let r = send(cx, "elasticloadbalancing:DescribeTargetGroups", &[], || {
-            cx.elbv2().describe_target_groups().target_group_arns(arn).send()
-        })
-        .await;
-        let Some(out) = absent_if_gone(r)? else { return Ok(None) };
-        let Some(g) = out.target_groups().iter().find(|g| g.target_group_arn() == Some(arn)) else { return Ok(None) };
-        Ok(Some(Observed { attrs: attrs(g), outputs: object(json!({ "id": arn, "arn": arn })) }))
+        let request = || cx.elbv2().describe_target_groups().target_group_arns(arn).send();
+        let op = "elasticloadbalancing:DescribeTargetGroups";
+        let g = describe_one(cx, op, &[], arn, request, |out| out.target_groups(), |g| g.target_group_arn()).await?;
+        Ok(g.map(|g| Observed { attrs: attrs(&g), outputs: object(json!({ "id": arn, "arn": arn })) }))
     }
 
     async fn delete(&self, cx: &Context, arn: &str, _prior: &Attrs) -> Result<()> {

@@ -2,10 +2,7 @@
 //! desired attributes, treating "no such entity" as "gone", finding an entity by its deterministic name
 //! ([`Entity`]), naming a policy hung on a role ([`OnRole`]), and explaining a name someone else holds.
 
-use std::future::Future;
-
 use async_trait::async_trait;
-use aws_sdk_iam::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_iam::types::Tag;
 use serde_json::Value;
 
@@ -13,22 +10,11 @@ use super::tagging;
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, ProviderError, Result};
 
-pub use crate::providers::attrs::{absent_if_gone, object, ok_if_gone, optional_str, required, required_str};
-pub use crate::providers::send::send;
+pub use crate::providers::attrs::{absent_if_gone, object, optional_str, required, required_str};
+pub use crate::providers::send::{remove, send};
 
 /// The code IAM refuses a delete with until the detachments made just before it are seen.
 pub const DELETE_CONFLICT: &[&str] = &["DeleteConflict"];
-
-/// Sends a removal (a delete, a detach); one whose target is already gone succeeds. `retry_while` lists the
-/// codes IAM answers until something else settles, such as [`DELETE_CONFLICT`].
-pub async fn remove<O, E, F, Fut>(cx: &Context, op: &str, retry_while: &[&str], request: F) -> Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<O, SdkError<E>>>,
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-{
-    ok_if_gone(send(cx, op, retry_while, request).await)
-}
 
 /// An IAM entity kbp names deterministically and reads with one Get call: a role, a managed policy, an instance
 /// profile, an OIDC provider. Each kind's file implements it with its Get call.

@@ -10,8 +10,8 @@ use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::{absent_if_gone, ok_if_gone, optional_str, required_str};
-use crate::providers::send::{all_pages, send, send_unretried};
+use crate::providers::attrs::{absent_if_gone, optional_str, required_str};
+use crate::providers::send::{all_pages, remove, send, send_unretried};
 use crate::providers::{tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::KMS_KEY;
@@ -153,9 +153,7 @@ impl Provider for Key {
         aliases
             .extend(aliases_of(cx, id).await?.into_iter().filter(|a| Some(a.as_str()) != optional_str(prior, "alias")));
         for alias in &aliases {
-            ok_if_gone(
-                send(cx, "kms:DeleteAlias", &[], || cx.kms().delete_alias().alias_name(alias).send()).await.map(drop),
-            )?;
+            remove(cx, "kms:DeleteAlias", &[], || cx.kms().delete_alias().alias_name(alias).send()).await?;
         }
         let days = prior.get("deletion_window_in_days").and_then(Value::as_i64).unwrap_or(7) as i32;
         match send(cx, "kms:ScheduleKeyDeletion", &[], || {

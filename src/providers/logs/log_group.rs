@@ -9,10 +9,10 @@ use aws_sdk_cloudwatchlogs::types::LogGroup as AwsLogGroup;
 use serde_json::json;
 
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::{absent_if_gone, ok_if_gone};
+use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::object;
-use crate::providers::send::{send, send_pages};
+use crate::providers::send::{remove, send_pages};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct LogGroup;
@@ -37,11 +37,11 @@ impl Leftover for LogGroup {
     /// Synchronous in AWS: the group and its streams are gone when the call returns.
     async fn delete(&self, cx: &Context, name: &str, _prior: &Attrs) -> Result<()> {
         // OperationAborted: another call changed the group at the same moment (EKS creating a stream).
-        let r = send(cx, "logs:DeleteLogGroup", &["OperationAbortedException"], || {
+        let r = remove(cx, "logs:DeleteLogGroup", &["OperationAbortedException"], || {
             cx.logs().delete_log_group().log_group_name(name).send()
         })
         .await;
-        let Err(e) = ok_if_gone(r.map(drop)) else { return Ok(()) };
+        let Err(e) = r else { return Ok(()) };
         let protected = describe(cx, name).await.ok().flatten().and_then(|g| g.deletion_protection_enabled());
         Err(match protected {
             Some(true) => e.with_hint(format!(

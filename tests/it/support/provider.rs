@@ -124,7 +124,7 @@ impl Harness {
             sqs: aws_sdk_sqs::Client::new(&sdk),
             events: aws_sdk_eventbridge::Client::new(&sdk),
             em,
-            registry: Registry::aws(),
+            registry: Registry::builtin(),
         }
     }
 
