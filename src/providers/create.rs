@@ -146,6 +146,32 @@ mod tests {
         }
     }
 
+    /// A fake AWS that finds nothing and answers every create with `error`, counting the attempts.
+    struct Refusing {
+        error: ProviderError,
+        creates: AtomicU32,
+    }
+
+    #[async_trait]
+    impl Provider for Refusing {
+        fn descriptor(&self) -> Descriptor {
+            Descriptor::new("thing")
+        }
+        async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>> {
+            Ok(None)
+        }
+        async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied> {
+            self.creates.fetch_add(1, Ordering::SeqCst);
+            Err(self.error.clone())
+        }
+        async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied> {
+            unreachable!("nothing to adopt")
+        }
+        async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<()> {
+            Ok(())
+        }
+    }
+
     fn cx() -> Context {
         std::env::set_var("KBP_SETTLE_DELAY", "10ms");
         Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2")
@@ -173,26 +199,9 @@ mod tests {
         let (a, attrs) = (Address::new("thing", "x"), Attrs::new());
         assert_eq!(create_once(&p, &cx(), &desired(&a, &attrs), None).await.unwrap().id, "id-earlier");
 
-        struct NotOurs;
-        #[async_trait]
-        impl Provider for NotOurs {
-            fn descriptor(&self) -> Descriptor {
-                Descriptor::new("thing")
-            }
-            async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>> {
-                Ok(None)
-            }
-            async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied> {
-                Err(ProviderError::new("iam:CreateRole", "EntityAlreadyExists", "taken"))
-            }
-            async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied> {
-                unreachable!("nothing to adopt")
-            }
-            async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<()> {
-                Ok(())
-            }
-        }
-        let e = create_once(&NotOurs, &cx(), &desired(&a, &attrs), None).await.unwrap_err();
+        let taken = ProviderError::new("iam:CreateRole", "EntityAlreadyExists", "taken");
+        let p = Refusing { error: taken, creates: AtomicU32::new(0) };
+        let e = create_once(&p, &cx(), &desired(&a, &attrs), None).await.unwrap_err();
         assert!(e.is("EntityAlreadyExists"));
     }
 
@@ -208,33 +217,12 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_outcomes_are_retried_a_bounded_number_of_times() {
-        // Never found (the fake's find sees nothing when made stays empty): every attempt "loses its answer"
-        // without making anything.
-        struct Flaky(AtomicU32);
-        #[async_trait]
-        impl Provider for Flaky {
-            fn descriptor(&self) -> Descriptor {
-                Descriptor::new("thing")
-            }
-            async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>> {
-                Ok(None)
-            }
-            async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied> {
-                self.0.fetch_add(1, Ordering::SeqCst);
-                let mut e = ProviderError::new("ec2:CreateVpc", "InternalError", "try later");
-                e.outcome_unknown = true;
-                Err(e)
-            }
-            async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied> {
-                unreachable!("nothing to adopt")
-            }
-            async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<()> {
-                Ok(())
-            }
-        }
-        let p = Flaky(AtomicU32::new(0));
+        // Never found (the fake sees nothing): every attempt "loses its answer" without making anything.
+        let mut e = ProviderError::new("ec2:CreateVpc", "InternalError", "try later");
+        e.outcome_unknown = true;
+        let p = Refusing { error: e, creates: AtomicU32::new(0) };
         let (a, attrs) = (Address::new("thing", "x"), Attrs::new());
         assert!(create_once(&p, &cx(), &desired(&a, &attrs), None).await.is_err());
-        assert_eq!(p.0.load(Ordering::SeqCst), ATTEMPTS);
+        assert_eq!(p.creates.load(Ordering::SeqCst), ATTEMPTS);
     }
 }

@@ -51,6 +51,15 @@ pub struct Desired<'a> {
     pub client_token: &'a str,
 }
 
+impl Desired<'_> {
+    /// The tags to put on the resource: the desired `tags` attribute (if any) with the kbp tags over it.
+    pub fn tags(&self) -> BTreeMap<String, String> {
+        let mut out = tags::tag_map(self.attrs.get("tags"));
+        out.extend(self.kbp_tags.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out
+    }
+}
+
 /// The result of a create or an update: the provider ID and the outputs other resources may reference
 /// (`id`, `arn`, …). Outputs always include `id`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -241,17 +250,55 @@ pub struct Registry {
 impl Registry {
     /// Every provider this build of kbp has: the AWS ones and the in-cluster (Kubernetes) ones.
     pub fn builtin() -> Self {
+        use self::delete_only::DeleteOnly;
+        use self::kubernetes::InCluster;
+
         let mut r = Registry::default();
-        ec2::register(&mut r);
-        eks::register(&mut r);
-        elbv2::register(&mut r);
-        logs::register(&mut r);
-        iam::register(&mut r);
-        kms::register(&mut r);
-        sts::register(&mut r);
-        sqs::register(&mut r);
-        eventbridge::register(&mut r);
-        kubernetes::register(&mut r);
+        // The network.
+        r.add(ec2::vpc::Vpc);
+        r.add(ec2::subnet::Subnet);
+        r.add(ec2::internet_gateway::InternetGateway);
+        r.add(ec2::eip::Eip);
+        r.add(ec2::nat_gateway::NatGateway);
+        r.add(ec2::route_table::RouteTable);
+        r.add(ec2::route::Route);
+        r.add(ec2::route_table_association::RouteTableAssociation);
+        r.add(ec2::security_group::SecurityGroup);
+        // Identity: who kbp runs as, the roles and policies of the cluster, its nodes and Karpenter.
+        r.add(sts::caller_identity::CallerIdentity);
+        r.add(iam::role::Role);
+        r.add(iam::policy::Policy);
+        r.add(iam::role_policy::RolePolicy);
+        r.add(iam::role_policy_attachment::RolePolicyAttachment);
+        r.add(iam::instance_profile::InstanceProfile);
+        r.add(iam::service_linked_role::ServiceLinkedRole);
+        r.add(iam::openid_connect_provider::OpenIdConnectProvider);
+        r.add(kms::key::Key);
+        // The cluster.
+        r.add(eks::cluster::Cluster);
+        r.add(eks::node_group::NodeGroup);
+        r.add(eks::addon::Addon);
+        r.add(eks::access_entry::AccessEntry);
+        r.add(eks::pod_identity_association::PodIdentityAssociation);
+        // Interruption handling.
+        r.add(sqs::queue::Queue);
+        r.add(sqs::queue_policy::QueuePolicy);
+        r.add(eventbridge::rule::Rule);
+        // Inside the cluster.
+        r.add(InCluster(kubernetes::crds::KarpenterCrds));
+        r.add(InCluster(kubernetes::controller::Controller));
+        r.add(InCluster(kubernetes::custom_object::node_class()));
+        r.add(InCluster(kubernetes::custom_object::node_pool()));
+        // What others make for the cluster, which teardown finds and deletes.
+        r.add(DeleteOnly(ec2::instance::Instance));
+        r.add(DeleteOnly(ec2::launch_template::LaunchTemplate));
+        r.add(DeleteOnly(ec2::network_interface::NetworkInterface));
+        r.add(DeleteOnly(ec2::volume::Volume));
+        r.add(DeleteOnly(ec2::vpc_endpoint::VpcEndpoint));
+        r.add(DeleteOnly(elbv2::load_balancer::LoadBalancer));
+        r.add(DeleteOnly(elbv2::listener::Listener));
+        r.add(DeleteOnly(elbv2::target_group::TargetGroup));
+        r.add(DeleteOnly(logs::log_group::LogGroup));
         r
     }
 

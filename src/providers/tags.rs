@@ -24,13 +24,6 @@ pub fn kbp_tags(stack: &str, address: &Address) -> BTreeMap<String, String> {
     BTreeMap::from([(STACK.to_string(), stack.to_string()), (ADDRESS.to_string(), address.to_string())])
 }
 
-/// The tags to put on a resource: the desired `tags` attribute (if any) merged with the kbp tags.
-pub fn merged(attrs: &serde_json::Map<String, Value>, kbp: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    let mut out = tag_map(attrs.get("tags"));
-    out.extend(kbp.iter().map(|(k, v)| (k.clone(), v.clone())));
-    out
-}
-
 /// A JSON object of string values as a tag map (anything else is ignored).
 pub fn tag_map(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_object)

@@ -181,30 +181,24 @@ async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let keys = cluster.encryption_config().iter().filter_map(|e| e.provider().and_then(|p| p.key_arn()));
     uses.extend(keys.map(arn_name));
     let mut items = vec![found(kinds::EKS_CLUSTER, stack, name, status, uses)];
-    let mut token: Option<String> = None;
-    loop {
-        let r = send(cx, "eks:ListNodegroups", &[], || {
-            cx.eks().list_nodegroups().cluster_name(stack).set_next_token(token.clone()).send()
+    let groups = send_pages(
+        cx,
+        "eks:ListNodegroups",
+        |token| cx.eks().list_nodegroups().cluster_name(stack).set_next_token(token).send(),
+        |page| (page.nodegroups.unwrap_or_default(), page.next_token),
+    );
+    for ng in absent_if_gone(groups.await)?.unwrap_or_default() {
+        let r = send(cx, "eks:DescribeNodegroup", &[], || {
+            cx.eks().describe_nodegroup().cluster_name(stack).nodegroup_name(&ng).send()
         })
         .await;
-        let Some(page) = absent_if_gone(r)? else { break };
-        for ng in page.nodegroups() {
-            let r = send(cx, "eks:DescribeNodegroup", &[], || {
-                cx.eks().describe_nodegroup().cluster_name(stack).nodegroup_name(ng).send()
-            })
-            .await;
-            let described = absent_if_gone(r)?.and_then(|o| o.nodegroup);
-            let mut uses = vec![stack.to_string()];
-            if let Some(d) = &described {
-                uses.extend(d.subnets().iter().cloned());
-                uses.extend(d.node_role().map(arn_name));
-            }
-            items.push(found(kinds::EKS_NODE_GROUP, &format!("{stack}:{ng}"), Some(ng.clone()), String::new(), uses));
+        let described = absent_if_gone(r)?.and_then(|o| o.nodegroup);
+        let mut uses = vec![stack.to_string()];
+        if let Some(d) = &described {
+            uses.extend(d.subnets().iter().cloned());
+            uses.extend(d.node_role().map(arn_name));
         }
-        token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            break;
-        }
+        items.push(found(kinds::EKS_NODE_GROUP, &format!("{stack}:{ng}"), Some(ng.clone()), String::new(), uses));
     }
     Ok(items)
 }
@@ -274,49 +268,70 @@ async fn other_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
 }
 
 async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
-    let stack = who.name;
     let urls = send_pages(
         cx,
         "sqs:ListQueues",
-        |token| cx.sqs().list_queues().queue_name_prefix(stack).set_next_token(token).send(),
+        |token| cx.sqs().list_queues().queue_name_prefix(who.name).set_next_token(token).send(),
         |page| (page.queue_urls().to_vec(), page.next_token().map(str::to_string)),
-    )
-    .await?;
-    let mut items = Vec::new();
-    for url in urls {
+    );
+    let listed = urls.await?.into_iter().map(|url| {
+        let name = url.rsplit('/').next().map(str::to_string);
+        Listed { id: url.clone(), tags_at: url, name }
+    });
+    owned_by_tags(who, kinds::SQS_QUEUE, listed, |url| async move {
         let r = send(cx, "sqs:ListQueueTags", &[], || cx.sqs().list_queue_tags().queue_url(&url).send()).await;
-        let Some(tags) = absent_if_gone(r)?.and_then(|o| o.tags) else { continue };
-        if who.owns(|k| tags.get(k).map(String::as_str)) {
-            let name = url.rsplit('/').next().map(str::to_string);
-            items.push(found(kinds::SQS_QUEUE, &url, tags.get(ADDRESS).cloned().or(name), String::new(), Vec::new()));
-        }
-    }
-    Ok(items)
+        Ok(absent_if_gone(r)?.map(|o| o.tags.unwrap_or_default().into_iter().collect()))
+    })
+    .await
 }
 
 async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
-    let stack = who.name;
     let rules = send_pages(
         cx,
         "events:ListRules",
-        |token| cx.eventbridge().list_rules().name_prefix(stack).set_next_token(token).send(),
+        |token| cx.eventbridge().list_rules().name_prefix(who.name).set_next_token(token).send(),
         |page| {
             let rules = page.rules().iter().filter_map(|r| Some((r.name()?.to_string(), r.arn()?.to_string())));
-            (rules.collect(), page.next_token().map(str::to_string))
+            (rules.collect::<Vec<_>>(), page.next_token().map(str::to_string))
         },
-    )
-    .await?;
-    let mut items = Vec::new();
-    for (name, arn) in rules {
+    );
+    let listed = rules.await?.into_iter().map(|(name, arn)| Listed { id: name, tags_at: arn, name: None });
+    owned_by_tags(who, kinds::EVENT_RULE, listed, |arn| async move {
         let r = send(cx, "events:ListTagsForResource", &[], || {
             cx.eventbridge().list_tags_for_resource().resource_arn(&arn).send()
         })
         .await;
-        let Some(out) = absent_if_gone(r)? else { continue };
-        let tags: BTreeMap<&str, &str> = out.tags().iter().map(|t| (t.key(), t.value())).collect();
-        if who.owns(|k| tags.get(k).copied()) {
-            let address = tags.get(ADDRESS).map(|a| a.to_string());
-            items.push(found(kinds::EVENT_RULE, &name, address, String::new(), Vec::new()));
+        Ok(absent_if_gone(r)?.map(|o| o.tags().iter().map(|t| (t.key().to_string(), t.value().to_string())).collect()))
+    })
+    .await
+}
+
+/// An item a List call named: its provider ID, what its tags are read by (a URL, an ARN), and the name to show
+/// when it has no `kbp:address` tag.
+struct Listed {
+    id: String,
+    tags_at: String,
+    name: Option<String>,
+}
+
+/// Those of the `listed` items whose tags, read one after another with `tags_of` (`None` when the item is gone
+/// since it was listed), say they are the stack's, as `kind`.
+async fn owned_by_tags<F, Fut>(
+    who: Identity<'_>,
+    kind: &'static str,
+    listed: impl Iterator<Item = Listed>,
+    tags_of: F,
+) -> Result<Vec<Found>>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<BTreeMap<String, String>>>>,
+{
+    let mut items = Vec::new();
+    for item in listed {
+        let Some(tags) = tags_of(item.tags_at).await? else { continue };
+        if who.owns(|k| tags.get(k).map(String::as_str)) {
+            let name = tags.get(ADDRESS).cloned().or(item.name);
+            items.push(found(kind, &item.id, name, String::new(), Vec::new()));
         }
     }
     Ok(items)
@@ -324,16 +339,7 @@ async fn rules(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
 
 /// Customer managed keys tagged for the stack, but not those already pending deletion.
 async fn kms_keys(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
-    let ids = send_pages(
-        cx,
-        "kms:ListKeys",
-        |marker| cx.kms().list_keys().set_marker(marker).send(),
-        |page| {
-            let ids = page.keys().iter().filter_map(|k| k.key_id().map(str::to_string)).collect();
-            (ids, page.next_marker().filter(|_| page.truncated()).map(str::to_string))
-        },
-    )
-    .await?;
+    let ids = crate::providers::kms::key::all_ids(cx).await?;
     let listed: Vec<Option<Found>> = futures::stream::iter(ids)
         .map(|id| async move {
             let r = send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(&id).send()).await;

@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 use super::stack::PARALLEL_LOOKUPS;
 use super::StackInfo;
 use crate::providers::attrs::absent_if_gone;
-use crate::providers::send::send;
+use crate::providers::send::{send, send_pages};
 use crate::providers::tags::{EXPIRES, OWNER, STACK, STACK_ID};
 use crate::providers::{Context, ProviderError};
 use aws_sdk_ec2::types::Filter;
@@ -30,17 +30,13 @@ pub async fn stacks(cx: &Context) -> Result<Vec<StackInfo>, ProviderError> {
         merge(&mut found, &name, tag(STACK_ID), tag(OWNER), tag(EXPIRES), None);
     }
 
-    let mut names = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let page =
-            send(cx, "eks:ListClusters", &[], || cx.eks().list_clusters().set_next_token(token.clone()).send()).await?;
-        names.extend(page.clusters().iter().cloned());
-        token = page.next_token().filter(|t| !t.is_empty()).map(str::to_string);
-        if token.is_none() {
-            break;
-        }
-    }
+    let names = send_pages(
+        cx,
+        "eks:ListClusters",
+        |token| cx.eks().list_clusters().set_next_token(token).send(),
+        |page| (page.clusters.unwrap_or_default(), page.next_token),
+    )
+    .await?;
     let clusters: Vec<Option<aws_sdk_eks::types::Cluster>> = futures::stream::iter(names)
         .map(|name| async move {
             let r = send(cx, "eks:DescribeCluster", &[], || cx.eks().describe_cluster().name(&name).send()).await;

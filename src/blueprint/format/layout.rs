@@ -6,7 +6,7 @@
 //! (comments, blank lines), each trimmed. Gaps are then written back with the indentation and blank lines the
 //! layout wants, so reading a canonical document gives the same gaps and writing them gives the same text.
 
-use toml_edit::{Array, DocumentMut, InlineTable, Item, RawString, Table, Value};
+use toml_edit::{Array, DocumentMut, InlineTable, Item, KeyMut, RawString, Table, Value};
 
 /// Arrays whose one-line form would end past this column are written one item per line.
 const LINE_WIDTH: usize = 100;
@@ -103,9 +103,7 @@ fn table(t: &mut Table, header: bool) {
 /// keys before these.
 fn body(t: &mut Table, first: &mut bool, width: usize) {
     for (mut key, item) in t.iter_mut() {
-        key.dotted_decor_mut().set_prefix("");
-        key.dotted_decor_mut().set_suffix("");
-        let key_width = width + key.display_repr().chars().count();
+        let key_width = width + undotted(&mut key);
         match item {
             Item::Value(v) => {
                 let mut lines = gap(raw(key.leaf_decor().prefix()), false).lines;
@@ -183,10 +181,16 @@ fn one_line(v: &mut Value, indent: usize) {
     }
 }
 
+/// Removes the spaces around the dots of a dotted key (`a . b` → `a.b`); returns the key's width as written.
+fn undotted(key: &mut KeyMut<'_>) -> usize {
+    key.dotted_decor_mut().set_prefix("");
+    key.dotted_decor_mut().set_suffix("");
+    key.display_repr().chars().count()
+}
+
 fn one_line_pairs(t: &mut InlineTable, indent: usize) {
     for (mut key, v) in t.iter_mut() {
-        key.dotted_decor_mut().set_prefix("");
-        key.dotted_decor_mut().set_suffix("");
+        undotted(&mut key);
         match v {
             Value::InlineTable(dotted) if dotted.is_dotted() => one_line_pairs(dotted, indent),
             v => {
@@ -273,9 +277,7 @@ struct Lines {
 
 fn pair_lines(t: &mut InlineTable, state: &mut Lines, width: usize) {
     for (mut key, v) in t.iter_mut() {
-        key.dotted_decor_mut().set_prefix("");
-        key.dotted_decor_mut().set_suffix("");
-        let key_width = width + key.display_repr().chars().count();
+        let key_width = width + undotted(&mut key);
         match v {
             Value::InlineTable(dotted) if dotted.is_dotted() => pair_lines(dotted, state, key_width + 1),
             v => {

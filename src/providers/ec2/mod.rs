@@ -9,21 +9,21 @@
 //! "gone" handling are every service's ([`crate::providers::attrs`], re-exported here). Not here: prefix lists
 //! (no blueprint needs them yet), or anything EKS creates in the VPC.
 
-mod eip;
-mod instance;
-mod internet_gateway;
-mod launch_template;
-mod nat_gateway;
+pub(crate) mod eip;
+pub(crate) mod instance;
+pub(crate) mod internet_gateway;
+pub(crate) mod launch_template;
+pub(crate) mod nat_gateway;
 pub(crate) mod network_interface;
-mod route;
-mod route_table;
-mod route_table_association;
+pub(crate) mod route;
+pub(crate) mod route_table;
+pub(crate) mod route_table_association;
 pub(crate) mod security_group;
-mod subnet;
+pub(crate) mod subnet;
 pub mod tagging;
-mod volume;
-mod vpc;
-mod vpc_endpoint;
+pub(crate) mod volume;
+pub(crate) mod vpc;
+pub(crate) mod vpc_endpoint;
 pub mod wait;
 
 use std::future::Future;
@@ -32,31 +32,13 @@ use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_ec2::types::Filter;
 use serde_json::json;
 
-use super::delete_only::DeleteOnly;
-use super::{Applied, Context, Desired, ProviderError, Registry, Result};
+use super::{Applied, Context, Desired, ProviderError, Result};
 use crate::graph::Attrs;
 
 /// Per-call settings for a create AWS would carry out twice if it arrived twice: no SDK retry (see
 /// [`crate::providers::send::send_unretried`]).
 pub(crate) fn once() -> aws_sdk_ec2::config::Builder {
     aws_sdk_ec2::config::Builder::default().retry_config(aws_config::retry::RetryConfig::disabled())
-}
-
-pub fn register(r: &mut Registry) {
-    r.add(vpc::Vpc);
-    r.add(subnet::Subnet);
-    r.add(internet_gateway::InternetGateway);
-    r.add(eip::Eip);
-    r.add(nat_gateway::NatGateway);
-    r.add(route_table::RouteTable);
-    r.add(route::Route);
-    r.add(route_table_association::RouteTableAssociation);
-    r.add(security_group::SecurityGroup);
-    r.add(DeleteOnly(volume::Volume));
-    r.add(DeleteOnly(instance::Instance));
-    r.add(DeleteOnly(launch_template::LaunchTemplate));
-    r.add(DeleteOnly(network_interface::NetworkInterface));
-    r.add(DeleteOnly(vpc_endpoint::VpcEndpoint));
 }
 
 pub(crate) use crate::providers::attrs::{bool_attr, nullable, object, ok_if_gone, optional_str, required_str};

@@ -174,25 +174,16 @@ async fn revoke_references(cx: &Context, id: &str) -> Result<()> {
         let Some(other_id) = other.group_id() else { continue };
         let ingress = referencing(other.ip_permissions(), id);
         if !ingress.is_empty() {
-            remove(cx, "ec2:RevokeSecurityGroupIngress", &[], || {
-                cx.ec2()
-                    .revoke_security_group_ingress()
-                    .group_id(other_id)
-                    .set_ip_permissions(Some(ingress.clone()))
-                    .send()
-            })
-            .await?;
+            let revoke = || {
+                cx.ec2().revoke_security_group_ingress().group_id(other_id).set_ip_permissions(Some(ingress.clone()))
+            };
+            remove(cx, "ec2:RevokeSecurityGroupIngress", &[], || revoke().send()).await?;
         }
         let egress = referencing(other.ip_permissions_egress(), id);
         if !egress.is_empty() {
-            remove(cx, "ec2:RevokeSecurityGroupEgress", &[], || {
-                cx.ec2()
-                    .revoke_security_group_egress()
-                    .group_id(other_id)
-                    .set_ip_permissions(Some(egress.clone()))
-                    .send()
-            })
-            .await?;
+            let revoke =
+                || cx.ec2().revoke_security_group_egress().group_id(other_id).set_ip_permissions(Some(egress.clone()));
+            remove(cx, "ec2:RevokeSecurityGroupEgress", &[], || revoke().send()).await?;
         }
     }
     Ok(())

@@ -13,10 +13,7 @@ use crate::providers::{tags, Context, Desired, ProviderError, Result};
 
 /// The TagSpecification for a create call: the desired `tags` merged with `kbp:stack` and `kbp:address`.
 pub fn spec(resource_type: ResourceType, desired: &Desired<'_>) -> TagSpecification {
-    TagSpecification::builder()
-        .resource_type(resource_type)
-        .set_tags(Some(to_sdk(&tags::merged(desired.attrs, &desired.kbp_tags))))
-        .build()
+    TagSpecification::builder().resource_type(resource_type).set_tags(Some(to_sdk(&desired.tags()))).build()
 }
 
 fn to_sdk(map: &BTreeMap<String, String>) -> Vec<Tag> {
@@ -35,7 +32,7 @@ pub fn attr(tags: &[Tag]) -> Value {
 /// Makes the tags on `id` exactly the desired ones (user tags plus kbp tags), with CreateTags for what is new
 /// or changed and DeleteTags for the rest. Tags under `aws:` are AWS's and cannot be removed.
 pub async fn reconcile(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<()> {
-    let want = tags::merged(desired.attrs, &desired.kbp_tags);
+    let want = desired.tags();
     let by_resource = Filter::builder().name("resource-id").values(id).build();
     let described =
         send(cx, "ec2:DescribeTags", &[], || cx.ec2().describe_tags().filters(by_resource.clone()).send()).await?;

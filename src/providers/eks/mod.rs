@@ -10,13 +10,13 @@
 //! mutating call on one is followed by a bounded wait that reports AWS's status through `cx.progress`. Access
 //! entries and Pod Identity associations have no status and are not waited on.
 
-mod access_entry;
-mod addon;
-mod cluster;
+pub(crate) mod access_entry;
+pub(crate) mod addon;
+pub(crate) mod cluster;
 mod cluster_update;
 mod lifecycle;
-mod node_group;
-mod pod_identity_association;
+pub(crate) mod node_group;
+pub(crate) mod pod_identity_association;
 mod tagging;
 
 use std::future::Future;
@@ -26,17 +26,9 @@ use serde_json::Value;
 
 use super::send::send;
 use super::wait::{Budget, Wait};
-use super::{Context, Desired, ProviderError, Registry};
+use super::{Context, Desired, ProviderError};
 use crate::graph::Attrs;
 use crate::providers::Result;
-
-pub fn register(r: &mut Registry) {
-    r.add(cluster::Cluster);
-    r.add(node_group::NodeGroup);
-    r.add(addon::Addon);
-    r.add(access_entry::AccessEntry);
-    r.add(pod_identity_association::PodIdentityAssociation);
-}
 
 /// How long IAM may take to show a role (or the policies just attached to it) to EKS.
 const IAM_PROPAGATION: Budget = Budget::minutes(2);

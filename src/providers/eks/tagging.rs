@@ -12,7 +12,7 @@ use crate::providers::{tags, Context, Desired, Result};
 
 /// The tags of a create call: the desired `tags` merged with `kbp:stack` and `kbp:address`.
 pub fn on_create(desired: &Desired<'_>) -> HashMap<String, String> {
-    tags::merged(desired.attrs, &desired.kbp_tags).into_iter().collect()
+    desired.tags().into_iter().collect()
 }
 
 /// The `tags` attribute as read back: the user's tags, without kbp's own.
@@ -39,7 +39,7 @@ pub async fn reconcile(
     current: Option<&HashMap<String, String>>,
     desired: &Desired<'_>,
 ) -> Result<()> {
-    let want = tags::merged(desired.attrs, &desired.kbp_tags);
+    let want = desired.tags();
     let have: BTreeMap<String, String> = current.into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())).collect();
     let tags::TagChanges { set, remove } = tags::changes(&have, &want);
     // Untag first, so that the 50-tag limit is not crossed on the way.

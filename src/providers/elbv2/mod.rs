@@ -8,23 +8,16 @@
 //! controller made it for this cluster ([`ownership`]). Not here: classic load balancers (the `elb` API, for
 //! which kbp has no SDK dependency).
 
-mod listener;
-mod load_balancer;
-mod target_group;
+pub(crate) mod listener;
+pub(crate) mod load_balancer;
+pub(crate) mod target_group;
 
 use std::collections::BTreeMap;
 
 use aws_sdk_elasticloadbalancingv2::types::{LoadBalancer, TargetGroup};
 
-use super::delete_only::DeleteOnly;
 use super::send::{send, send_pages};
-use super::{Context, DiscoveryScope, Registry, Result};
-
-pub fn register(r: &mut Registry) {
-    r.add(DeleteOnly(load_balancer::LoadBalancer));
-    r.add(DeleteOnly(listener::Listener));
-    r.add(DeleteOnly(target_group::TargetGroup));
-}
+use super::{Context, DiscoveryScope, Result};
 
 /// Who makes these kinds, for [`super::delete_only`].
 const MADE_BY: &str = "the AWS Load Balancer Controller (or the in-tree service controller)";

@@ -4,11 +4,5 @@
 //!
 //! Not here: custom event buses, schedules, and targets other than one ARN without input transformation.
 
-mod rule;
+pub(crate) mod rule;
 mod targets;
-
-use super::Registry;
-
-pub fn register(r: &mut Registry) {
-    r.add(rule::Rule);
-}

@@ -83,7 +83,7 @@ impl Provider for Rule {
             }
             return Err(taken(cx, &spec.name));
         }
-        let all_tags = to_sdk("events:PutRule", &tags::merged(desired.attrs, &desired.kbp_tags))?;
+        let all_tags = to_sdk("events:PutRule", &desired.tags())?;
         let arn = put_rule(cx, &spec, Some(all_tags)).await?;
         targets::put(cx, &spec.name, &spec.target_id, &spec.target_arn).await?;
         Ok(Applied { id: spec.name.clone(), outputs: outputs(&spec.name, &arn) })
@@ -101,7 +101,7 @@ impl Provider for Rule {
         if !current.iter().any(|t| t.id() == spec.target_id && t.arn() == spec.target_arn) {
             targets::put(cx, name, &spec.target_id, &spec.target_arn).await?;
         }
-        retag(cx, &arn, &tags::merged(desired.attrs, &desired.kbp_tags)).await?;
+        retag(cx, &arn, &desired.tags()).await?;
         Ok(Applied { id: name.to_string(), outputs: outputs(name, &arn) })
     }
 

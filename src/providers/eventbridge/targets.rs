@@ -4,7 +4,7 @@
 use aws_sdk_eventbridge::types::Target;
 
 use crate::providers::attrs::absent_if_gone;
-use crate::providers::send::send;
+use crate::providers::send::{send, send_pages};
 use crate::providers::{Context, ProviderError, Result};
 
 /// RemoveTargets takes at most this many IDs per call.
@@ -12,20 +12,13 @@ const REMOVE_BATCH: usize = 100;
 
 /// Every target of `rule`; `None` when the rule is gone.
 pub async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>> {
-    let mut all = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let r = send(cx, "events:ListTargetsByRule", &[], || {
-            cx.eventbridge().list_targets_by_rule().rule(rule).set_next_token(token.clone()).send()
-        })
-        .await;
-        let Some(page) = absent_if_gone(r)? else { return Ok(None) };
-        all.extend(page.targets.unwrap_or_default());
-        token = page.next_token.filter(|t| !t.is_empty());
-        if token.is_none() {
-            return Ok(Some(all));
-        }
-    }
+    let targets = send_pages(
+        cx,
+        "events:ListTargetsByRule",
+        |token| cx.eventbridge().list_targets_by_rule().rule(rule).set_next_token(token).send(),
+        |page| (page.targets.unwrap_or_default(), page.next_token),
+    );
+    absent_if_gone(targets.await)
 }
 
 /// Adds (or, for an existing `id`, repoints) the target `id` → `arn`.

@@ -33,6 +33,25 @@ pub trait Entity: Sized + Send {
     async fn get(cx: &Context, id: &str) -> Result<Option<Self>>;
 }
 
+/// Implements [`Entity`] for an IAM type: its noun, its Get operation and the call that reads one by `id`
+/// (`|cx, id| request`), and where the answer holds it (`|out| entity`, an `Option`). NoSuchEntity is gone.
+macro_rules! entity {
+    ($ty:ty, $noun:literal, $get:literal, |$cx:ident, $id:ident| $request:expr, |$out:ident| $take:expr) => {
+        #[async_trait::async_trait]
+        impl $crate::providers::iam::common::Entity for $ty {
+            const NOUN: &'static str = $noun;
+            const GET: &'static str = $get;
+            const TAGS: fn(&Self) -> &[aws_sdk_iam::types::Tag] = Self::tags;
+
+            async fn get($cx: &Context, $id: &str) -> Result<Option<Self>> {
+                let r = $crate::providers::send::send($cx, Self::GET, &[], || $request.send()).await;
+                Ok($crate::providers::attrs::absent_if_gone(r)?.and_then(|$out| $take))
+            }
+        }
+    };
+}
+pub(crate) use entity;
+
 /// The entity `id` if `find` may adopt it: it exists and carries this stack's `kbp:stack` tag.
 pub async fn owned<T: Entity>(cx: &Context, id: &str) -> Result<Option<T>> {
     Ok(T::get(cx, id).await?.filter(|e| tagging::owned_by((T::TAGS)(e), &cx.stack)))

@@ -7,7 +7,6 @@
 use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
-use aws_sdk_iam::types::Tag;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
@@ -17,8 +16,8 @@ use super::common::{
 };
 use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
-use crate::providers::send::all_pages;
-use crate::providers::tags::{merged, user_tags};
+use crate::providers::send::send_pages;
+use crate::providers::tags::user_tags;
 use crate::providers::{
     Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
 };
@@ -53,7 +52,7 @@ impl Provider for InstanceProfile {
         const OP: &str = "iam:CreateInstanceProfile";
         let a = desired.attrs;
         let name = required_str(KIND, a, "name")?;
-        let tags = tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?;
+        let tags = tagging::to_iam(OP, &desired.tags())?;
         let out = send(cx, OP, &[], || {
             cx.iam()
                 .create_instance_profile()
@@ -85,7 +84,7 @@ impl Provider for InstanceProfile {
                 add_role(cx, id, new).await?;
             }
         }
-        tagging::reconcile(cx, Tagged::InstanceProfile(id), profile.tags(), &merged(a, &desired.kbp_tags)).await?;
+        tagging::reconcile(cx, Tagged::InstanceProfile(id), profile.tags(), &desired.tags()).await?;
         Ok(applied(&profile))
     }
 
@@ -144,34 +143,28 @@ const PARALLEL_LOOKUPS: usize = 8;
 
 /// The names of the profiles holding `role`; none when the role is gone.
 async fn profiles_of_role(cx: &Context, role: &str) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    let mut marker: Option<String> = None;
-    loop {
-        let r = send(cx, "iam:ListInstanceProfilesForRole", &[], || {
-            cx.iam().list_instance_profiles_for_role().role_name(role).set_marker(marker.clone()).send()
-        })
-        .await;
-        let Some(page) = absent_if_gone(r)? else { break };
-        names.extend(page.instance_profiles().iter().map(|p| p.instance_profile_name().to_string()));
-        marker = page.marker().filter(|_| page.is_truncated()).map(str::to_string);
-        if marker.is_none() {
-            break;
-        }
-    }
-    Ok(names)
+    let names = send_pages(
+        cx,
+        "iam:ListInstanceProfilesForRole",
+        |marker| cx.iam().list_instance_profiles_for_role().role_name(role).set_marker(marker).send(),
+        |page| (names_of(page.instance_profiles()), page.marker().filter(|_| page.is_truncated()).map(str::to_string)),
+    );
+    Ok(absent_if_gone(names.await)?.unwrap_or_default())
 }
 
 /// The names of every instance profile in the account.
 pub(crate) async fn all(cx: &Context) -> Result<Vec<String>> {
-    all_pages(|marker| async move {
-        let page = send(cx, "iam:ListInstanceProfiles", &[], || {
-            cx.iam().list_instance_profiles().set_marker(marker.clone()).send()
-        })
-        .await?;
-        let names = page.instance_profiles().iter().map(|p| p.instance_profile_name().to_string()).collect();
-        Ok((names, page.marker().filter(|_| page.is_truncated()).map(str::to_string)))
-    })
+    send_pages(
+        cx,
+        "iam:ListInstanceProfiles",
+        |marker| cx.iam().list_instance_profiles().set_marker(marker).send(),
+        |page| (names_of(page.instance_profiles()), page.marker().filter(|_| page.is_truncated()).map(str::to_string)),
+    )
     .await
+}
+
+fn names_of(profiles: &[aws_sdk_iam::types::InstanceProfile]) -> Vec<String> {
+    profiles.iter().map(|p| p.instance_profile_name().to_string()).collect()
 }
 
 /// A profile's tags (ListInstanceProfiles does not return them); empty when it vanished since it was listed.
@@ -185,17 +178,13 @@ pub(crate) async fn tags_of(cx: &Context, name: &str) -> Result<HashMap<String, 
 
 type Described = aws_sdk_iam::types::InstanceProfile;
 
-#[async_trait]
-impl Entity for Described {
-    const NOUN: &'static str = "instance profile";
-    const GET: &'static str = "iam:GetInstanceProfile";
-    const TAGS: fn(&Self) -> &[Tag] = Self::tags;
-
-    async fn get(cx: &Context, name: &str) -> Result<Option<Self>> {
-        let r = send(cx, Self::GET, &[], || cx.iam().get_instance_profile().instance_profile_name(name).send());
-        Ok(absent_if_gone(r.await)?.and_then(|out| out.instance_profile))
-    }
-}
+common::entity!(
+    Described,
+    "instance profile",
+    "iam:GetInstanceProfile",
+    |cx, name| cx.iam().get_instance_profile().instance_profile_name(name),
+    |out| out.instance_profile
+);
 
 fn role_of(profile: &Described) -> Option<&str> {
     profile.roles().first().map(|r| r.role_name())

@@ -17,15 +17,3 @@ pub mod role_policy;
 pub mod role_policy_attachment;
 pub mod service_linked_role;
 mod tagging;
-
-use super::Registry;
-
-pub fn register(r: &mut Registry) {
-    r.add(role::Role);
-    r.add(policy::Policy);
-    r.add(role_policy::RolePolicy);
-    r.add(role_policy_attachment::RolePolicyAttachment);
-    r.add(instance_profile::InstanceProfile);
-    r.add(service_linked_role::ServiceLinkedRole);
-    r.add(openid_connect_provider::OpenIdConnectProvider);
-}

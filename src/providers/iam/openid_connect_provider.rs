@@ -8,14 +8,13 @@ use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use aws_sdk_iam::operation::get_open_id_connect_provider::GetOpenIdConnectProviderOutput;
-use aws_sdk_iam::types::Tag;
 use serde_json::{json, Value};
 
-use super::common::{self, absent_if_gone, explain_taken, object, remove, required_str, send, Entity};
+use super::common::{self, explain_taken, object, remove, required_str, send, Entity};
 use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
 use crate::providers::sts::caller_identity;
-use crate::providers::tags::{merged, user_tags};
+use crate::providers::tags::user_tags;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::IAM_OIDC_PROVIDER;
@@ -69,7 +68,7 @@ impl Provider for OpenIdConnectProvider {
         let client_ids = strings(a.get("client_id_list"));
         // Without thumbprints IAM trusts the issuer through its own CA store, which is what EKS issuers need.
         let thumbprints = a.get("thumbprint_list").map(|v| strings(Some(v)));
-        let tags = tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?;
+        let tags = tagging::to_iam(OP, &desired.tags())?;
         let out = send(cx, OP, &[], || {
             cx.iam()
                 .create_open_id_connect_provider()
@@ -118,7 +117,7 @@ impl Provider for OpenIdConnectProvider {
                 .await?;
             }
         }
-        tagging::reconcile(cx, Tagged::OpenIdConnectProvider(id), p.tags(), &merged(a, &desired.kbp_tags)).await?;
+        tagging::reconcile(cx, Tagged::OpenIdConnectProvider(id), p.tags(), &desired.tags()).await?;
         Ok(applied(id, p.url().unwrap_or_default()))
     }
 
@@ -133,19 +132,13 @@ impl Provider for OpenIdConnectProvider {
 /// IAM has no type for an OIDC provider: the Get call's answer is it.
 type Described = GetOpenIdConnectProviderOutput;
 
-#[async_trait]
-impl Entity for Described {
-    const NOUN: &'static str = "OIDC provider";
-    const GET: &'static str = "iam:GetOpenIDConnectProvider";
-    const TAGS: fn(&Self) -> &[Tag] = Self::tags;
-
-    async fn get(cx: &Context, arn: &str) -> Result<Option<Self>> {
-        let r = send(cx, Self::GET, &[], || {
-            cx.iam().get_open_id_connect_provider().open_id_connect_provider_arn(arn).send()
-        });
-        absent_if_gone(r.await)
-    }
-}
+common::entity!(
+    Described,
+    "OIDC provider",
+    "iam:GetOpenIDConnectProvider",
+    |cx, arn| cx.iam().get_open_id_connect_provider().open_id_connect_provider_arn(arn),
+    |out| Some(out)
+);
 
 /// `https://oidc.eks.us-west-2.amazonaws.com/id/X` → `oidc.eks.us-west-2.amazonaws.com/id/X`.
 fn issuer_host(url: &str) -> &str {

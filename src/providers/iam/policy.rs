@@ -4,7 +4,7 @@
 //! it the default, so old versions are pruned as needed.
 
 use async_trait::async_trait;
-use aws_sdk_iam::types::{PolicyVersion, Tag};
+use aws_sdk_iam::types::PolicyVersion;
 use serde_json::{json, Value};
 
 use super::common::{
@@ -15,7 +15,7 @@ use super::tagging::{self, Tagged};
 use super::{policy_doc, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
 use crate::providers::sts::caller_identity;
-use crate::providers::tags::{merged, user_tags};
+use crate::providers::tags::user_tags;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::IAM_POLICY;
@@ -61,7 +61,7 @@ impl Provider for Policy {
         let a = desired.attrs;
         let name = required_str(KIND, a, "name")?;
         let doc = policy_doc::to_aws(OP, required(KIND, a, "policy")?)?;
-        let tags = tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?;
+        let tags = tagging::to_iam(OP, &desired.tags())?;
         let out = send(cx, OP, &[], || {
             cx.iam()
                 .create_policy()
@@ -91,7 +91,7 @@ impl Provider for Policy {
             })
             .await?;
         }
-        tagging::reconcile(cx, Tagged::Policy(id), policy.tags(), &merged(a, &desired.kbp_tags)).await?;
+        tagging::reconcile(cx, Tagged::Policy(id), policy.tags(), &desired.tags()).await?;
         applied(&policy)
     }
 
@@ -114,17 +114,8 @@ impl Provider for Policy {
 
 type Described = aws_sdk_iam::types::Policy;
 
-#[async_trait]
-impl Entity for Described {
-    const NOUN: &'static str = "policy";
-    const GET: &'static str = "iam:GetPolicy";
-    const TAGS: fn(&Self) -> &[Tag] = Self::tags;
-
-    async fn get(cx: &Context, arn: &str) -> Result<Option<Self>> {
-        let r = send(cx, Self::GET, &[], || cx.iam().get_policy().policy_arn(arn).send()).await;
-        Ok(absent_if_gone(r)?.and_then(|out| out.policy))
-    }
-}
+common::entity!(Described, "policy", "iam:GetPolicy", |cx, arn| cx.iam().get_policy().policy_arn(arn), |out| out
+    .policy);
 
 async fn default_document(cx: &Context, policy: &Described) -> Result<Value> {
     const OP: &str = "iam:GetPolicyVersion";

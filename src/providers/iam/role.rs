@@ -4,7 +4,6 @@ use std::future::Future;
 
 use async_trait::async_trait;
 use aws_sdk_iam::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_iam::types::Tag;
 use serde_json::{json, Value};
 
 use super::common::{
@@ -14,7 +13,7 @@ use super::common::{
 use super::tagging::{self, Tagged};
 use super::{instance_profile, policy_doc, role_policy, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
-use crate::providers::tags::{merged, user_tags};
+use crate::providers::tags::user_tags;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::IAM_ROLE;
@@ -64,7 +63,7 @@ impl Provider for Role {
         let a = desired.attrs;
         let name = required_str(KIND, a, "name")?;
         let trust = policy_doc::to_aws(OP, required(KIND, a, "assume_role_policy")?)?;
-        let tags = tagging::to_iam(OP, &merged(a, &desired.kbp_tags))?;
+        let tags = tagging::to_iam(OP, &desired.tags())?;
         let created = set_trust(cx, OP, || {
             cx.iam()
                 .create_role()
@@ -106,7 +105,7 @@ impl Provider for Role {
             .await?;
         }
 
-        tagging::reconcile(cx, Tagged::Role(id), role.tags(), &merged(a, &desired.kbp_tags)).await?;
+        tagging::reconcile(cx, Tagged::Role(id), role.tags(), &desired.tags()).await?;
         Ok(applied(&role))
     }
 
@@ -132,17 +131,7 @@ impl Provider for Role {
 
 pub(super) type Described = aws_sdk_iam::types::Role;
 
-#[async_trait]
-impl Entity for Described {
-    const NOUN: &'static str = "role";
-    const GET: &'static str = "iam:GetRole";
-    const TAGS: fn(&Self) -> &[Tag] = Self::tags;
-
-    async fn get(cx: &Context, name: &str) -> Result<Option<Self>> {
-        let r = send(cx, Self::GET, &[], || cx.iam().get_role().role_name(name).send()).await;
-        Ok(absent_if_gone(r)?.and_then(|out| out.role))
-    }
-}
+common::entity!(Described, "role", "iam:GetRole", |cx, name| cx.iam().get_role().role_name(name), |out| out.role);
 
 fn applied(role: &Described) -> Applied {
     let outputs = json!({

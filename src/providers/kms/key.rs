@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, optional_str, required_str};
-use crate::providers::send::{all_pages, remove, send, send_unretried};
+use crate::providers::send::{remove, send, send_pages, send_unretried};
 use crate::providers::{tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::KMS_KEY;
@@ -60,12 +60,7 @@ impl Provider for Key {
                 return Ok(Some(id));
             }
         }
-        let keys = all_pages(|marker| async move {
-            let page = send(cx, "kms:ListKeys", &[], || cx.kms().list_keys().set_marker(marker.clone()).send()).await?;
-            let ids = page.keys().iter().filter_map(|k| k.key_id().map(str::to_string)).collect();
-            Ok((ids, page.next_marker().map(str::to_string)))
-        })
-        .await?;
+        let keys = all_ids(cx).await?;
         // An account can hold hundreds of keys: their tags are read a few at a time, not one after another.
         let checked: Vec<(String, bool)> = futures::stream::iter(keys)
             .map(|id| async move {
@@ -91,7 +86,7 @@ impl Provider for Key {
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let a = desired.attrs;
         let alias = required_str(KIND, a, "alias")?;
-        let all_tags = tags::merged(a, &desired.kbp_tags);
+        let all_tags = desired.tags();
         // CreateKey has no client token: a retry after a lost answer would make a second key.
         let created = send_unretried(cx, "kms:CreateKey", &[], || {
             cx.kms()
@@ -127,7 +122,7 @@ impl Provider for Key {
         }
         set_rotation(cx, id, a).await?;
         ensure_alias(cx, id, required_str(KIND, a, "alias")?).await?;
-        let want = tags::merged(a, &desired.kbp_tags);
+        let want = desired.tags();
         let have: BTreeMap<String, String> =
             tags::tag_map(prior.get("tags")).into_iter().chain(desired.kbp_tags.clone()).collect();
         let stale: Vec<String> = have.keys().filter(|k| !want.contains_key(*k)).cloned().collect();
@@ -170,17 +165,32 @@ impl Provider for Key {
     }
 }
 
+/// The IDs of every key in the account and region, AWS managed ones included.
+pub(crate) async fn all_ids(cx: &Context) -> Result<Vec<String>> {
+    send_pages(
+        cx,
+        "kms:ListKeys",
+        |marker| cx.kms().list_keys().set_marker(marker).send(),
+        |page| {
+            let ids = page.keys().iter().filter_map(|k| k.key_id().map(str::to_string)).collect();
+            (ids, page.next_marker().filter(|_| page.truncated()).map(str::to_string))
+        },
+    )
+    .await
+}
+
 /// The names of the aliases of key `id`; none when it is gone.
 async fn aliases_of(cx: &Context, id: &str) -> Result<Vec<String>> {
-    all_pages(|marker| async move {
-        let r =
-            send(cx, "kms:ListAliases", &[], || cx.kms().list_aliases().key_id(id).set_marker(marker.clone()).send())
-                .await;
-        let Some(page) = absent_if_gone(r)? else { return Ok((Vec::new(), None)) };
-        let names = page.aliases().iter().filter_map(|a| a.alias_name().map(str::to_string)).collect();
-        Ok((names, page.next_marker().filter(|_| page.truncated()).map(str::to_string)))
-    })
-    .await
+    let names = send_pages(
+        cx,
+        "kms:ListAliases",
+        |marker| cx.kms().list_aliases().key_id(id).set_marker(marker).send(),
+        |page| {
+            let names = page.aliases().iter().filter_map(|a| a.alias_name().map(str::to_string)).collect();
+            (names, page.next_marker().filter(|_| page.truncated()).map(str::to_string))
+        },
+    );
+    Ok(absent_if_gone(names.await)?.unwrap_or_default())
 }
 
 /// Points the alias at key `id`, creating it if a create was interrupted between CreateKey and CreateAlias.

@@ -5,32 +5,25 @@
 //! Every resource carries a `cluster` attribute (name, endpoint, CA of the EKS cluster) that says where it
 //! lives; it is force-new, since objects of a replaced cluster are gone with it.
 
-mod controller;
-mod crds;
-mod custom_object;
+pub(crate) mod controller;
+pub(crate) mod crds;
+pub(crate) mod custom_object;
 pub(crate) mod session;
 
 use async_trait::async_trait;
 
-use super::{Applied, Context, Descriptor, Desired, Observed, Provider, Registry};
+use super::{Applied, Context, Descriptor, Desired, Observed, Provider};
 use crate::graph::Attrs;
 use crate::providers::Result;
 
 pub use crds::load as load_crds;
 pub use session::FIELD_MANAGER;
 
-pub fn register(r: &mut Registry) {
-    r.add(InCluster(crds::KarpenterCrds));
-    r.add(InCluster(controller::Controller));
-    r.add(InCluster(custom_object::node_class()));
-    r.add(InCluster(custom_object::node_pool()));
-}
-
 /// What every in-cluster provider does in a destroy when the cluster does not answer (deleted outside kbp,
 /// its endpoint closed, kbp's access removed): its objects are as good as gone, since the cluster goes next
 /// and the teardown sweep removes what Karpenter launched by its tags. A refresh reports them gone, a delete
 /// succeeds with a warning. Outside a destroy, nothing changes.
-struct InCluster<P>(P);
+pub(crate) struct InCluster<P>(pub(crate) P);
 
 #[async_trait]
 impl<P: Provider> Provider for InCluster<P> {

@@ -5,8 +5,8 @@
 //! A queue's provider ID is its URL, since every SQS call after CreateQueue addresses the queue by URL. Not
 //! here: dead-letter queues, FIFO queues and KMS keys (no blueprint needs them).
 
-mod queue;
-mod queue_policy;
+pub(crate) mod queue;
+pub(crate) mod queue_policy;
 
 use std::collections::HashMap;
 
@@ -14,13 +14,8 @@ use aws_sdk_sqs::types::QueueAttributeName;
 
 use super::attrs::absent_if_gone;
 use super::send::send;
-use super::{Context, Registry};
+use super::Context;
 use crate::providers::Result;
-
-pub fn register(r: &mut Registry) {
-    r.add(queue::Queue);
-    r.add(queue_policy::QueuePolicy);
-}
 
 /// "No such queue": the query-compatible code AWS sends in the `x-amzn-query-error` header (which the SDK
 /// reports when present), and the JSON protocol's error type (when it is not). Both count as gone for

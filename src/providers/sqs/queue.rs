@@ -32,7 +32,7 @@ const NAME_RELEASE: Budget = Budget {
     max_interval: Duration::from_secs(10),
 };
 
-/// The attributes kbp manages, as the compiler emits them (`tags` are read through [`tags::merged`]).
+/// The attributes kbp manages, as the compiler emits them (`tags` are read through [`Desired::tags`]).
 #[derive(Debug, Deserialize)]
 struct Spec {
     name: String,
@@ -87,7 +87,7 @@ impl Provider for Queue {
         };
         // CreateQueue even when this stack's queue exists (a create retried after kbp died mid-call): during
         // the minute after a delete GetQueueUrl may still answer, and only CreateQueue says the name is held.
-        let tags: HashMap<String, String> = tags::merged(desired.attrs, &desired.kbp_tags).into_iter().collect();
+        let tags: HashMap<String, String> = desired.tags().into_iter().collect();
         let url = match create_queue(cx, desired.address, &spec, tags).await {
             Ok(url) => url,
             Err(e) if existed && name_taken(&e) => url_of(cx, &spec.name).await?.ok_or(e)?,
@@ -109,7 +109,7 @@ impl Provider for Queue {
         if !changed.is_empty() {
             set_attributes(cx, url, changed, &[]).await?;
         }
-        retag(cx, url, &tags::merged(desired.attrs, &desired.kbp_tags)).await?;
+        retag(cx, url, &desired.tags()).await?;
         applied(cx, url).await
     }
 
