@@ -243,6 +243,15 @@ async fn record(
     state.update(|s| s.resources.insert(step.address.clone(), entry)).await.map(drop)
 }
 
+/// What update and delete get as `prior`: the attributes last applied, with the outputs under them, so a
+/// provider can keep in its outputs what it must know to undo its change (`aws_subnet_tags` remembers there the
+/// values it overwrote on a subnet kbp does not own).
+fn prior(existing: &ResourceState) -> crate::graph::Attrs {
+    let mut prior = existing.outputs.clone();
+    prior.extend(existing.attributes.clone());
+    prior
+}
+
 async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError> {
     let provider = sh
         .registry
@@ -287,7 +296,7 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                     existing.ok_or_else(|| StepError::Engine(format!("{} is not in state", step.address)))?;
                 let id = existing.id.clone().unwrap_or_default();
                 let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: "" };
-                let mut applied = provider.update(cx, &id, &existing.attributes, &d).await?;
+                let mut applied = provider.update(cx, &id, &prior(&existing), &d).await?;
                 let mut outputs = existing.outputs.clone();
                 outputs.extend(applied.outputs);
                 applied.outputs = outputs;
@@ -315,7 +324,7 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                 (None, Status::Ready) => None,
             };
             if let Some(id) = &id {
-                provider.delete(cx, id, &existing.attributes).await?;
+                provider.delete(cx, id, &prior(&existing)).await?;
             }
             sh.state.update(|s| s.resources.remove(&step.address)).await?;
             Ok(id)

@@ -11,6 +11,11 @@ pub const ROUTE_TABLE: &str = "aws_route_table";
 pub const ROUTE: &str = "aws_route";
 pub const ROUTE_TABLE_ASSOCIATION: &str = "aws_route_table_association";
 pub const SECURITY_GROUP: &str = "aws_security_group";
+// A network someone else owns (`[vpc] id`): kbp checks the VPC and subnets exist and never changes or deletes
+// them; on the subnets it manages only the tags Karpenter and load balancers need, as resources of their own.
+pub const EXISTING_VPC: &str = "aws_existing_vpc";
+pub const EXISTING_SUBNET: &str = "aws_existing_subnet";
+pub const SUBNET_TAGS: &str = "aws_subnet_tags";
 pub const IAM_ROLE: &str = "aws_iam_role";
 pub const IAM_POLICY: &str = "aws_iam_policy";
 pub const IAM_ROLE_POLICY: &str = "aws_iam_role_policy";

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{summarize, Action, AttrChange, Change, Deferred, Plan, FORMAT_VERSION};
 use crate::graph::value::{self, UNKNOWN};
-use crate::graph::{Address, Attrs, ResourceGraph};
+use crate::graph::{kinds, Address, Attrs, ResourceGraph};
 use crate::providers::Registry;
 use crate::state::{ResourceState, State, Status};
 
@@ -116,13 +116,23 @@ pub fn diff_destroy(graph: &ResourceGraph, state: &State, registry: &Registry) -
     let changes = deletion_order(state)
         .into_iter()
         .filter_map(|a| state.get(&a))
-        .map(|s| removal(s, registry, "destroy", "account-wide; kbp never deletes it"))
+        .map(|s| removal(s, registry, "destroy", kept_because(&s.kind)))
         .collect();
     finish(graph, state, changes, Vec::new(), 0, true)
 }
 
+/// Why destroy leaves a resource of `kind` in place.
+fn kept_because(kind: &str) -> &'static str {
+    match kind {
+        kinds::EXISTING_VPC | kinds::EXISTING_SUBNET => {
+            "the network `vpc.id` names is not the stack's; kbp never deletes it"
+        }
+        _ => "account-wide; kbp never deletes it",
+    }
+}
+
 /// The change that takes `s` out of the stack: a delete for `why`, or a forget (for `why_kept`) for a kind
-/// destroy leaves in place (account-wide resources).
+/// destroy leaves in place (account-wide resources, and a network the stack only uses).
 fn removal(s: &ResourceState, registry: &Registry, why: &str, why_kept: &str) -> Change {
     let retain = registry.get(&s.kind).is_some_and(|p| p.retain_on_destroy());
     Change {

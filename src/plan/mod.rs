@@ -27,7 +27,8 @@ pub enum Action {
     /// Delete, then create again: an attribute changed that AWS cannot change in place.
     Replace,
     Delete,
-    /// Drop from state but leave in AWS (account-wide resources such as the Spot service-linked role).
+    /// Drop from state but leave in AWS (account-wide resources such as the Spot service-linked role, and the VPC
+    /// and subnets of `[vpc] id`, which are not the stack's).
     Forget,
 }
 

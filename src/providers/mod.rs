@@ -20,6 +20,7 @@ pub mod iam;
 pub mod kms;
 pub mod kubernetes;
 pub mod logs;
+pub mod lookup;
 pub mod retry;
 pub mod send;
 pub mod spec;
@@ -113,6 +114,9 @@ pub struct DiscoveryScope<'a> {
     pub cluster: &'a str,
     /// The stack's VPCs; kinds found by VPC find nothing when it is empty.
     pub vpc_ids: &'a [String],
+    /// VPCs the stack uses but does not own (`[vpc] id`): what others run there is never touched, so kinds
+    /// found by VPC take only what is tagged for this cluster there.
+    pub shared_vpc_ids: &'a [String],
     /// IAM role names Karpenter's nodes may use, whose instance profiles Karpenter creates.
     pub node_roles: &'a [String],
     /// IDs, ARNs and names in kbp's state: never listed.
@@ -252,6 +256,7 @@ impl Registry {
     pub fn builtin() -> Self {
         use self::delete_only::DeleteOnly;
         use self::kubernetes::InCluster;
+        use self::lookup::Uses;
 
         let mut r = Registry::default();
         // The network.
@@ -264,6 +269,10 @@ impl Registry {
         r.add(ec2::route::Route);
         r.add(ec2::route_table_association::RouteTableAssociation);
         r.add(ec2::security_group::SecurityGroup);
+        // A network the stack only uses (`[vpc] id`), and the tags it adds to its subnets.
+        r.add(Uses(ec2::existing_vpc::ExistingVpc));
+        r.add(Uses(ec2::existing_subnet::ExistingSubnet));
+        r.add(ec2::subnet_tags::SubnetTags);
         // Identity: who kbp runs as, the roles and policies of the cluster, its nodes and Karpenter.
         r.add(sts::caller_identity::CallerIdentity);
         r.add(iam::role::Role);
@@ -342,6 +351,18 @@ mod tests {
         {
             assert!(r.has(kind), "{kind}");
         }
+    }
+
+    #[test]
+    fn an_existing_network_is_forgotten_by_destroy_but_the_tags_kbp_added_to_it_are_removed() {
+        let r = Registry::builtin();
+        for kind in [kinds::EXISTING_VPC, kinds::EXISTING_SUBNET] {
+            let p = r.get(kind).unwrap_or_else(|| panic!("{kind} is registered"));
+            assert!(p.retain_on_destroy() && !p.adoptable_by_tags(), "{kind}");
+        }
+        let tags = r.get(kinds::SUBNET_TAGS).expect("aws_subnet_tags is registered");
+        assert!(!tags.retain_on_destroy() && !tags.adoptable_by_tags());
+        assert_eq!(tags.force_new(), &["subnet_id"]);
     }
 
     #[test]

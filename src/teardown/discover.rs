@@ -69,7 +69,15 @@ pub async fn discover(
         Look::Everything => all_tagged,
         Look::OutsideState => super::orphans(state, all_tagged),
     };
-    let scope = &DiscoveryScope { cluster: who.name, vpc_ids: &vpc_ids, node_roles: &roles, keep: &keep };
+    let shared_vpc_ids: Vec<String> =
+        state.resources.values().filter(|r| r.kind == kinds::EXISTING_VPC).filter_map(|r| r.id.clone()).collect();
+    let scope = &DiscoveryScope {
+        cluster: who.name,
+        vpc_ids: &vpc_ids,
+        shared_vpc_ids: &shared_vpc_ids,
+        node_roles: &roles,
+        keep: &keep,
+    };
     let answers =
         futures::future::try_join_all(registry.providers().map(|p| async move { p.discover(cx, scope).await })).await?;
 

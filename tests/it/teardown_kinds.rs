@@ -252,7 +252,8 @@ async fn controllers_leftovers_are_found_ordered_and_deleted_and_neighbours_stay
 
     let keep = BTreeSet::from([kept.clone()]);
     let vpc_ids = vec![stack.vpc.clone()];
-    let scope = DiscoveryScope { cluster: CLUSTER, vpc_ids: &vpc_ids, node_roles: &[], keep: &keep };
+    let scope =
+        DiscoveryScope { cluster: CLUSTER, vpc_ids: &vpc_ids, shared_vpc_ids: &[], node_roles: &[], keep: &keep };
     let mut found = Vec::new();
     for kind in KINDS {
         let p = registry.get(kind).unwrap();
@@ -398,7 +399,8 @@ async fn without_the_stacks_vpc_only_what_names_the_cluster_is_found() {
     let registry = Registry::builtin();
     let keep = BTreeSet::new();
     let vpc_ids: Vec<String> = Vec::new();
-    let scope = DiscoveryScope { cluster: CLUSTER, vpc_ids: &vpc_ids, node_roles: &[], keep: &keep };
+    let scope =
+        DiscoveryScope { cluster: CLUSTER, vpc_ids: &vpc_ids, shared_vpc_ids: &[], node_roles: &[], keep: &keep };
     let lbs = registry.get("aws_lb").unwrap().discover(&cx, &scope).await.unwrap();
     assert_eq!(lbs.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), [in_tree.as_str()]);
     assert!(
@@ -412,7 +414,8 @@ async fn without_the_stacks_vpc_only_what_names_the_cluster_is_found() {
     // With the VPC, the stack-tagged target group counts; with the balancer's ARN kept, the balancer does not.
     let vpc_ids = vec![net.vpc.clone()];
     let keep = BTreeSet::from([in_tree]);
-    let scope = DiscoveryScope { cluster: CLUSTER, vpc_ids: &vpc_ids, node_roles: &[], keep: &keep };
+    let scope =
+        DiscoveryScope { cluster: CLUSTER, vpc_ids: &vpc_ids, shared_vpc_ids: &[], node_roles: &[], keep: &keep };
     let tgs = registry.get("aws_lb_target_group").unwrap().discover(&cx, &scope).await.unwrap();
     assert_eq!(tgs.iter().map(|f| f.id.clone()).collect::<Vec<_>>(), [stack_tagged_only]);
     assert!(registry.get("aws_lb").unwrap().discover(&cx, &scope).await.unwrap().is_empty());

@@ -1,6 +1,10 @@
 //! EC2 network providers: the VPC and what makes it routable (subnets, gateways, Elastic IPs, route tables,
 //! routes and their subnet associations), one file per resource kind.
 //!
+//! A network the stack uses but does not own (`[vpc] id`) is looked up rather than made: `existing_vpc` and
+//! `existing_subnet` check it exists and are never deleted; `subnet_tags` adds to such subnets only the tags
+//! the cluster needs (never kbp's own) and puts back what they held when it goes.
+//!
 //! Also, delete only, what others leave for teardown to find: Karpenter's nodes, their launch templates and
 //! detached network interfaces, EBS volumes of PersistentVolumeClaims and VPC endpoints.
 //!
@@ -10,6 +14,8 @@
 //! (no blueprint needs them yet), or anything EKS creates in the VPC.
 
 pub(crate) mod eip;
+pub(crate) mod existing_subnet;
+pub(crate) mod existing_vpc;
 pub(crate) mod instance;
 pub(crate) mod internet_gateway;
 pub(crate) mod launch_template;
@@ -20,6 +26,7 @@ pub(crate) mod route_table;
 pub(crate) mod route_table_association;
 pub(crate) mod security_group;
 pub(crate) mod subnet;
+pub(crate) mod subnet_tags;
 pub mod tagging;
 pub(crate) mod volume;
 pub(crate) mod vpc;

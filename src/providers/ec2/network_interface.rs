@@ -38,9 +38,14 @@ impl Leftover for NetworkInterface {
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
-        let all = in_vpcs(cx, scope.vpc_ids).await?;
-        Ok(all
+        let (owned, shared) = futures::try_join!(in_vpcs(cx, scope.vpc_ids), in_vpcs(cx, scope.shared_vpc_ids))?;
+        // In a VPC the stack only uses, an interface is the cluster's when the VPC CNI plugin tagged it so.
+        let cni_made = |n: &AwsInterface| {
+            n.tag_set().iter().any(|t| t.key() == Some(CNI_CLUSTER) && t.value() == Some(scope.cluster))
+        };
+        Ok(owned
             .iter()
+            .chain(shared.iter().filter(|n| cni_made(n)))
             .filter(|n| leftover(n))
             .filter_map(|n| {
                 let id = n.network_interface_id()?;
@@ -61,6 +66,9 @@ impl Leftover for NetworkInterface {
             .collect())
     }
 }
+
+/// The tag the VPC CNI plugin puts on the interfaces it creates for a cluster's nodes.
+const CNI_CLUSTER: &str = "cluster.k8s.amazonaws.com/name";
 
 /// Detached and deletable by its owner's account.
 fn leftover(n: &AwsInterface) -> bool {

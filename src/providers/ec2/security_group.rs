@@ -97,15 +97,15 @@ impl Provider for SecurityGroup {
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
-        let groups = in_vpcs(cx, scope.vpc_ids).await?;
+        let (owned, shared) = futures::try_join!(in_vpcs(cx, scope.vpc_ids), in_vpcs(cx, scope.shared_vpc_ids))?;
+        let groups = owned.iter().map(|g| (g, true)).chain(shared.iter().map(|g| (g, false)));
         Ok(groups
-            .iter()
-            .filter_map(|g| {
+            .filter_map(|(g, owned_vpc)| {
                 let id = g.group_id()?;
                 if g.group_name() == Some("default") || scope.keep.contains(id) {
                     return None;
                 }
-                let why = foreign(g.tags(), scope.cluster)?;
+                let why = if owned_vpc { foreign(g.tags(), scope.cluster) } else { made_for(g.tags(), scope.cluster) }?;
                 // A group whose rules name another goes first: that one cannot go while the rule exists.
                 let mut uses: Vec<String> = g.vpc_id().into_iter().map(str::to_string).collect();
                 uses.extend(referenced(g).into_iter().filter(|r| r != id));
@@ -144,6 +144,16 @@ fn foreign(tags: &[Tag], cluster: &str) -> Option<String> {
     }
 }
 
+/// Why a security group in a VPC the stack only uses (`[vpc] id`) is the stack's to delete: a controller made it
+/// for this cluster (the Load Balancer Controller, or the in-tree one with `kubernetes.io/cluster/<c>=owned`).
+/// Anything else there is a neighbour's, whatever its other tags say; `None` for those.
+fn made_for(tags: &[Tag], cluster: &str) -> Option<String> {
+    let tag = |k: &str| tags.iter().find(|t| t.key() == Some(k)).map(|t| t.value().unwrap_or_default());
+    let owned = tag(&format!("kubernetes.io/cluster/{cluster}")) == Some("owned");
+    let why = foreign(tags, cluster)?;
+    (tag("elbv2.k8s.aws/cluster") == Some(cluster) || owned).then_some(why)
+}
+
 /// The groups `g`'s rules name, ingress and egress.
 fn referenced(g: &Group) -> Vec<String> {
     let rules = g.ip_permissions().iter().chain(g.ip_permissions_egress());
@@ -166,27 +176,47 @@ pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>>
     .await
 }
 
-/// Revokes, from every other group in `id`'s VPC, the parts of rules that name `id`.
+/// Revokes the parts of rules that name `id` from the other groups in its VPC that go with the stack: every
+/// group of a VPC the stack owns; in one it only uses (`[vpc] id`), those kbp or a controller of the cluster
+/// made. A neighbour's rule is never edited: the delete is refused with what to remove instead of waiting out
+/// AWS's DependencyViolation.
 async fn revoke_references(cx: &Context, id: &str) -> Result<()> {
     let Some(group) = describe(cx, id, &[]).await? else { return Ok(()) };
     let Some(vpc) = group.vpc_id() else { return Ok(()) };
+    let vpc_tags = super::vpc::describe(cx, vpc, &[]).await?.map(|v| v.tags().to_vec()).unwrap_or_default();
+    let stacks = |tags: &[Tag]| tags.iter().any(|t| t.key() == Some(STACK) && t.value() == Some(cx.stack.as_str()));
+    let mut neighbours = Vec::new();
     for other in in_vpcs(cx, &[vpc.to_string()]).await?.iter().filter(|g| g.group_id() != Some(id)) {
         let Some(other_id) = other.group_id() else { continue };
-        let ingress = referencing(other.ip_permissions(), id);
+        let (ingress, egress) =
+            (referencing(other.ip_permissions(), id), referencing(other.ip_permissions_egress(), id));
+        if ingress.is_empty() && egress.is_empty() {
+            continue;
+        }
+        if !(stacks(&vpc_tags) || stacks(other.tags()) || made_for(other.tags(), &cx.stack).is_some()) {
+            neighbours.push(other_id.to_string());
+            continue;
+        }
         if !ingress.is_empty() {
             let revoke = || {
                 cx.ec2().revoke_security_group_ingress().group_id(other_id).set_ip_permissions(Some(ingress.clone()))
             };
             remove(cx, "ec2:RevokeSecurityGroupIngress", &[], || revoke().send()).await?;
         }
-        let egress = referencing(other.ip_permissions_egress(), id);
         if !egress.is_empty() {
             let revoke =
                 || cx.ec2().revoke_security_group_egress().group_id(other_id).set_ip_permissions(Some(egress.clone()));
             remove(cx, "ec2:RevokeSecurityGroupEgress", &[], || revoke().send()).await?;
         }
     }
-    Ok(())
+    if neighbours.is_empty() {
+        return Ok(());
+    }
+    let message = format!("security group {id} is named in rules of {}, which kbp did not make", neighbours.join(", "));
+    Err(ProviderError::new("ec2:DeleteSecurityGroup", "", message).with_hint(
+        "those groups belong to another workload in the VPC and kbp does not edit them: remove their rules that \
+         name this group (`aws ec2 revoke-security-group-ingress`), then run kbp again",
+    ))
 }
 
 /// The parts of `perms` that name group `id`, and nothing else of them (their CIDRs and other groups stay).
@@ -327,6 +357,19 @@ mod tests {
         assert_eq!(foreign(&tags(&[]), "s1").as_deref(), Some("not made by kbp"));
         assert!(foreign(&tags(&[(STACK, "s1")]), "s1").is_none());
         assert!(foreign(&tags(&[(STACK, "s1"), ("elbv2.k8s.aws/cluster", "s1")]), "s1").is_none());
+    }
+
+    #[test]
+    fn in_a_vpc_the_stack_only_uses_only_what_a_controller_made_for_the_cluster_is_its() {
+        assert!(made_for(&tags(&[("elbv2.k8s.aws/cluster", "s1")]), "s1").is_some());
+        assert!(made_for(&tags(&[("kubernetes.io/cluster/s1", "owned")]), "s1").is_some());
+        // The neighbours': untagged, shared with the cluster, discoverable by Karpenter, or another cluster's.
+        assert!(made_for(&tags(&[]), "s1").is_none());
+        assert!(made_for(&tags(&[("kubernetes.io/cluster/s1", "shared")]), "s1").is_none());
+        assert!(made_for(&tags(&[("karpenter.sh/discovery", "s1")]), "s1").is_none());
+        assert!(made_for(&tags(&[("elbv2.k8s.aws/cluster", "s2")]), "s1").is_none());
+        // kbp's own are deleted from state, never as leftovers.
+        assert!(made_for(&tags(&[(STACK, "s1"), ("elbv2.k8s.aws/cluster", "s1")]), "s1").is_none());
     }
 
     #[test]

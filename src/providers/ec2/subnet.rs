@@ -75,7 +75,7 @@ impl Provider for Subnet {
     }
 }
 
-async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Subnet>> {
+pub(crate) async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Subnet>> {
     let request = || cx.ec2().describe_subnets().subnet_ids(id).send();
     describe_one(cx, "ec2:DescribeSubnets", transient, id, request, |out| out.subnets(), |s| s.subnet_id()).await
 }

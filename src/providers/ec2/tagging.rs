@@ -1,5 +1,7 @@
 //! EC2 tags for every taggable kind: set at creation (so a resource is never untagged, even if kbp dies right
 //! after the call), read back without the kbp tags, reconciled on update, and used to find a resource again.
+//! [`apply`] is the one place tag changes become CreateTags and DeleteTags calls (also for the tags kbp puts on
+//! subnets it does not own, `subnet_tags`).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -24,6 +26,11 @@ fn from_sdk(tags: &[Tag]) -> impl Iterator<Item = (String, String)> + '_ {
     tags.iter().filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string())))
 }
 
+/// Tags as EC2 reports them, kbp's included, as a map.
+pub fn map(tags: &[Tag]) -> BTreeMap<String, String> {
+    from_sdk(tags).collect()
+}
+
 /// The `tags` attribute as read back: the user's tags, without kbp's own.
 pub fn attr(tags: &[Tag]) -> Value {
     Value::Object(tags::user_tags(from_sdk(tags)))
@@ -41,9 +48,15 @@ pub async fn reconcile(cx: &Context, id: &str, desired: &Desired<'_>) -> Result<
         .iter()
         .filter_map(|t| Some((t.key()?.to_string(), t.value().unwrap_or_default().to_string())))
         .collect();
-    let tags::TagChanges { set, remove } = tags::changes(&current, &want);
+    apply(cx, id, &tags::changes(&current, &want)).await
+}
+
+/// Carries out `changes` on the EC2 resource `id`: CreateTags for what is new or changed, DeleteTags for the
+/// keys to remove.
+pub async fn apply(cx: &Context, id: &str, changes: &tags::TagChanges) -> Result<()> {
+    let tags::TagChanges { set, remove } = changes;
     if !set.is_empty() {
-        let set = Some(to_sdk(&set));
+        let set = Some(to_sdk(set));
         send(cx, "ec2:CreateTags", &[], || cx.ec2().create_tags().resources(id).set_tags(set.clone()).send()).await?;
     }
     if !remove.is_empty() {

@@ -96,7 +96,7 @@ impl Provider for Vpc {
 
 /// The VPC `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
 /// create, `InvalidVpcID.NotFound` is eventual consistency rather than absence).
-async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Vpc>> {
+pub(crate) async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Vpc>> {
     let request = || cx.ec2().describe_vpcs().vpc_ids(id).send();
     describe_one(cx, "ec2:DescribeVpcs", transient, id, request, |out| out.vpcs(), |v| v.vpc_id()).await
 }
