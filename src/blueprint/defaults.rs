@@ -1,6 +1,6 @@
 //! Computed defaults: the values that depend on other fields (zone names from the region, subnets carved from
-//! the VPC CIDR, role names from the cluster name, the root device from the AMI family), then the typed
-//! [`Blueprint`]. Literal defaults were already filled in by the walker.
+//! the VPC CIDR unless the VPC is an existing one, role names from the cluster name, the root device from the
+//! AMI family), then the typed [`Blueprint`]. Literal defaults were already filled in by the walker.
 
 use ipnet::Ipv4Net;
 use serde_json::{Map, Value as Json};
@@ -53,6 +53,14 @@ pub(crate) fn cidrsubnet(net: Ipv4Net, newbits: u8, num: u32) -> Option<Ipv4Net>
 }
 
 fn vpc_defaults(vpc: &mut Map<String, Json>, region: &str, index: &mut Index, diags: &mut Diagnostics) {
+    if vpc.contains_key("id") {
+        // An existing network's zones and address ranges are its owner's: kbp computes none (preflight reads the
+        // subnets' zones from AWS). What the user wrote of them is refused by validation.
+        for field in ["azs", "private_subnets", "public_subnets"] {
+            vpc.insert(field.into(), Json::Array(Vec::new()));
+        }
+        return;
+    }
     if let Some(n) = vpc.get("azs").and_then(Json::as_u64) {
         let names: Vec<Json> =
             (b'a'..=b'z').take(n as usize).map(|c| format!("{region}{}", c as char).into()).collect();

@@ -87,10 +87,25 @@ pub enum NatGatewayMode {
     PerAz,
 }
 
+/// The VPC: one kbp creates ("managed network"), or an existing one someone else owns ("existing network", when
+/// `id` is set). With `id`, the fields of [`MANAGED_NETWORK_ONLY`] are unused: `azs` and the subnet lists are
+/// empty and the others hold their schema defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Vpc {
+    /// The existing VPC's ID; None when kbp creates the VPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// With `id`: the existing private subnets (cluster and nodes), at least two.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub private_subnet_ids: Vec<String>,
+    /// With `id`: the existing public subnets (internet-facing load balancers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub public_subnet_ids: Vec<String>,
+    /// With `id`: extra security groups of the cluster and of Karpenter's nodes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub security_group_ids: Vec<String>,
     pub cidr: Ipv4Net,
-    /// Availability zone names, resolved (from `azs = N` they are the region's first N letters).
+    /// Availability zone names, resolved (from `azs = N` they are the region's first N letters); empty with `id`.
     pub azs: Vec<String>,
     /// One private subnet per AZ, in the order of `azs`.
     pub private_subnets: Vec<Ipv4Net>,
@@ -104,6 +119,17 @@ pub struct Vpc {
     pub private_subnet_tags: BTreeMap<String, String>,
     /// Extra tags on the public subnets (the elb tag is implied).
     pub public_subnet_tags: BTreeMap<String, String>,
+}
+
+/// The `[vpc]` fields that describe a VPC kbp creates, refused (and not printed) with `vpc.id`.
+pub(crate) const MANAGED_NETWORK_ONLY: &[&str] =
+    &["cidr", "azs", "private_subnets", "public_subnets", "nat_gateway", "enable_dns_hostnames", "tags"];
+
+impl Vpc {
+    /// Whether the blueprint names an existing VPC instead of having kbp create one.
+    pub fn is_existing(&self) -> bool {
+        self.id.is_some()
+    }
 }
 
 /// The managed node group that runs only the Karpenter controller (and CoreDNS).

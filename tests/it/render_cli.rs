@@ -35,7 +35,7 @@ fn every_shipped_blueprint_renders_manifests_the_official_crds_accept() {
     let crds = oci::crds_from_dir(&crds_dir).unwrap();
     assert_eq!(crds.len(), 3, "NodePool, NodeClaim and EC2NodeClass CRDs");
     for (blueprint, classes, pools) in
-        [("minimal", 1, 1), ("karpenter-mng", 1, 1), ("spot-fallback", 1, 2), ("gpu", 2, 2)]
+        [("minimal", 1, 1), ("karpenter-mng", 1, 1), ("spot-fallback", 1, 2), ("gpu", 2, 2), ("existing-vpc", 1, 1)]
     {
         let out = render(blueprint, &crds_dir, &[]);
         assert!(out.status.success(), "{blueprint}: {}", String::from_utf8_lossy(&out.stderr));

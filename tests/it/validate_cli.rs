@@ -16,7 +16,13 @@ fn text(o: &Output) -> String {
 
 #[test]
 fn every_shipped_blueprint_is_valid_and_compiles() {
-    for name in ["karpenter-mng", "spot-fallback", "gpu", "minimal"] {
+    for (name, vpc, subnets) in [
+        ("karpenter-mng", "vpc.main", "subnet.private["),
+        ("spot-fallback", "vpc.main", "subnet.private["),
+        ("gpu", "vpc.main", "subnet.private["),
+        ("minimal", "vpc.main", "subnet.private["),
+        ("existing-vpc", "existing_vpc.main", "existing_subnet.private["),
+    ] {
         let path = format!("blueprints/{name}.toml");
         let out = kbp(&["validate", &path]);
         assert_eq!(out.status.code(), Some(0), "{path}: {}", text(&out));
@@ -29,10 +35,10 @@ fn every_shipped_blueprint_is_valid_and_compiles() {
             .unwrap()
             .iter()
             .map(|r| r["address"].as_str().unwrap().to_string())
-            .find(|a| a.starts_with("subnet.private["))
+            .find(|a| a.starts_with(subnets))
             .unwrap();
         let dot = String::from_utf8_lossy(&kbp(&["graph", &path]).stdout).into_owned();
-        let edge = format!("\"vpc.main\" -> \"{}\"", first_private.replace('"', "\\\""));
+        let edge = format!("\"{vpc}\" -> \"{}\"", first_private.replace('"', "\\\""));
         assert!(dot.contains(&edge), "{edge} in\n{dot}");
     }
 }

@@ -129,6 +129,44 @@ pub(crate) fn az_name(s: &str) -> Result<(), Problem> {
     Ok(())
 }
 
+/// The ID of an existing VPC, such as `vpc-0123456789abcdef0`.
+pub(crate) fn vpc_id(s: &str) -> Result<(), Problem> {
+    ec2_id(s, "vpc", "aws ec2 describe-vpcs")
+}
+
+/// The ID of an existing subnet, such as `subnet-0123456789abcdef0`.
+pub(crate) fn subnet_id(s: &str) -> Result<(), Problem> {
+    ec2_id(s, "subnet", "aws ec2 describe-subnets --filters Name=vpc-id,Values=VPC_ID")
+}
+
+/// The ID of an existing security group, such as `sg-0123456789abcdef0`.
+pub(crate) fn security_group_id(s: &str) -> Result<(), Problem> {
+    ec2_id(s, "sg", "aws ec2 describe-security-groups --filters Name=vpc-id,Values=VPC_ID")
+}
+
+/// EC2 resource ID prefixes kbp reads, and what each names.
+const EC2_IDS: &[(&str, &str)] = &[("vpc", "a VPC"), ("subnet", "a subnet"), ("sg", "a security group")];
+
+/// An EC2 resource ID: `prefix-` and 8 hexadecimal digits (resources made before 2018) or 17, in lowercase as EC2
+/// writes them.
+fn ec2_id(s: &str, prefix: &str, listed_by: &str) -> Result<(), Problem> {
+    let hex =
+        |d: &str| matches!(d.len(), 8 | 17) && d.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if s.strip_prefix(prefix).and_then(|r| r.strip_prefix('-')).is_some_and(hex) {
+        return Ok(());
+    }
+    let what = EC2_IDS.iter().find(|(p, _)| *p == prefix).map_or("an EC2", |(_, w)| w);
+    // The likeliest slip is an ID of another kind in the wrong field (a subnet's ID as the VPC's).
+    let other = EC2_IDS.iter().find(|(p, _)| *p != prefix && s.strip_prefix(p).is_some_and(|r| r.starts_with('-')));
+    let message = match other {
+        Some((_, kind)) => format!("`{s}` is {kind} ID, not {what} ID"),
+        None => format!("`{s}` is not {what} ID"),
+    };
+    Err(Problem::new(message).hint(format!(
+        "write `{prefix}-` and 8 or 17 lowercase hexadecimal digits, like `{prefix}-0123456789abcdef0` (`{listed_by}` lists them)"
+    )))
+}
+
 /// An EC2 instance type, `family.size` such as `m5.large` or `u-6tb1.metal`.
 pub(crate) fn instance_type(s: &str) -> Result<(), Problem> {
     let word = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
@@ -264,6 +302,25 @@ mod tests {
         assert_eq!(vpc_cidr("10.0.0.1/16").unwrap_err().hint.as_deref(), Some("did you mean `10.0.0.0/16`?"));
         assert!(subnet_cidr("10.0.0.0/28").is_ok() && subnet_cidr("10.0.0.0/29").is_err());
         assert!(ipv4_cidr("0.0.0.0/0").is_ok() && ipv4_cidr("nope").is_err());
+    }
+
+    #[test]
+    fn ec2_ids() {
+        assert!(vpc_id("vpc-0123456789abcdef0").is_ok() && vpc_id("vpc-0a1b2c3d").is_ok());
+        assert!(subnet_id("subnet-0123456789abcdef0").is_ok() && security_group_id("sg-0a1b2c3d").is_ok());
+        for bad in ["vpc-", "vpc-0123", "vpc-0123456789ABCDEF0", "vpc-0123456789abcdefg", "vpc0123456789abcdef0", ""] {
+            assert!(vpc_id(bad).is_err(), "{bad}");
+        }
+        let e = vpc_id("vpc-12").unwrap_err();
+        assert_eq!(e.message, "`vpc-12` is not a VPC ID");
+        assert!(e.hint.as_deref().is_some_and(|h| h.contains("8 or 17 lowercase hexadecimal digits")), "{e:?}");
+        let e = vpc_id("subnet-0123456789abcdef0").unwrap_err();
+        assert_eq!(e.message, "`subnet-0123456789abcdef0` is a subnet ID, not a VPC ID");
+        assert_eq!(
+            security_group_id("subnet-0a1b2c3d").unwrap_err().message,
+            "`subnet-0a1b2c3d` is a subnet ID, not a security group ID"
+        );
+        assert!(subnet_id("sg-0a1b2c3d").unwrap_err().hint.as_deref().is_some_and(|h| h.contains("describe-subnets")));
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub(crate) const DEFAULT_ADDONS: &[&str] = &["vpc-cni", "kube-proxy", "coredns",
 
 pub(crate) const BLUEPRINT: &[Field] = &[
     field("cluster", Ty::Table(CLUSTER), Required, "The EKS cluster."),
-    field("vpc", Ty::Table(VPC), Default("{}"), "The VPC the cluster and its nodes live in."),
+    field("vpc", Ty::Table(VPC), Default("{}"), "The VPC the cluster and its nodes live in: one kbp creates (the default), or an existing one named by `id`."),
     field("node_group", Ty::Table(NODE_GROUP), Default("{}"), "The managed node group that runs only the Karpenter controller."),
     field(
         "addons",

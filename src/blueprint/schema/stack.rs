@@ -99,19 +99,62 @@ const SUBNETS: Ty = Ty::List {
     non_empty: true,
 };
 
+/// At most this many IDs in a subnet list: a bound on input, well above the zones of any region.
+const MAX_SUBNET_IDS: usize = 16;
+
+const SUBNET_IDS: Ty = Ty::List {
+    item: &str_rule("a subnet ID (`subnet-` and 8 or 17 hexadecimal digits)", aws::subnet_id),
+    max: MAX_SUBNET_IDS,
+    unique: true,
+    non_empty: false,
+};
+
+/// Extra security groups a blueprint may add: EC2 allows 5 per network interface by default, and Karpenter's nodes
+/// are already in two (the node group kbp creates and the EKS cluster security group).
+const MAX_EXTRA_SECURITY_GROUPS: usize = 3;
+
 pub(super) const VPC: &[Field] = &[
-    field("cidr", str_rule("an IPv4 CIDR block from /16 to /24", aws::vpc_cidr), Default("\"10.0.0.0/16\""), "Address range of the VPC."),
+    field(
+        "id",
+        str_rule("a VPC ID (`vpc-` and 8 or 17 hexadecimal digits)", aws::vpc_id),
+        Optional,
+        "An existing VPC to use instead of creating one. kbp then creates no network: it checks that the VPC and the subnets of `private_subnet_ids` and `public_subnet_ids` exist, tags those subnets for Karpenter and load balancers, and never changes or deletes them (destroy removes only its tags). The fields from `cidr` to `tags` are for a VPC kbp creates and are refused with `id`.",
+    ),
+    field(
+        "private_subnet_ids",
+        SUBNET_IDS,
+        Default("[]"),
+        "With `id`: the existing private subnets the cluster and its nodes use, at least two, in at least two zones (EKS needs two). They need a way out (a NAT gateway, or VPC endpoints) for nodes to join. kbp tags them `karpenter.sh/discovery`, `kubernetes.io/role/internal-elb` and `kubernetes.io/cluster/<cluster.name>` = `shared`, plus `private_subnet_tags`.",
+    ),
+    field(
+        "public_subnet_ids",
+        SUBNET_IDS,
+        Default("[]"),
+        "With `id`: existing public subnets for internet-facing load balancers. kbp tags them `kubernetes.io/role/elb` and `kubernetes.io/cluster/<cluster.name>` = `shared`, plus `public_subnet_tags`.",
+    ),
+    field(
+        "security_group_ids",
+        Ty::List {
+            item: &str_rule("a security group ID (`sg-` and 8 or 17 hexadecimal digits)", aws::security_group_id),
+            max: MAX_EXTRA_SECURITY_GROUPS,
+            unique: true,
+            non_empty: false,
+        },
+        Default("[]"),
+        "With `id`: existing security groups of that VPC added to the cluster's and to every Karpenter node's (the controller node group keeps EKS's). At most 3: EC2 allows 5 per network interface by default, and Karpenter's nodes are in two already.",
+    ),
+    field("cidr", str_rule("an IPv4 CIDR block from /16 to /24", aws::vpc_cidr), Default("\"10.0.0.0/16\""), "Address range of the VPC kbp creates."),
     field(
         "azs",
         Ty::CountOr { min: 1, max: 6, list: &Ty::List { item: &str_rule("an availability zone name", aws::az_name), max: 6, unique: true, non_empty: true } },
         Default("3"),
-        "Availability zones: a count N (the region's zones `a`, `b`, `c`, … in order) or a list of zone names of the region.",
+        "Availability zones of the VPC kbp creates: a count N (the region's zones `a`, `b`, `c`, … in order) or a list of zone names of the region.",
     ),
     field("private_subnets", SUBNETS, Computed("`cidrsubnet(cidr, 4, i)` for the i-th zone (a /20 of a /16)"), "One private subnet per zone, in the order of `azs`; nodes run here."),
     field("public_subnets", SUBNETS, Computed("`cidrsubnet(cidr, 8, 48 + i)` for the i-th zone (a /24 of a /16)"), "One public subnet per zone, in the order of `azs`; NAT gateways and internet-facing load balancers."),
     field("nat_gateway", Ty::Enum(&["none", "single", "per-az"]), Default("\"single\""), "NAT gateways for the private subnets: none, one shared, or one per zone."),
     field("enable_dns_hostnames", Ty::Bool, Default("true"), "Give instances DNS host names (EKS needs them for private endpoint access)."),
-    field("tags", STACK_TAGS, Default("{}"), "Extra tags on the VPC and its network resources."),
+    field("tags", STACK_TAGS, Default("{}"), "Extra tags on the VPC kbp creates and its network resources."),
     field("private_subnet_tags", STACK_TAGS, Default("{}"), "Extra tags on the private subnets (`karpenter.sh/discovery` and `kubernetes.io/role/internal-elb` are implied)."),
     field("public_subnet_tags", STACK_TAGS, Default("{}"), "Extra tags on the public subnets (`kubernetes.io/role/elb` is implied)."),
 ];

@@ -2,6 +2,7 @@
 //! effective-blueprint output and the README reference. CRD rules and robustness have files of their own.
 
 mod crd;
+mod existing_network;
 mod fuzz;
 mod robustness;
 
@@ -16,7 +17,8 @@ pub(super) fn shipped(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(name)
 }
 
-pub(super) const SHIPPED: [&str; 4] = ["karpenter-mng.toml", "spot-fallback.toml", "gpu.toml", "minimal.toml"];
+pub(super) const SHIPPED: [&str; 5] =
+    ["karpenter-mng.toml", "spot-fallback.toml", "gpu.toml", "minimal.toml", "existing-vpc.toml"];
 
 /// (line, column, message) of every error.
 pub(super) fn errors(d: &Diagnostics) -> Vec<(usize, usize, String)> {

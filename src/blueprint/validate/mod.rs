@@ -1,21 +1,21 @@
 //! Semantic validation of the typed blueprint: rules that span fields (subnets against the VPC and each other,
-//! node group sizes, references between pools and classes, operator against values). Every finding points at
-//! the field through the path index; findings about a field the schema already refused are skipped.
+//! the fields an existing VPC allows, node group sizes, references between pools and classes, operator against
+//! values). Every finding points at the field through the path index; findings about a field the schema already
+//! refused are skipped.
 
+mod network;
 mod pools;
 
 pub(crate) use pools::allows_spot;
 
-use ipnet::Ipv4Net;
-
-use super::model::{Blueprint, Identity, NatGatewayMode};
+use super::model::{Blueprint, Identity};
 use super::tree::{item, Index};
 use crate::diag::{Builder, Diagnostics, Severity};
 
 pub(crate) fn validate(bp: &Blueprint, index: &Index, diags: &mut Diagnostics) {
     let mut c = Checker { index, diags };
     cluster(&mut c, bp);
-    vpc(&mut c, bp);
+    network::vpc(&mut c, bp);
     node_group(&mut c, bp);
     karpenter(&mut c, bp);
     pools::node_classes(&mut c, bp);
@@ -117,64 +117,6 @@ fn cluster(c: &mut Checker, bp: &Blueprint) {
                     .hint(format!("shorten `cluster.name`, or set `{path}`"))
             });
         }
-    }
-}
-
-fn vpc(c: &mut Checker, bp: &Blueprint) {
-    let v = &bp.vpc;
-    let region = &bp.cluster.region;
-    for (i, az) in v.azs.iter().enumerate() {
-        let p = item("vpc.azs", i);
-        if c.written(&p) && (!az.starts_with(region.as_str()) || az.len() == region.len()) {
-            c.error(&p, &["cluster.region"], format!("zone `{az}` is not in region `{region}`"))
-                .map(|b| b.expected(format!("a zone of {region}, like `{region}a`")));
-        }
-    }
-    for (field, subnets) in [("private_subnets", &v.private_subnets), ("public_subnets", &v.public_subnets)] {
-        let path = format!("vpc.{field}");
-        if subnets.len() != v.azs.len() {
-            let msg = format!("{} zones need {} {field}, found {}", v.azs.len(), v.azs.len(), subnets.len());
-            c.error(&path, &["vpc.azs"], msg).map(|b| b.hint("give one subnet per zone, in the order of `vpc.azs`"));
-        }
-        for (i, s) in subnets.iter().enumerate() {
-            if !v.cidr.contains(s) {
-                c.error(&item(&path, i), &["vpc.cidr"], format!("subnet `{s}` is outside the VPC CIDR `{}`", v.cidr))
-                    .map(|b| b.expected(format!("a block inside `{}`", v.cidr)));
-            }
-        }
-    }
-    overlaps(
-        c,
-        v.private_subnets
-            .iter()
-            .map(|s| ("vpc.private_subnets", s))
-            .chain(v.public_subnets.iter().map(|s| ("vpc.public_subnets", s))),
-    );
-    if v.nat_gateway == NatGatewayMode::None {
-        let msg = "without a NAT gateway, nodes in the private subnets cannot reach the internet".to_string();
-        c.warning("vpc.nat_gateway", &[], msg)
-            .map(|b| b.hint("nodes must pull images and reach AWS APIs: add VPC endpoints, or use \"single\""));
-    }
-}
-
-/// Reports each subnet that overlaps an earlier one, pointing at both.
-fn overlaps<'a>(c: &mut Checker, subnets: impl Iterator<Item = (&'static str, &'a Ipv4Net)>) {
-    let mut seen: Vec<(String, &Ipv4Net)> = Vec::new();
-    let mut counters = std::collections::HashMap::new();
-    for (field, s) in subnets {
-        let n = counters.entry(field).or_insert(0usize);
-        let path = item(field, *n);
-        *n += 1;
-        if let Some((other_path, other)) =
-            seen.iter().find(|(_, o)| o.contains(&s.network()) || s.contains(&o.network()))
-        {
-            let (source, span) = c.place(other_path);
-            let msg = format!("subnet `{s}` overlaps `{other}` ({other_path})");
-            c.error(&path, &[field, other_path.split('[').next().unwrap_or(field)], msg).map(|b| {
-                b.hint("give every subnet its own address range").related(source, span, format!("`{other}` is here"))
-            });
-        }
-        seen.push((path, s));
     }
 }
 

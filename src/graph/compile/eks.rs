@@ -19,8 +19,7 @@ pub const CONTROLLER_TAINT_EFFECT: &str = "NoSchedule";
 pub fn compile(b: &mut Builder) {
     let bp = b.bp;
     let name = b.cluster_name().to_string();
-    let private_subnets: Vec<_> =
-        bp.vpc.azs.iter().map(|az| reference(&Address::keyed("subnet", "private", az), "id")).collect();
+    let private_subnets = b.private_subnet_ids();
 
     let discovery = BTreeMap::from([("karpenter.sh/discovery".to_string(), name.clone())]);
     let node_sg = b.add(Resource::new(
@@ -49,6 +48,9 @@ pub fn compile(b: &mut Builder) {
         ))
     });
 
+    // The blueprint's own security groups (of an existing VPC) join the one kbp makes.
+    let mut security_groups = vec![reference(&node_sg, "id")];
+    security_groups.extend(bp.vpc.security_group_ids.iter().map(|id| json!(id)));
     let cluster = b.add(
         Resource::new(
             b.cluster(),
@@ -58,7 +60,7 @@ pub fn compile(b: &mut Builder) {
                 "version": bp.cluster.version,
                 "role_arn": reference(&role_address("cluster"), "arn"),
                 "subnet_ids": private_subnets,
-                "security_group_ids": [reference(&node_sg, "id")],
+                "security_group_ids": security_groups,
                 "endpoint_public_access": bp.cluster.endpoint_public_access,
                 "endpoint_private_access": bp.cluster.endpoint_private_access,
                 "public_access_cidrs": bp.cluster.public_access_cidrs,
@@ -108,10 +110,7 @@ pub fn compile(b: &mut Builder) {
     if bp.addons.contains_key("vpc-cni") {
         ng_deps.push(addon_address("vpc-cni"));
     }
-    ng_deps.extend(bp.vpc.azs.iter().filter_map(|az| {
-        let route = Address::keyed("route", "private_nat", az);
-        (bp.vpc.nat_gateway != crate::blueprint::NatGatewayMode::None).then_some(route)
-    }));
+    ng_deps.extend(b.private_egress());
     let mut node_group = Resource::new(
         Address::new("eks_node_group", "controller"),
         kinds::EKS_NODE_GROUP,
@@ -119,7 +118,7 @@ pub fn compile(b: &mut Builder) {
             "cluster_name": reference(&cluster, "name"),
             "name": ng.name,
             "node_role_arn": reference(&role_address("node_group"), "arn"),
-            "subnet_ids": bp.vpc.azs.iter().map(|az| reference(&Address::keyed("subnet", "private", az), "id")).collect::<Vec<_>>(),
+            "subnet_ids": private_subnets,
             "ami_type": ng.ami_type,
             "instance_types": ng.instance_types,
             "capacity_type": ng.capacity_type,

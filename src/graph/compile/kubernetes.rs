@@ -66,17 +66,20 @@ pub fn compile(b: &mut Builder) {
     let controller = b.add(controller);
 
     // Node classes after the controller: on destroy they go before it, since the controller removes their
-    // finalizer once no node uses them.
+    // finalizer once no node uses them. And after the private subnets carry the discovery tag Karpenter finds
+    // them by (on destroy, the tags stay until no node class selects them).
     for (name, class) in &bp.node_classes {
-        b.add(
-            Resource::new(
-                Address::keyed("ec2_node_class", "main", name),
-                kinds::EC2_NODE_CLASS,
-                json!({ "manifest": node_class_manifest(b, name, class), "cluster": access }),
-            )
-            .after(&controller)
-            .after(&Address::new("eks_access_entry", "karpenter_node")),
-        );
+        let mut r = Resource::new(
+            Address::keyed("ec2_node_class", "main", name),
+            kinds::EC2_NODE_CLASS,
+            json!({ "manifest": node_class_manifest(b, name, class), "cluster": access }),
+        )
+        .after(&controller)
+        .after(&Address::new("eks_access_entry", "karpenter_node"));
+        for tagging in b.subnet_discovery() {
+            r = r.after(&tagging);
+        }
+        b.add(r);
     }
     for (name, pool) in &bp.node_pools {
         b.add(
@@ -95,10 +98,12 @@ fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {
     let discovery = json!([{ "tags": { "karpenter.sh/discovery": b.cluster_name() } }]);
     // Karpenter's nodes join the EKS cluster security group too: the controller node group's nodes (and
     // CoreDNS on them) are only in that group, which admits only its own members.
-    let security_groups = json!([
-        { "tags": { "karpenter.sh/discovery": b.cluster_name() } },
-        { "id": reference(&b.cluster(), "cluster_security_group_id") },
-    ]);
+    // And the blueprint's own security groups, by ID.
+    let mut security_groups = vec![
+        json!({ "tags": { "karpenter.sh/discovery": b.cluster_name() } }),
+        json!({ "id": reference(&b.cluster(), "cluster_security_group_id") }),
+    ];
+    security_groups.extend(b.bp.vpc.security_group_ids.iter().map(|id| json!({ "id": id })));
     let v = &c.root_volume;
     let mut ebs = json!({
         "volumeSize": v.size,

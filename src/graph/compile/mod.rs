@@ -57,10 +57,6 @@ impl<'a> Builder<'a> {
         Address::new("caller_identity", "current")
     }
 
-    pub fn vpc(&self) -> Address {
-        Address::new("vpc", "main")
-    }
-
     pub fn cluster(&self) -> Address {
         Address::new("eks_cluster", "main")
     }

@@ -1,6 +1,13 @@
-//! The VPC layer: VPC, one private and one public subnet per AZ, the internet gateway, NAT gateways with their
-//! Elastic IPs (none, one, or one per AZ), and route tables. Every private subnet gets its own route table so that
-//! switching the NAT mode only re-points routes instead of re-associating subnets.
+//! The VPC layer, and where the other layers find the VPC and its subnets ([`Builder::vpc`],
+//! [`Builder::private_subnet_ids`]), whoever owns them.
+//!
+//! A VPC kbp creates: the VPC, one private and one public subnet per AZ, the internet gateway, NAT gateways with
+//! their Elastic IPs (none, one, or one per AZ), and route tables. Every private subnet gets its own route table so
+//! that switching the NAT mode only re-points routes instead of re-associating subnets.
+//!
+//! An existing VPC (`vpc.id`): the VPC and each listed subnet as a resource kbp only reads (so plan fails early
+//! when one is missing, and their outputs feed the cluster), and the tags Karpenter and load balancers need on the
+//! subnets, as resources of their own that destroy removes. Routes, NAT and DNS settings are the owner's.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +21,91 @@ use crate::graph::{Address, Resource};
 pub const ANYWHERE: &str = "0.0.0.0/0";
 
 pub fn compile(b: &mut Builder) {
+    let bp = b.bp;
+    match &bp.vpc.id {
+        Some(id) => existing(b, id),
+        None => managed(b),
+    }
+}
+
+impl Builder<'_> {
+    /// The VPC everything lives in: the one kbp creates, or the existing one. Its `id` output is the VPC ID.
+    pub fn vpc(&self) -> Address {
+        match self.bp.vpc.id {
+            Some(_) => Address::new("existing_vpc", "main"),
+            None => Address::new("vpc", "main"),
+        }
+    }
+
+    /// The private subnets' IDs (references to their `id` outputs), where the cluster and its nodes run.
+    pub fn private_subnet_ids(&self) -> Vec<Value> {
+        let v = &self.bp.vpc;
+        let (kind, keys) = match v.id {
+            Some(_) => ("existing_subnet", &v.private_subnet_ids),
+            None => ("subnet", &v.azs),
+        };
+        keys.iter().map(|k| reference(&Address::keyed(kind, "private", k), "id")).collect()
+    }
+
+    /// What nodes in the private subnets wait for to reach the internet: the NAT routes of a VPC kbp creates. An
+    /// existing VPC's routes are its owner's, so there is nothing to wait for.
+    pub fn private_egress(&self) -> Vec<Address> {
+        let v = &self.bp.vpc;
+        if v.is_existing() || v.nat_gateway == NatGatewayMode::None {
+            return Vec::new();
+        }
+        v.azs.iter().map(|az| Address::keyed("route", "private_nat", az)).collect()
+    }
+
+    /// The resources that give private subnets Karpenter's discovery tag and that the cluster does not already
+    /// wait for: the tags of an existing VPC's subnets (a subnet kbp creates carries the tag from the start, and the
+    /// cluster references it).
+    pub fn subnet_discovery(&self) -> Vec<Address> {
+        let v = &self.bp.vpc;
+        match v.id {
+            Some(_) => v.private_subnet_ids.iter().map(|id| Address::keyed("subnet_tags", "private", id)).collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// An existing VPC and its subnets, read but never changed, and the tags kbp puts on the subnets.
+fn existing(b: &mut Builder, vpc_id: &str) {
+    let bp = b.bp;
+    let v = &bp.vpc;
+    let name = b.cluster_name().to_string();
+    let vpc = b.add(Resource::new(b.vpc(), kinds::EXISTING_VPC, json!({ "vpc_id": vpc_id })));
+    // Not cluster.tags nor a Name: the subnets are someone else's, and these tags are all kbp removes on destroy.
+    let shared = (format!("kubernetes.io/cluster/{name}"), "shared".to_string());
+    let private = BTreeMap::from([
+        ("karpenter.sh/discovery".to_string(), name.clone()),
+        ("kubernetes.io/role/internal-elb".to_string(), "1".to_string()),
+        shared.clone(),
+    ]);
+    let public = BTreeMap::from([("kubernetes.io/role/elb".to_string(), "1".to_string()), shared]);
+    for (tier, ids, implied, extra) in [
+        ("private", &v.private_subnet_ids, private, &v.private_subnet_tags),
+        ("public", &v.public_subnet_ids, public, &v.public_subnet_tags),
+    ] {
+        for id in ids {
+            let subnet = b.add(Resource::new(
+                Address::keyed("existing_subnet", tier, id),
+                kinds::EXISTING_SUBNET,
+                json!({ "subnet_id": id, "vpc_id": reference(&vpc, "id") }),
+            ));
+            let mut tags = implied.clone();
+            tags.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+            b.add(Resource::new(
+                Address::keyed("subnet_tags", tier, id),
+                kinds::SUBNET_TAGS,
+                json!({ "subnet_id": reference(&subnet, "id"), "tags": tags }),
+            ));
+        }
+    }
+}
+
+/// A VPC kbp creates, with everything it needs to route.
+fn managed(b: &mut Builder) {
     let bp = b.bp;
     let name = b.cluster_name().to_string();
     let vpc_tags = &bp.vpc.tags;

@@ -19,6 +19,10 @@ pub(crate) fn sample() -> Blueprint {
             tags: BTreeMap::from([("team".into(), "platform".into())]),
         },
         vpc: Vpc {
+            id: None,
+            private_subnet_ids: vec![],
+            public_subnet_ids: vec![],
+            security_group_ids: vec![],
             cidr: net("10.0.0.0/16"),
             azs: vec!["us-west-2a".into(), "us-west-2b".into(), "us-west-2c".into()],
             private_subnets: vec![net("10.0.0.0/20"), net("10.0.16.0/20"), net("10.0.32.0/20")],
@@ -340,4 +344,121 @@ fn other_ami_families_keep_one_root_volume() {
     assert_eq!(devices.as_array().unwrap().len(), 1, "{devices}");
     assert_eq!(devices[0]["deviceName"], "/dev/xvda");
     assert_eq!(devices[0]["ebs"]["volumeSize"], "20Gi");
+}
+
+const PRIVATE: [&str; 2] = ["subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002"];
+const PUBLIC: &str = "subnet-0a1b2c3d4e5f60003";
+
+/// The sample stack in an existing VPC, as the blueprint stage leaves it (no zones, no subnet ranges).
+fn existing_network() -> Blueprint {
+    let mut bp = sample();
+    let v = &mut bp.vpc;
+    v.id = Some("vpc-0a1b2c3d4e5f60000".into());
+    v.private_subnet_ids = PRIVATE.map(String::from).to_vec();
+    v.public_subnet_ids = vec![PUBLIC.into()];
+    v.security_group_ids = vec!["sg-0a1b2c3d4e5f60009".into()];
+    v.private_subnet_tags = BTreeMap::from([("tier".into(), "private".into())]);
+    (v.azs, v.private_subnets, v.public_subnets) = (vec![], vec![], vec![]);
+    bp
+}
+
+fn subnet_refs(kind: &str, ids: &[&str]) -> Value {
+    json!(ids
+        .iter()
+        .map(|id| crate::graph::value::reference(&Address::keyed(kind, "private", id), "id"))
+        .collect::<Vec<_>>())
+}
+
+#[test]
+fn an_existing_vpc_replaces_the_whole_network() {
+    let g = compile(&existing_network()).unwrap();
+    for kind in [
+        kinds::VPC,
+        kinds::SUBNET,
+        kinds::INTERNET_GATEWAY,
+        kinds::EIP,
+        kinds::NAT_GATEWAY,
+        kinds::ROUTE_TABLE,
+        kinds::ROUTE,
+        kinds::ROUTE_TABLE_ASSOCIATION,
+    ] {
+        assert_eq!(count(&g, kind), 0, "{kind}");
+    }
+    assert_eq!(count(&g, kinds::EXISTING_VPC), 1);
+    assert_eq!(count(&g, kinds::EXISTING_SUBNET), 3);
+    assert_eq!(count(&g, kinds::SUBNET_TAGS), 3);
+    let vpc = g.get(&addr("existing_vpc.main")).unwrap();
+    assert_eq!(vpc.attrs, *json!({ "vpc_id": "vpc-0a1b2c3d4e5f60000" }).as_object().unwrap());
+    let subnet = g.get(&Address::keyed("existing_subnet", "public", PUBLIC)).unwrap();
+    assert_eq!(subnet.attrs["subnet_id"], PUBLIC);
+    assert_eq!(subnet.attrs["vpc_id"], crate::graph::value::reference(&addr("existing_vpc.main"), "id"));
+    let sg = g.get(&addr("security_group.node")).unwrap();
+    assert_eq!(sg.attrs["vpc_id"], crate::graph::value::reference(&addr("existing_vpc.main"), "id"));
+}
+
+#[test]
+fn the_cluster_and_node_group_run_in_the_existing_private_subnets() {
+    let g = compile(&existing_network()).unwrap();
+    let cluster = g.get(&addr("eks_cluster.main")).unwrap();
+    assert_eq!(cluster.attrs["subnet_ids"], subnet_refs("existing_subnet", &PRIVATE));
+    let groups = &cluster.attrs["security_group_ids"];
+    assert_eq!(groups[1], "sg-0a1b2c3d4e5f60009", "{groups}");
+    let ng = g.get(&addr("eks_node_group.controller")).unwrap();
+    assert_eq!(ng.attrs["subnet_ids"], subnet_refs("existing_subnet", &PRIVATE));
+    // No NAT routes to wait for: the existing VPC's routing is its owner's.
+    assert!(ng.dependencies().iter().all(|d| !d.to_string().starts_with("route")), "{:?}", ng.depends_on);
+    // The same blueprint with a VPC kbp creates keeps its subnets and routes.
+    let managed = compile(&sample()).unwrap();
+    let ng = managed.get(&addr("eks_node_group.controller")).unwrap();
+    assert_eq!(
+        ng.attrs["subnet_ids"][0],
+        crate::graph::value::reference(&addr("subnet.private[\"us-west-2a\"]"), "id")
+    );
+    assert!(ng.depends_on.contains(&addr("route.private_nat[\"us-west-2c\"]")));
+}
+
+#[test]
+fn existing_subnets_get_only_the_tags_kubernetes_needs() {
+    let g = compile(&existing_network()).unwrap();
+    let private = g.get(&Address::keyed("subnet_tags", "private", PRIVATE[1])).unwrap();
+    assert_eq!(
+        private.attrs["subnet_id"],
+        crate::graph::value::reference(&Address::keyed("existing_subnet", "private", PRIVATE[1]), "id")
+    );
+    assert_eq!(
+        private.attrs["tags"],
+        json!({
+            "karpenter.sh/discovery": "demo",
+            "kubernetes.io/role/internal-elb": "1",
+            "kubernetes.io/cluster/demo": "shared",
+            "tier": "private",
+        })
+    );
+    let public = g.get(&Address::keyed("subnet_tags", "public", PUBLIC)).unwrap();
+    assert_eq!(public.attrs["tags"], json!({ "kubernetes.io/role/elb": "1", "kubernetes.io/cluster/demo": "shared" }));
+    // Neither the stack's tags (cluster.tags) nor kbp's own: the subnets are someone else's.
+    for r in g.resources().filter(|r| r.kind == kinds::SUBNET_TAGS) {
+        let tags = r.attrs["tags"].as_object().unwrap();
+        assert!(tags.keys().all(|k| !k.starts_with("kbp:") && k != "team" && k != "Name"), "{}: {tags:?}", r.address);
+    }
+}
+
+#[test]
+fn node_classes_wait_for_the_discovery_tags_and_select_the_extra_security_groups() {
+    let g = compile(&existing_network()).unwrap();
+    let class = g.get(&addr("ec2_node_class.main[\"default\"]")).unwrap();
+    for id in PRIVATE {
+        assert!(class.depends_on.contains(&Address::keyed("subnet_tags", "private", id)), "{:?}", class.depends_on);
+    }
+    let order: Vec<String> = g.in_order().iter().map(|r| r.address.to_string()).collect();
+    let pos = |a: &Address| order.iter().position(|x| *x == a.to_string()).unwrap();
+    assert!(pos(&Address::keyed("subnet_tags", "private", PRIVATE[0])) < pos(&class.address));
+    let terms = &class.attrs["manifest"]["spec"]["securityGroupSelectorTerms"];
+    assert_eq!(terms.as_array().unwrap().len(), 3, "{terms}");
+    assert_eq!(terms[2], json!({ "id": "sg-0a1b2c3d4e5f60009" }));
+    // With a VPC kbp creates, the node class is as it was: two terms, no subnet tags to wait for.
+    let managed = compile(&sample()).unwrap();
+    let class = managed.get(&addr("ec2_node_class.main[\"default\"]")).unwrap();
+    assert_eq!(class.attrs["manifest"]["spec"]["securityGroupSelectorTerms"].as_array().unwrap().len(), 2);
+    assert!(class.depends_on.iter().all(|d| !d.to_string().starts_with("subnet")));
 }
