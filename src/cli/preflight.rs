@@ -5,7 +5,8 @@
 //! [`identity`] asks only who is calling (every command that talks to AWS); [`stack`] adds what `plan` and
 //! `apply` need: the region exists and is enabled ([`region`]), the unique names the stack will create are free
 //! or already the stack's own ([`names`]), the Kubernetes version, the add-ons and the Spot service-linked role
-//! are there ([`offers`]), and the Karpenter CRDs can be read ([`crds`]). The checks run concurrently, each
+//! are there ([`offers`]), the Karpenter CRDs can be read ([`crds`]), and a network someone else owns (`[vpc] id`)
+//! has what the cluster needs ([`network`]). The checks run concurrently, each
 //! call within `KBP_AWS_PREFLIGHT_TIMEOUT` (15 s, retries included), so a healthy endpoint answers them all in
 //! well under a second or two.
 //!
@@ -13,6 +14,7 @@
 
 mod crds;
 mod names;
+mod network;
 mod offers;
 
 use std::fmt;
@@ -112,13 +114,15 @@ pub async fn stack(cx: &Context, bp: &Blueprint, state: &State) -> anyhow::Resul
         future::try_join(me.clone(), region).await
     };
     let others = async {
-        let (mut found, offered, crds) = tokio::join!(
+        let (mut found, offered, crds, network) = tokio::join!(
             names::check(cx, &graph, state, me.clone()),
             offers::check(cx, bp, &graph, state),
-            crds::check(bp)
+            crds::check(bp),
+            network::check(cx, bp)
         );
         found.extend(offered);
         found.extend(crds);
+        found.extend(network);
         found
     };
     let (basics, others) = match future::select(Box::pin(basics), Box::pin(others)).await {

@@ -47,6 +47,12 @@ fn found(kind: &'static str, id: &str, name: Option<String>, detail: String, use
     Found { kind, id: id.to_string(), name, detail, uses, after: Vec::new(), attrs: Default::default() }
 }
 
+/// An EC2 resource that lives in a VPC, which goes after it.
+fn found_in_vpc(kind: &'static str, id: Option<&str>, tags: &[Tag], vpc: Option<&str>) -> Found {
+    let detail = format!("in {}", vpc.unwrap_or("?"));
+    found(kind, id.unwrap_or_default(), ec2_name(tags), detail, vpc.map(str::to_string).into_iter().collect())
+}
+
 fn ec2_tag<'a>(tags: &'a [Tag], key: &str) -> Option<&'a str> {
     tags.iter().find(|t| t.key() == Some(key)).map(|t| t.value().unwrap_or_default())
 }
@@ -82,16 +88,12 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let mut items = Vec::new();
 
     let vpcs = send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().set_filters(f()).send()).await?;
-    let vpc_ids: Vec<String> =
-        vpcs.vpcs().iter().filter(|v| ours(v.tags())).filter_map(|v| v.vpc_id().map(str::to_string)).collect();
     for v in vpcs.vpcs().iter().filter(|v| ours(v.tags())) {
         items.push(found(kinds::VPC, v.vpc_id().unwrap_or_default(), ec2_name(v.tags()), String::new(), Vec::new()));
     }
     let subnets = send(cx, "ec2:DescribeSubnets", &[], || cx.ec2().describe_subnets().set_filters(f()).send()).await?;
     for s in subnets.subnets().iter().filter(|s| ours(s.tags())) {
-        let vpc: Vec<String> = s.vpc_id().map(str::to_string).into_iter().collect();
-        let detail = format!("in {}", s.vpc_id().unwrap_or("?"));
-        items.push(found(kinds::SUBNET, s.subnet_id().unwrap_or_default(), ec2_name(s.tags()), detail, vpc));
+        items.push(found_in_vpc(kinds::SUBNET, s.subnet_id(), s.tags(), s.vpc_id()));
     }
     let igws =
         send(cx, "ec2:DescribeInternetGateways", &[], || cx.ec2().describe_internet_gateways().set_filters(f()).send())
@@ -129,14 +131,13 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let tables =
         send(cx, "ec2:DescribeRouteTables", &[], || cx.ec2().describe_route_tables().set_filters(f()).send()).await?;
     for t in tables.route_tables().iter().filter(|t| ours(t.tags())) {
-        let vpc: Vec<String> = t.vpc_id().map(str::to_string).into_iter().collect();
-        let detail = format!("in {}", t.vpc_id().unwrap_or("?"));
-        items.push(found(kinds::ROUTE_TABLE, t.route_table_id().unwrap_or_default(), ec2_name(t.tags()), detail, vpc));
+        items.push(found_in_vpc(kinds::ROUTE_TABLE, t.route_table_id(), t.tags(), t.vpc_id()));
     }
-    // Security groups are looked for in the stack's VPCs (a group kbp made outside them would be a bug), then
-    // matched on the tags: fewer calls than another tag filter, and the same answer.
-    let groups = crate::providers::ec2::security_group::in_vpcs(cx, &vpc_ids).await?;
-    for sg in groups.iter().filter(|g| ours(g.tags()) && g.group_name() != Some("default")) {
+    // By the tag, like the rest: the node group kbp makes in a VPC it does not own (`[vpc] id`) is the stack's too.
+    let groups =
+        send(cx, "ec2:DescribeSecurityGroups", &[], || cx.ec2().describe_security_groups().set_filters(f()).send())
+            .await?;
+    for sg in groups.security_groups().iter().filter(|g| ours(g.tags()) && g.group_name() != Some("default")) {
         let name = ec2_tag(sg.tags(), ADDRESS).or(sg.group_name()).map(str::to_string);
         let uses: Vec<String> = sg.vpc_id().map(str::to_string).into_iter().collect();
         items.push(found(kinds::SECURITY_GROUP, sg.group_id().unwrap_or_default(), name, String::new(), uses));

@@ -23,6 +23,7 @@ mod fault_proxy_smoke;
 // One provider module per AWS service, each kind's lifecycle against the emulator.
 mod provider_ec2;
 mod provider_eks;
+mod provider_existing_network;
 mod provider_iam;
 mod provider_kms;
 mod provider_sqs_eventbridge;
@@ -30,6 +31,7 @@ mod provider_sqs_eventbridge;
 // Whole runs of the binary: plan, apply, destroy, and what a user or a CI job sees of them.
 mod aws_stack;
 mod ci_recipe;
+mod existing_network;
 mod json_contract;
 mod karpenter_deploy;
 mod lifecycle;
