@@ -36,26 +36,22 @@ impl Lookup for ExistingSubnet {
         Ok(Some(Observed { attrs, outputs: outputs(&s) }))
     }
 
+    /// The desired subnet, which must exist in the desired VPC.
     async fn verify(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        verify(cx, desired).await
+        let Spec { subnet_id, vpc_id } = spec::parse(kinds::EXISTING_SUBNET, desired.attrs)?;
+        let op = "ec2:DescribeSubnets";
+        let s = subnet::describe(cx, &subnet_id, &[]).await.map_err(|e| malformed(e, HINT))?.ok_or_else(|| {
+            let message = format!("subnet {subnet_id} does not exist in {}", cx.region);
+            ProviderError::new(op, "InvalidSubnetID.NotFound", message).with_hint(HINT)
+        })?;
+        let actual = s.vpc_id().unwrap_or_default();
+        if actual != vpc_id {
+            return Err(ProviderError::new(op, "", format!("{subnet_id} is in {actual}, not {vpc_id}")).with_hint(
+                "every subnet of `vpc.private_subnet_ids` and `vpc.public_subnet_ids` must be in the VPC of `vpc.id`",
+            ));
+        }
+        Ok(Applied { id: subnet_id, outputs: outputs(&s) })
     }
-}
-
-/// The desired subnet, which must exist in the desired VPC.
-async fn verify(cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-    let Spec { subnet_id, vpc_id } = spec::parse(kinds::EXISTING_SUBNET, desired.attrs)?;
-    let op = "ec2:DescribeSubnets";
-    let s = subnet::describe(cx, &subnet_id, &[]).await.map_err(|e| malformed(e, HINT))?.ok_or_else(|| {
-        let message = format!("subnet {subnet_id} does not exist in {}", cx.region);
-        ProviderError::new(op, "InvalidSubnetID.NotFound", message).with_hint(HINT)
-    })?;
-    let actual = s.vpc_id().unwrap_or_default();
-    if actual != vpc_id {
-        return Err(ProviderError::new(op, "", format!("{subnet_id} is in {actual}, not {vpc_id}")).with_hint(
-            "every subnet of `vpc.private_subnet_ids` and `vpc.public_subnet_ids` must be in the VPC of `vpc.id`",
-        ));
-    }
-    Ok(Applied { id: subnet_id, outputs: outputs(&s) })
 }
 
 fn outputs(s: &aws_sdk_ec2::types::Subnet) -> Attrs {

@@ -30,20 +30,16 @@ impl Lookup for ExistingVpc {
         Ok(Some(Observed { attrs: object(json!({ "vpc_id": found.vpc_id() })), outputs: outputs(&found) }))
     }
 
+    /// The desired VPC, which must exist.
     async fn verify(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        verify(cx, desired).await
+        let Spec { vpc_id } = spec::parse(kinds::EXISTING_VPC, desired.attrs)?;
+        let hint = "check `vpc.id` in the blueprint and the region";
+        let found = vpc::describe(cx, &vpc_id, &[]).await.map_err(|e| malformed(e, hint))?.ok_or_else(|| {
+            let message = format!("VPC {vpc_id} does not exist in {}", cx.region);
+            ProviderError::new("ec2:DescribeVpcs", "InvalidVpcID.NotFound", message).with_hint(hint)
+        })?;
+        Ok(Applied { id: vpc_id, outputs: outputs(&found) })
     }
-}
-
-/// The desired VPC, which must exist.
-async fn verify(cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-    let Spec { vpc_id } = spec::parse(kinds::EXISTING_VPC, desired.attrs)?;
-    let hint = "check `vpc.id` in the blueprint and the region";
-    let found = vpc::describe(cx, &vpc_id, &[]).await.map_err(|e| malformed(e, hint))?.ok_or_else(|| {
-        let message = format!("VPC {vpc_id} does not exist in {}", cx.region);
-        ProviderError::new("ec2:DescribeVpcs", "InvalidVpcID.NotFound", message).with_hint(hint)
-    })?;
-    Ok(Applied { id: vpc_id, outputs: outputs(&found) })
 }
 
 /// `e` with `hint` when AWS refused the ID as malformed (not `vpc-` and hex digits): a typo in the blueprint.

@@ -80,10 +80,27 @@ pub(crate) fn id_output(id: &str) -> Attrs {
     object(json!({ "id": id }))
 }
 
-/// The `vpc-id` filter for `vpcs`, or `None` when there are none: a Describe call with no VPC to filter on would
-/// list the whole region, so callers find nothing instead.
-pub(crate) fn in_vpcs_filter(vpcs: &[String]) -> Option<Filter> {
-    (!vpcs.is_empty()).then(|| Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build())
+/// Every item a paged Describe call lists in `vpcs`: `request(filter, token)` sends it with the `vpc-id` filter,
+/// `split` as in [`send_pages`]. None when there are no VPCs: with no VPC to filter on the call would list the
+/// whole region.
+pub(crate) async fn in_vpcs<O, E, T, F, Fut, S>(
+    cx: &Context,
+    op: &str,
+    vpcs: &[String],
+    request: F,
+    split: S,
+) -> Result<Vec<T>>
+where
+    F: Fn(Filter, Option<String>) -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E>>>,
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    S: Fn(O) -> (Vec<T>, Option<String>),
+{
+    if vpcs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let filter = Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
+    crate::providers::send::send_pages(cx, op, |token| request(filter.clone(), token), split).await
 }
 
 /// An EC2 ARN; the partition follows the region (China and GovCloud have their own).

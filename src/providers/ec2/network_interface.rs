@@ -4,6 +4,7 @@
 //! load balancer's, an endpoint's) with their owner, since AWS refuses to delete them directly.
 
 use async_trait::async_trait;
+use aws_sdk_ec2::operation::describe_network_interfaces::DescribeNetworkInterfacesOutput;
 use aws_sdk_ec2::types::{NetworkInterface as AwsInterface, NetworkInterfaceStatus};
 use serde_json::json;
 
@@ -11,7 +12,6 @@ use super::{describe_one, object, remove_when_unused};
 use crate::graph::{kinds, Attrs};
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::wait::Budget;
-use crate::providers::send::send_pages;
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub struct NetworkInterface;
@@ -100,14 +100,9 @@ fn attrs(n: &AwsInterface) -> Attrs {
 
 /// Every network interface in `vpcs`; none when there are none.
 pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<AwsInterface>> {
-    let Some(f) = &super::in_vpcs_filter(vpcs) else { return Ok(Vec::new()) };
-    send_pages(
-        cx,
-        "ec2:DescribeNetworkInterfaces",
-        |token| cx.ec2().describe_network_interfaces().filters(f.clone()).set_next_token(token).send(),
-        |page| (page.network_interfaces.unwrap_or_default(), page.next_token),
-    )
-    .await
+    let request = |f, token| cx.ec2().describe_network_interfaces().filters(f).set_next_token(token).send();
+    let split = |page: DescribeNetworkInterfacesOutput| (page.network_interfaces.unwrap_or_default(), page.next_token);
+    super::in_vpcs(cx, "ec2:DescribeNetworkInterfaces", vpcs, request, split).await
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! another group's rule references, for as long as the rule exists.
 
 use async_trait::async_trait;
+use aws_sdk_ec2::operation::describe_security_groups::DescribeSecurityGroupsOutput;
 use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType, SecurityGroup as Group, Tag, UserIdGroupPair};
 use serde_json::json;
 
@@ -23,7 +24,6 @@ use super::tagging::{self, Tagged};
 use super::wait::Budget;
 use super::{arn, describe_one, missing, object, remove, remove_when_unused, required_str, send};
 use crate::graph::{kinds, Attrs};
-use crate::providers::send::send_pages;
 use crate::providers::tags::STACK;
 use crate::providers::{
     Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
@@ -166,14 +166,9 @@ fn referenced(g: &Group) -> Vec<String> {
 
 /// Every security group in `vpcs`; none when there are none.
 pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>> {
-    let Some(f) = &super::in_vpcs_filter(vpcs) else { return Ok(Vec::new()) };
-    send_pages(
-        cx,
-        "ec2:DescribeSecurityGroups",
-        |token| cx.ec2().describe_security_groups().filters(f.clone()).set_next_token(token).send(),
-        |page| (page.security_groups.unwrap_or_default(), page.next_token),
-    )
-    .await
+    let request = |f, token| cx.ec2().describe_security_groups().filters(f).set_next_token(token).send();
+    let split = |page: DescribeSecurityGroupsOutput| (page.security_groups.unwrap_or_default(), page.next_token);
+    super::in_vpcs(cx, "ec2:DescribeSecurityGroups", vpcs, request, split).await
 }
 
 /// Revokes the parts of rules that name `id` from the other groups in its VPC that go with the stack: every

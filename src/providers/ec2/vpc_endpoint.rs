@@ -4,6 +4,7 @@
 //! has finished (`deleted`, or no longer listed).
 
 use async_trait::async_trait;
+use aws_sdk_ec2::operation::describe_vpc_endpoints::DescribeVpcEndpointsOutput;
 use aws_sdk_ec2::types::{State, VpcEndpoint as AwsEndpoint};
 use serde_json::json;
 
@@ -12,7 +13,7 @@ use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
 use crate::providers::send::describe_one;
-use crate::providers::send::{send, send_pages};
+use crate::providers::send::send;
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
 
@@ -60,14 +61,9 @@ impl Leftover for VpcEndpoint {
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
-        let Some(in_vpcs) = &super::in_vpcs_filter(scope.vpc_ids) else { return Ok(Vec::new()) };
-        let all = send_pages(
-            cx,
-            "ec2:DescribeVpcEndpoints",
-            |token| cx.ec2().describe_vpc_endpoints().filters(in_vpcs.clone()).set_next_token(token).send(),
-            |page| (page.vpc_endpoints.unwrap_or_default(), page.next_token),
-        )
-        .await?;
+        let request = |f, token| cx.ec2().describe_vpc_endpoints().filters(f).set_next_token(token).send();
+        let split = |page: DescribeVpcEndpointsOutput| (page.vpc_endpoints.unwrap_or_default(), page.next_token);
+        let all = super::in_vpcs(cx, "ec2:DescribeVpcEndpoints", scope.vpc_ids, request, split).await?;
         let mut found = Vec::new();
         for e in all {
             let Some(id) = e.vpc_endpoint_id() else { continue };
