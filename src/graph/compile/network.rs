@@ -69,6 +69,17 @@ impl Builder<'_> {
     }
 }
 
+/// The tags the subnets of cluster `name` need in either kind of VPC: on the private ones, Karpenter's discovery
+/// tag and internal load balancers'; on the public ones, internet-facing load balancers'.
+fn tier_tags(name: &str) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let private = BTreeMap::from([
+        ("karpenter.sh/discovery".to_string(), name.to_string()),
+        ("kubernetes.io/role/internal-elb".to_string(), "1".to_string()),
+    ]);
+    let public = BTreeMap::from([("kubernetes.io/role/elb".to_string(), "1".to_string())]);
+    (private, public)
+}
+
 /// An existing VPC and its subnets, read but never changed, and the tags kbp puts on the subnets.
 fn existing(b: &mut Builder, vpc_id: &str) {
     let bp = b.bp;
@@ -77,12 +88,9 @@ fn existing(b: &mut Builder, vpc_id: &str) {
     let vpc = b.add(Resource::new(b.vpc(), kinds::EXISTING_VPC, json!({ "vpc_id": vpc_id })));
     // Not cluster.tags nor a Name: the subnets are someone else's, and these tags are all kbp removes on destroy.
     let shared = (format!("kubernetes.io/cluster/{name}"), "shared".to_string());
-    let private = BTreeMap::from([
-        ("karpenter.sh/discovery".to_string(), name.clone()),
-        ("kubernetes.io/role/internal-elb".to_string(), "1".to_string()),
-        shared.clone(),
-    ]);
-    let public = BTreeMap::from([("kubernetes.io/role/elb".to_string(), "1".to_string()), shared]);
+    let (mut private, mut public) = tier_tags(&name);
+    private.insert(shared.0.clone(), shared.1.clone());
+    public.insert(shared.0, shared.1);
     for (tier, ids, implied, extra) in [
         ("private", &v.private_subnet_ids, private, &v.private_subnet_tags),
         ("public", &v.public_subnet_ids, public, &v.public_subnet_tags),
@@ -121,11 +129,7 @@ fn managed(b: &mut Builder) {
     ));
     let vpc_id = reference(&vpc, "id");
 
-    let discovery = BTreeMap::from([
-        ("karpenter.sh/discovery".to_string(), name.clone()),
-        ("kubernetes.io/role/internal-elb".to_string(), "1".to_string()),
-    ]);
-    let elb = BTreeMap::from([("kubernetes.io/role/elb".to_string(), "1".to_string())]);
+    let (discovery, elb) = tier_tags(&name);
 
     let igw = b.add(Resource::new(
         Address::new("internet_gateway", "main"),
