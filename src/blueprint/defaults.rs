@@ -56,9 +56,6 @@ fn vpc_defaults(vpc: &mut Map<String, Json>, region: &str, index: &mut Index, di
     if vpc.contains_key("id") {
         // An existing network's zones and address ranges are its owner's: kbp computes none (preflight reads the
         // subnets' zones from AWS). What the user wrote of them is refused by validation.
-        for field in ["azs", "private_subnets", "public_subnets"] {
-            vpc.insert(field.into(), Json::Array(Vec::new()));
-        }
         return;
     }
     if let Some(n) = vpc.get("azs").and_then(Json::as_u64) {

@@ -102,26 +102,11 @@ pub fn to_toml(bp: &Blueprint) -> String {
         // Every model type maps onto TOML; reaching this means a model change broke that.
         Err(e) => return format!("# kbp cannot render this blueprint as TOML: {e}\n"),
     };
-    if bp.vpc.is_existing() {
-        out = without_managed_network(&out);
-    }
     // The model drops disabled add-ons; without saying so here, loading the output would bring them back.
     for name in schema::DEFAULT_ADDONS.iter().filter(|n| !bp.addons.contains_key(**n)) {
         out.push_str(&format!("\n[addons.{name}]\nenabled = false\n"));
     }
     out
-}
-
-/// `text` without the `[vpc]` fields of a VPC kbp creates: with an existing VPC the model holds their unused
-/// defaults, and loading them back would refuse them as written.
-fn without_managed_network(text: &str) -> String {
-    let Ok(mut doc) = text.parse::<toml_edit::DocumentMut>() else { return text.to_string() };
-    if let Some(vpc) = doc.get_mut("vpc").and_then(toml_edit::Item::as_table_like_mut) {
-        for field in MANAGED_NETWORK_ONLY {
-            vpc.remove(field);
-        }
-    }
-    doc.to_string()
 }
 
 #[cfg(test)]

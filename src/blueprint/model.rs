@@ -87,25 +87,47 @@ pub enum NatGatewayMode {
     PerAz,
 }
 
-/// The VPC: one kbp creates ("managed network"), or an existing one someone else owns ("existing network", when
-/// `id` is set). With `id`, the fields of [`MANAGED_NETWORK_ONLY`] are unused: `azs` and the subnet lists are
-/// empty and the others hold their schema defaults.
+/// The `[vpc]` table: the network the stack runs in, and the tags kbp adds to its subnets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Vpc {
-    /// The existing VPC's ID; None when kbp creates the VPC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    /// With `id`: the existing private subnets (cluster and nodes), at least two.
+    #[serde(flatten)]
+    pub network: Network,
+    /// Extra tags on the private subnets (the discovery and internal-elb tags are implied).
+    pub private_subnet_tags: BTreeMap<String, String>,
+    /// Extra tags on the public subnets (the elb tag is implied).
+    pub public_subnet_tags: BTreeMap<String, String>,
+}
+
+/// A VPC kbp creates ("managed network"), or an existing one someone else owns ("existing network", when `vpc.id`
+/// is set). Each holds only its own fields: what the blueprint writes of the other is refused by validation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Network {
+    Existing(ExistingNetwork),
+    Managed(ManagedNetwork),
+}
+
+/// A VPC the stack uses but does not own: kbp reads it and its subnets, and only tags the subnets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExistingNetwork {
+    /// The VPC's ID.
+    pub id: String,
+    /// The private subnets (cluster and nodes), at least two.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub private_subnet_ids: Vec<String>,
-    /// With `id`: the existing public subnets (internet-facing load balancers).
+    /// The public subnets (internet-facing load balancers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub public_subnet_ids: Vec<String>,
-    /// With `id`: extra security groups of the cluster and of Karpenter's nodes.
+    /// Extra security groups of the cluster and of Karpenter's nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub security_group_ids: Vec<String>,
+}
+
+/// A VPC kbp creates, with its subnets, gateways and routes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManagedNetwork {
     pub cidr: Ipv4Net,
-    /// Availability zone names, resolved (from `azs = N` they are the region's first N letters); empty with `id`.
+    /// Availability zone names, resolved (from `azs = N` they are the region's first N letters).
     pub azs: Vec<String>,
     /// One private subnet per AZ, in the order of `azs`.
     pub private_subnets: Vec<Ipv4Net>,
@@ -115,20 +137,36 @@ pub struct Vpc {
     pub enable_dns_hostnames: bool,
     /// Tags on the VPC and its network resources (besides cluster.tags).
     pub tags: BTreeMap<String, String>,
-    /// Extra tags on the private subnets (the discovery and internal-elb tags are implied).
-    pub private_subnet_tags: BTreeMap<String, String>,
-    /// Extra tags on the public subnets (the elb tag is implied).
-    pub public_subnet_tags: BTreeMap<String, String>,
 }
 
-/// The `[vpc]` fields that describe a VPC kbp creates, refused (and not printed) with `vpc.id`.
+/// The `[vpc]` fields that describe a VPC kbp creates, refused with `vpc.id`.
 pub(crate) const MANAGED_NETWORK_ONLY: &[&str] =
     &["cidr", "azs", "private_subnets", "public_subnets", "nat_gateway", "enable_dns_hostnames", "tags"];
 
+/// The `[vpc]` fields that name parts of an existing VPC, refused without `vpc.id`.
+pub(crate) const EXISTING_NETWORK_ONLY: &[(&str, &str)] =
+    &[("private_subnet_ids", "subnets"), ("public_subnet_ids", "subnets"), ("security_group_ids", "security groups")];
+
 impl Vpc {
-    /// Whether the blueprint names an existing VPC instead of having kbp create one.
-    pub fn is_existing(&self) -> bool {
-        self.id.is_some()
+    /// The existing VPC the blueprint names, if kbp does not create one.
+    pub fn existing(&self) -> Option<&ExistingNetwork> {
+        match &self.network {
+            Network::Existing(e) => Some(e),
+            Network::Managed(_) => None,
+        }
+    }
+
+    /// The VPC kbp creates, if the blueprint names no existing one.
+    pub fn managed(&self) -> Option<&ManagedNetwork> {
+        match &self.network {
+            Network::Managed(m) => Some(m),
+            Network::Existing(_) => None,
+        }
+    }
+
+    /// Security groups the blueprint adds to the cluster's and the nodes' (an existing VPC's only).
+    pub fn security_group_ids(&self) -> &[String] {
+        self.existing().map_or(&[], |e| &e.security_group_ids)
     }
 }
 

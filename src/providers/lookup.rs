@@ -1,11 +1,13 @@
 //! Kinds kbp uses but does not own, such as the VPC and subnets `[vpc] id` names: a resource of such a kind is
-//! a lookup. Create and update only check that the thing exists as the blueprint says ([`Lookup::verify`]) and
-//! report what others build on it; delete never touches it, and destroy forgets it (the descriptor retains it).
-//! A kind implements [`Lookup`] and is registered wrapped in [`Uses`], which is its [`Provider`].
+//! a lookup. Create and update only check that the thing exists as the blueprint says; delete never touches it,
+//! and destroy forgets it (the descriptor retains it). A kind implements [`Lookup`] (how to describe one, what
+//! it reports) and is registered wrapped in [`Uses`], which is its [`Provider`]: the reads, the checks and the
+//! errors are written once here.
 
 use async_trait::async_trait;
+use serde_json::Value;
 
-use super::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use super::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 use crate::graph::Attrs;
 
 /// A kind kbp looks up and never changes; see the module documentation.
@@ -13,37 +15,87 @@ use crate::graph::Attrs;
 pub trait Lookup: Send + Sync {
     /// The kind, one of [`crate::graph::kinds`].
     const KIND: &'static str;
+    /// The attribute naming what is looked up (`vpc_id`), whose value is the resource's ID: naming another is
+    /// another resource.
+    const NAMED_BY: &'static str;
+    /// What messages call one: `VPC`, `subnet`.
+    const NOUN: &'static str;
+    /// The Describe operation, and the error code AWS gives for an ID it does not know.
+    const DESCRIBE: &'static str;
+    const NOT_FOUND: &'static str;
+    /// What to check in the blueprint when the ID is wrong.
+    const HINT: &'static str;
 
-    /// The attributes naming what is looked up (`vpc_id`): naming another is another resource.
-    const FORCE_NEW: &'static [&'static str];
+    /// What the Describe call answers for one.
+    type Found: Send + Sync;
 
-    /// As [`Provider::read`].
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>>;
+    /// The one named `id`, or `None` when AWS does not know it.
+    async fn describe(cx: &Context, id: &str) -> Result<Option<Self::Found>>;
+    /// Its attributes, as the compiler emits them.
+    fn attrs(found: &Self::Found) -> Attrs;
+    /// What others build on it.
+    fn outputs(found: &Self::Found) -> Attrs;
+    /// Whether it is where the blueprint says, beyond existing (a subnet in the blueprint's VPC).
+    fn check(_found: &Self::Found, _desired: &Attrs) -> Result<()> {
+        Ok(())
+    }
 
-    /// The desired thing's ID and outputs, or an error saying what to fix in the blueprint when it does not
-    /// exist or is not where the blueprint says.
-    async fn verify(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied>;
+    /// The one named `id`, which must exist: a malformed ID or one AWS does not know is an error saying what to
+    /// check in the blueprint.
+    async fn existing(cx: &Context, id: &str) -> Result<Self::Found> {
+        let found = Self::describe(cx, id).await.map_err(|e| malformed(e, Self::HINT))?;
+        found.ok_or_else(|| {
+            let message = format!("{} {id} does not exist in {}", Self::NOUN, cx.region);
+            ProviderError::new(Self::DESCRIBE, Self::NOT_FOUND, message).with_hint(Self::HINT)
+        })
+    }
+}
+
+/// `e` with `hint` when AWS refused the ID as malformed (such as not `vpc-` and hex digits): a typo in the
+/// blueprint.
+fn malformed(e: ProviderError, hint: &str) -> ProviderError {
+    if e.code.ends_with(".Malformed") {
+        e.with_hint(hint)
+    } else {
+        e
+    }
 }
 
 /// The [`Provider`] of a [`Lookup`] kind.
 pub struct Uses<T>(pub T);
 
+impl<T: Lookup> Uses<T> {
+    /// The desired one's ID and outputs, or an error saying what to fix in the blueprint when it does not exist or
+    /// is not where the blueprint says.
+    async fn verify(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
+        let Some(id) = desired.attrs.get(T::NAMED_BY).and_then(Value::as_str) else {
+            let message = format!("{} has no `{}`", desired.address, T::NAMED_BY);
+            return Err(ProviderError::new(T::DESCRIBE, "", message)
+                .with_hint("this is a bug in kbp's compiler; please report it with the blueprint"));
+        };
+        let found = T::existing(cx, id).await?;
+        T::check(&found, desired.attrs)?;
+        Ok(Applied { id: id.to_string(), outputs: T::outputs(&found) })
+    }
+}
+
 #[async_trait]
 impl<T: Lookup> Provider for Uses<T> {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(T::KIND).force_new(T::FORCE_NEW).retained_on_destroy()
+        Descriptor::new(T::KIND).force_new(const { &[T::NAMED_BY] }).retained_on_destroy()
     }
 
-    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
-        self.0.read(cx, id, prior).await
+    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+        let found = T::describe(cx, id).await?;
+        Ok(found.map(|f| Observed { attrs: T::attrs(&f), outputs: T::outputs(&f) }))
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        self.0.verify(cx, desired).await
+        self.verify(cx, desired).await
     }
 
     async fn update(&self, cx: &Context, _id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
-        self.0.verify(cx, desired).await
+        self.verify(cx, desired).await
     }
 
     /// kbp never deletes what it does not own.

@@ -30,13 +30,12 @@ fn only_error(d: &Diagnostics) -> (usize, usize, String, String, String) {
 #[test]
 fn the_shipped_example_computes_no_network() {
     let bp = load(&shipped("existing-vpc.toml"), &[]).expect("loads");
-    let v = &bp.vpc;
-    assert!(v.is_existing());
-    assert_eq!(v.id.as_deref(), Some(VPC));
+    let v = bp.vpc.existing().expect("an existing network");
+    assert_eq!(v.id, VPC);
     assert_eq!(v.private_subnet_ids.len(), 3);
     assert_eq!(v.public_subnet_ids.len(), 3);
     assert_eq!(v.security_group_ids, ["sg-0123456789abcdef0"]);
-    assert!(v.azs.is_empty() && v.private_subnets.is_empty() && v.public_subnets.is_empty());
+    assert!(bp.vpc.managed().is_none());
     crate::graph::compile(&bp).expect("compiles");
 }
 
@@ -160,10 +159,11 @@ fn sets_name_an_existing_network() {
         "vpc.security_group_ids=[\"sg-0a1b2c3d\"]".to_string(),
     ];
     let bp = load_str("m.toml", &minimal, &sets).unwrap_or_else(|d| panic!("{}", d.render(false)));
-    assert_eq!(bp.vpc.id.as_deref(), Some(VPC));
-    assert_eq!(bp.vpc.private_subnet_ids, [A, B]);
-    assert_eq!(bp.vpc.security_group_ids, ["sg-0a1b2c3d"]);
-    assert!(bp.vpc.azs.is_empty());
+    let v = bp.vpc.existing().expect("an existing network");
+    assert_eq!(v.id, VPC);
+    assert_eq!(v.private_subnet_ids, [A, B]);
+    assert_eq!(v.security_group_ids, ["sg-0a1b2c3d"]);
+    assert!(bp.vpc.managed().is_none());
     // A shipped blueprint that describes its VPC cannot be pointed at an existing one by --set alone.
     let mng = std::fs::read_to_string(shipped("karpenter-mng.toml")).expect("readable");
     let d = load_str("k.toml", &mng, &sets).expect_err("cidr, azs and nat_gateway are written");

@@ -50,11 +50,12 @@ fn minimal_blueprint_gets_the_documented_defaults() {
     assert_eq!(bp.cluster.version, "1.34");
     assert!(bp.cluster.endpoint_public_access && bp.cluster.endpoint_private_access);
     assert_eq!(bp.cluster.public_access_cidrs, ["0.0.0.0/0"]);
-    assert_eq!(bp.vpc.azs, ["us-west-2a", "us-west-2b", "us-west-2c"]);
+    let v = bp.vpc.managed().expect("a VPC kbp creates");
+    assert_eq!(v.azs, ["us-west-2a", "us-west-2b", "us-west-2c"]);
     let nets = |v: &[ipnet::Ipv4Net]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-    assert_eq!(nets(&bp.vpc.private_subnets), ["10.0.0.0/20", "10.0.16.0/20", "10.0.32.0/20"]);
-    assert_eq!(nets(&bp.vpc.public_subnets), ["10.0.48.0/24", "10.0.49.0/24", "10.0.50.0/24"]);
-    assert_eq!(bp.vpc.nat_gateway, NatGatewayMode::Single);
+    assert_eq!(nets(&v.private_subnets), ["10.0.0.0/20", "10.0.16.0/20", "10.0.32.0/20"]);
+    assert_eq!(nets(&v.public_subnets), ["10.0.48.0/24", "10.0.49.0/24", "10.0.50.0/24"]);
+    assert_eq!(v.nat_gateway, NatGatewayMode::Single);
     assert_eq!(bp.node_group.name, "karpenter");
     assert_eq!((bp.node_group.min_size, bp.node_group.desired_size, bp.node_group.max_size), (2, 2, 3));
     assert_eq!(bp.node_group.ami_type, "BOTTLEROCKET_x86_64");
@@ -108,8 +109,9 @@ fn shipped_patterns_have_their_pools() {
     assert_eq!(pool.taints[0].effect, "NoSchedule");
     assert_eq!(pool.limits["nvidia.com/gpu"], "8");
     assert_eq!(pool.node_class, "gpu");
-    assert_eq!(gpu.vpc.nat_gateway, NatGatewayMode::PerAz);
-    assert_eq!(gpu.vpc.private_subnets[1].to_string(), "10.20.16.0/20");
+    let gpu_vpc = gpu.vpc.managed().expect("a VPC kbp creates");
+    assert_eq!(gpu_vpc.nat_gateway, NatGatewayMode::PerAz);
+    assert_eq!(gpu_vpc.private_subnets[1].to_string(), "10.20.16.0/20");
 }
 
 #[test]
@@ -183,8 +185,9 @@ fn sets_override_create_and_point_at_their_argument() {
     let bp = load_str("k.toml", &text, &args).unwrap_or_else(|d| panic!("{}", d.render(false)));
     assert_eq!(bp.cluster.name, "sbx-42");
     assert_eq!(bp.cluster.version, "1.33");
-    assert_eq!(bp.vpc.nat_gateway, NatGatewayMode::PerAz);
-    assert_eq!(bp.vpc.private_subnets.len(), 2);
+    let v = bp.vpc.managed().expect("a VPC kbp creates");
+    assert_eq!(v.nat_gateway, NatGatewayMode::PerAz);
+    assert_eq!(v.private_subnets.len(), 2);
     assert_eq!(bp.addons["coredns"].version.as_deref(), Some("v1.11.4-eksbuild.2"));
     let pool = &bp.node_pools["default"];
     assert_eq!((pool.limits["cpu"].as_str(), pool.limits["nvidia.com/gpu"].as_str()), ("200", "4"));

@@ -6,21 +6,22 @@
 use ipnet::Ipv4Net;
 
 use super::Checker;
-use crate::blueprint::model::{Blueprint, NatGatewayMode, Vpc, MANAGED_NETWORK_ONLY};
+use crate::blueprint::model::{
+    Blueprint, ExistingNetwork, ManagedNetwork, NatGatewayMode, Network, EXISTING_NETWORK_ONLY, MANAGED_NETWORK_ONLY,
+};
 use crate::blueprint::tree::item;
 
 /// EKS places the control plane's network interfaces in subnets of at least two zones.
 const MIN_PRIVATE_SUBNETS: usize = 2;
 
 pub(super) fn vpc(c: &mut Checker, bp: &Blueprint) {
-    if bp.vpc.is_existing() {
-        existing(c, &bp.vpc);
-    } else {
-        managed(c, bp);
+    match &bp.vpc.network {
+        Network::Existing(v) => existing(c, v),
+        Network::Managed(v) => managed(c, v, &bp.cluster.region),
     }
 }
 
-fn existing(c: &mut Checker, v: &Vpc) {
+fn existing(c: &mut Checker, v: &ExistingNetwork) {
     let (source, span) = c.place("vpc.id");
     for field in MANAGED_NETWORK_ONLY {
         let path = format!("vpc.{field}");
@@ -62,19 +63,15 @@ fn managed_only_hint(field: &str) -> &'static str {
     }
 }
 
-fn managed(c: &mut Checker, bp: &Blueprint) {
-    let v = &bp.vpc;
-    let region = &bp.cluster.region;
-    for (field, what, ids) in [
-        ("private_subnet_ids", "subnets", &v.private_subnet_ids),
-        ("public_subnet_ids", "subnets", &v.public_subnet_ids),
-        ("security_group_ids", "security groups", &v.security_group_ids),
-    ] {
-        if ids.is_empty() {
+fn managed(c: &mut Checker, v: &ManagedNetwork, region: &str) {
+    for (field, what) in EXISTING_NETWORK_ONLY {
+        let path = format!("vpc.{field}");
+        // An empty list names nothing: only one with a first item is refused.
+        if !c.written(&item(&path, 0)) {
             continue;
         }
         let msg = format!("`{field}` names {what} of an existing VPC, but `vpc.id` is not set");
-        c.error(&format!("vpc.{field}"), &["vpc.id"], msg).map(|b| {
+        c.error(&path, &["vpc.id"], msg).map(|b| {
             b.hint(format!(
                 "set `vpc.id` to the VPC the {what} belong to, or remove `{field}`: the VPC kbp creates has none of yours"
             ))
@@ -82,7 +79,7 @@ fn managed(c: &mut Checker, bp: &Blueprint) {
     }
     for (i, az) in v.azs.iter().enumerate() {
         let p = item("vpc.azs", i);
-        if c.written(&p) && (!az.starts_with(region.as_str()) || az.len() == region.len()) {
+        if c.written(&p) && (!az.starts_with(region) || az.len() == region.len()) {
             c.error(&p, &["cluster.region"], format!("zone `{az}` is not in region `{region}`"))
                 .map(|b| b.expected(format!("a zone of {region}, like `{region}a`")));
         }

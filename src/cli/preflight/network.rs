@@ -12,14 +12,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use aws_sdk_ec2::types::{Filter, RouteTable, SecurityGroup, Subnet};
 
 use super::{quick, Problem};
-use crate::blueprint::Blueprint;
+use crate::blueprint::{Blueprint, ExistingNetwork};
 use crate::providers::{Context, ProviderError};
 
 const ANYWHERE: &str = "0.0.0.0/0";
 
 pub(super) async fn check(cx: &Context, bp: &Blueprint) -> Vec<Problem> {
-    let Some(vpc_id) = bp.vpc.id.as_deref() else { return Vec::new() };
-    match existing(cx, bp, vpc_id).await {
+    let Some(v) = bp.vpc.existing() else { return Vec::new() };
+    let vpc_id = v.id.as_str();
+    match existing(cx, v, !bp.cluster.endpoint_public_access).await {
         Ok(problems) => problems,
         Err(e) => vec![Problem::call(
             &format!("cannot read VPC {vpc_id} and its subnets"),
@@ -30,8 +31,9 @@ pub(super) async fn check(cx: &Context, bp: &Blueprint) -> Vec<Problem> {
     }
 }
 
-async fn existing(cx: &Context, bp: &Blueprint, vpc_id: &str) -> Result<Vec<Problem>, ProviderError> {
-    let region = &cx.region;
+/// The problems of existing network `v`; `private_only` when the cluster's endpoint is private only.
+async fn existing(cx: &Context, v: &ExistingNetwork, private_only: bool) -> Result<Vec<Problem>, ProviderError> {
+    let (region, vpc_id) = (&cx.region, v.id.as_str());
     let by = |name: &str, values: Vec<String>| Filter::builder().name(name).set_values(Some(values)).build();
     let vpcs = {
         let r = cx.ec2().describe_vpcs().filters(by("vpc-id", vec![vpc_id.to_string()])).customize();
@@ -48,7 +50,7 @@ async fn existing(cx: &Context, bp: &Blueprint, vpc_id: &str) -> Result<Vec<Prob
         )]);
     }
 
-    let (private, public) = (&bp.vpc.private_subnet_ids, &bp.vpc.public_subnet_ids);
+    let (private, public) = (&v.private_subnet_ids, &v.public_subnet_ids);
     let listed: Vec<String> = private.iter().chain(public).cloned().collect();
     let subnets = {
         let r = cx.ec2().describe_subnets().filters(by("subnet-id", listed)).customize();
@@ -62,19 +64,18 @@ async fn existing(cx: &Context, bp: &Blueprint, vpc_id: &str) -> Result<Vec<Prob
         let out = r.config_override(quick!(aws_sdk_ec2)).send().await;
         out.map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))?
     };
-    let groups = if bp.vpc.security_group_ids.is_empty() {
+    let groups = if v.security_group_ids.is_empty() {
         Vec::new()
     } else {
-        let r = cx.ec2().describe_security_groups().filters(by("group-id", bp.vpc.security_group_ids.clone()));
+        let r = cx.ec2().describe_security_groups().filters(by("group-id", v.security_group_ids.clone()));
         let out = r.customize().config_override(quick!(aws_sdk_ec2)).send().await;
         out.map_err(|e| ProviderError::from_sdk("ec2:DescribeSecurityGroups", e))?.security_groups().to_vec()
     };
 
-    let private_only = !bp.cluster.endpoint_public_access;
     let mut problems = subnet_problems(vpc_id, region, "vpc.private_subnet_ids", private, subnets.subnets());
     problems.extend(subnet_problems(vpc_id, region, "vpc.public_subnet_ids", public, subnets.subnets()));
     problems.extend(zone_problem(private, subnets.subnets()));
-    problems.extend(group_problems(vpc_id, region, &bp.vpc.security_group_ids, &groups));
+    problems.extend(group_problems(vpc_id, region, &v.security_group_ids, &groups));
     if !private_only {
         problems.extend(route_problems(private, tables.route_tables()));
     }

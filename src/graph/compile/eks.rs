@@ -50,7 +50,7 @@ pub fn compile(b: &mut Builder) {
 
     // The blueprint's own security groups (of an existing VPC) join the one kbp makes.
     let mut security_groups = vec![reference(&node_sg, "id")];
-    security_groups.extend(bp.vpc.security_group_ids.iter().map(|id| json!(id)));
+    security_groups.extend(bp.vpc.security_group_ids().iter().map(|id| json!(id)));
     let cluster = b.add(
         Resource::new(
             b.cluster(),

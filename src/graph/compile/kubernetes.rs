@@ -103,7 +103,7 @@ fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {
         json!({ "tags": { "karpenter.sh/discovery": b.cluster_name() } }),
         json!({ "id": reference(&b.cluster(), "cluster_security_group_id") }),
     ];
-    security_groups.extend(b.bp.vpc.security_group_ids.iter().map(|id| json!({ "id": id })));
+    security_groups.extend(b.bp.vpc.security_group_ids().iter().map(|id| json!({ "id": id })));
     let v = &c.root_volume;
     let mut ebs = json!({
         "volumeSize": v.size,

@@ -80,5 +80,5 @@ mod tests;
 /// A hand-built blueprint for tests of the later stages, independent of the parser.
 #[cfg(test)]
 pub(crate) mod tests_support {
-    pub(crate) use super::tests::sample;
+    pub(crate) use super::tests::{managed, sample};
 }

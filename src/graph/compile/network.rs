@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::{kinds, Builder};
-use crate::blueprint::NatGatewayMode;
+use crate::blueprint::{ExistingNetwork, ManagedNetwork, NatGatewayMode, Network};
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -22,27 +22,26 @@ pub const ANYWHERE: &str = "0.0.0.0/0";
 
 pub fn compile(b: &mut Builder) {
     let bp = b.bp;
-    match &bp.vpc.id {
-        Some(id) => existing(b, id),
-        None => managed(b),
+    match &bp.vpc.network {
+        Network::Existing(v) => existing(b, v),
+        Network::Managed(v) => managed(b, v),
     }
 }
 
 impl Builder<'_> {
     /// The VPC everything lives in: the one kbp creates, or the existing one. Its `id` output is the VPC ID.
     pub fn vpc(&self) -> Address {
-        match self.bp.vpc.id {
-            Some(_) => Address::new("existing_vpc", "main"),
-            None => Address::new("vpc", "main"),
+        match self.bp.vpc.network {
+            Network::Existing(_) => Address::new("existing_vpc", "main"),
+            Network::Managed(_) => Address::new("vpc", "main"),
         }
     }
 
     /// The private subnets' IDs (references to their `id` outputs), where the cluster and its nodes run.
     pub fn private_subnet_ids(&self) -> Vec<Value> {
-        let v = &self.bp.vpc;
-        let (kind, keys) = match v.id {
-            Some(_) => ("existing_subnet", &v.private_subnet_ids),
-            None => ("subnet", &v.azs),
+        let (kind, keys) = match &self.bp.vpc.network {
+            Network::Existing(v) => ("existing_subnet", &v.private_subnet_ids),
+            Network::Managed(v) => ("subnet", &v.azs),
         };
         keys.iter().map(|k| reference(&Address::keyed(kind, "private", k), "id")).collect()
     }
@@ -50,20 +49,20 @@ impl Builder<'_> {
     /// What nodes in the private subnets wait for to reach the internet: the NAT routes of a VPC kbp creates. An
     /// existing VPC's routes are its owner's, so there is nothing to wait for.
     pub fn private_egress(&self) -> Vec<Address> {
-        let v = &self.bp.vpc;
-        if v.is_existing() || v.nat_gateway == NatGatewayMode::None {
-            return Vec::new();
+        match self.bp.vpc.managed() {
+            Some(v) if v.nat_gateway != NatGatewayMode::None => {
+                v.azs.iter().map(|az| Address::keyed("route", "private_nat", az)).collect()
+            }
+            _ => Vec::new(),
         }
-        v.azs.iter().map(|az| Address::keyed("route", "private_nat", az)).collect()
     }
 
     /// The resources that give private subnets Karpenter's discovery tag and that the cluster does not already
     /// wait for: the tags of an existing VPC's subnets (a subnet kbp creates carries the tag from the start, and the
     /// cluster references it).
     pub fn subnet_discovery(&self) -> Vec<Address> {
-        let v = &self.bp.vpc;
-        match v.id {
-            Some(_) => v.private_subnet_ids.iter().map(|id| Address::keyed("subnet_tags", "private", id)).collect(),
+        match self.bp.vpc.existing() {
+            Some(v) => v.private_subnet_ids.iter().map(|id| Address::keyed("subnet_tags", "private", id)).collect(),
             None => Vec::new(),
         }
     }
@@ -81,19 +80,19 @@ fn tier_tags(name: &str) -> (BTreeMap<String, String>, BTreeMap<String, String>)
 }
 
 /// An existing VPC and its subnets, read but never changed, and the tags kbp puts on the subnets.
-fn existing(b: &mut Builder, vpc_id: &str) {
+fn existing(b: &mut Builder, v: &ExistingNetwork) {
     let bp = b.bp;
-    let v = &bp.vpc;
+    let tier_extra = (&bp.vpc.private_subnet_tags, &bp.vpc.public_subnet_tags);
     let name = b.cluster_name().to_string();
-    let vpc = b.add(Resource::new(b.vpc(), kinds::EXISTING_VPC, json!({ "vpc_id": vpc_id })));
+    let vpc = b.add(Resource::new(b.vpc(), kinds::EXISTING_VPC, json!({ "vpc_id": v.id })));
     // Not cluster.tags nor a Name: the subnets are someone else's, and these tags are all kbp removes on destroy.
     let shared = (format!("kubernetes.io/cluster/{name}"), "shared".to_string());
     let (mut private, mut public) = tier_tags(&name);
     private.insert(shared.0.clone(), shared.1.clone());
     public.insert(shared.0, shared.1);
     for (tier, ids, implied, extra) in [
-        ("private", &v.private_subnet_ids, private, &v.private_subnet_tags),
-        ("public", &v.public_subnet_ids, public, &v.public_subnet_tags),
+        ("private", &v.private_subnet_ids, private, tier_extra.0),
+        ("public", &v.public_subnet_ids, public, tier_extra.1),
     ] {
         for id in ids {
             let subnet = b.add(Resource::new(
@@ -113,17 +112,18 @@ fn existing(b: &mut Builder, vpc_id: &str) {
 }
 
 /// A VPC kbp creates, with everything it needs to route.
-fn managed(b: &mut Builder) {
+fn managed(b: &mut Builder, v: &ManagedNetwork) {
     let bp = b.bp;
+    let tier_extra = (&bp.vpc.private_subnet_tags, &bp.vpc.public_subnet_tags);
     let name = b.cluster_name().to_string();
-    let vpc_tags = &bp.vpc.tags;
+    let vpc_tags = &v.tags;
     let vpc = b.add(Resource::new(
         b.vpc(),
         kinds::VPC,
         json!({
-            "cidr_block": bp.vpc.cidr.to_string(),
+            "cidr_block": v.cidr.to_string(),
             "enable_dns_support": true,
-            "enable_dns_hostnames": bp.vpc.enable_dns_hostnames,
+            "enable_dns_hostnames": v.enable_dns_hostnames,
             "tags": b.tags(&[vpc_tags], Some(&name)),
         }),
     ));
@@ -143,28 +143,23 @@ fn managed(b: &mut Builder) {
     ));
     b.add(route(Address::new("route", "public_internet"), &public_rt, ("gateway_id", reference(&igw, "id"))));
 
-    let nat_azs: Vec<&String> = match bp.vpc.nat_gateway {
+    let nat_azs: Vec<&String> = match v.nat_gateway {
         NatGatewayMode::None => vec![],
-        NatGatewayMode::Single => bp.vpc.azs.iter().take(1).collect(),
-        NatGatewayMode::PerAz => bp.vpc.azs.iter().collect(),
+        NatGatewayMode::Single => v.azs.iter().take(1).collect(),
+        NatGatewayMode::PerAz => v.azs.iter().collect(),
     };
 
-    for (i, az) in bp.vpc.azs.iter().enumerate() {
-        let public = b.add(subnet(
-            b,
-            &vpc_id,
-            ("public", az),
-            bp.vpc.public_subnets[i].to_string(),
-            &[vpc_tags, &elb, &bp.vpc.public_subnet_tags],
-        ));
+    for (i, az) in v.azs.iter().enumerate() {
+        let public =
+            b.add(subnet(b, &vpc_id, ("public", az), v.public_subnets[i].to_string(), &[vpc_tags, &elb, tier_extra.1]));
         b.add(association(Address::keyed("route_table_association", "public", az), &public, &public_rt));
 
         let private = b.add(subnet(
             b,
             &vpc_id,
             ("private", az),
-            bp.vpc.private_subnets[i].to_string(),
-            &[vpc_tags, &discovery, &bp.vpc.private_subnet_tags],
+            v.private_subnets[i].to_string(),
+            &[vpc_tags, &discovery, tier_extra.0],
         ));
         let private_rt = b.add(Resource::new(
             Address::keyed("route_table", "private", az),

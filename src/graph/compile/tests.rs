@@ -19,17 +19,15 @@ pub(crate) fn sample() -> Blueprint {
             tags: BTreeMap::from([("team".into(), "platform".into())]),
         },
         vpc: Vpc {
-            id: None,
-            private_subnet_ids: vec![],
-            public_subnet_ids: vec![],
-            security_group_ids: vec![],
-            cidr: net("10.0.0.0/16"),
-            azs: vec!["us-west-2a".into(), "us-west-2b".into(), "us-west-2c".into()],
-            private_subnets: vec![net("10.0.0.0/20"), net("10.0.16.0/20"), net("10.0.32.0/20")],
-            public_subnets: vec![net("10.0.48.0/24"), net("10.0.49.0/24"), net("10.0.50.0/24")],
-            nat_gateway: NatGatewayMode::Single,
-            enable_dns_hostnames: true,
-            tags: BTreeMap::new(),
+            network: Network::Managed(ManagedNetwork {
+                cidr: net("10.0.0.0/16"),
+                azs: vec!["us-west-2a".into(), "us-west-2b".into(), "us-west-2c".into()],
+                private_subnets: vec![net("10.0.0.0/20"), net("10.0.16.0/20"), net("10.0.32.0/20")],
+                public_subnets: vec![net("10.0.48.0/24"), net("10.0.49.0/24"), net("10.0.50.0/24")],
+                nat_gateway: NatGatewayMode::Single,
+                enable_dns_hostnames: true,
+                tags: BTreeMap::new(),
+            }),
             private_subnet_tags: BTreeMap::new(),
             public_subnet_tags: BTreeMap::new(),
         },
@@ -118,6 +116,14 @@ pub(crate) fn sample() -> Blueprint {
     }
 }
 
+/// The VPC kbp creates in `bp`, to edit (every sample's VPC is one).
+pub(crate) fn managed(bp: &mut Blueprint) -> &mut ManagedNetwork {
+    match &mut bp.vpc.network {
+        Network::Managed(v) => v,
+        Network::Existing(v) => panic!("the sample names existing VPC {}", v.id),
+    }
+}
+
 fn count(g: &ResourceGraph, kind: &str) -> usize {
     g.resources().filter(|r| r.kind == kind).count()
 }
@@ -155,7 +161,7 @@ fn single_nat_routes_every_az_through_the_first() {
 fn nat_modes_change_only_nat_resources_and_routes() {
     let mut bp = sample();
     let single = compile(&bp).unwrap();
-    bp.vpc.nat_gateway = NatGatewayMode::PerAz;
+    managed(&mut bp).nat_gateway = NatGatewayMode::PerAz;
     let per_az = compile(&bp).unwrap();
     assert_eq!(count(&per_az, kinds::NAT_GATEWAY), 3);
     let changed: Vec<String> =
@@ -163,7 +169,7 @@ fn nat_modes_change_only_nat_resources_and_routes() {
     for a in &changed {
         assert!(a.starts_with("nat_gateway.") || a.starts_with("eip.") || a.starts_with("route.private_nat"), "{a}");
     }
-    bp.vpc.nat_gateway = NatGatewayMode::None;
+    managed(&mut bp).nat_gateway = NatGatewayMode::None;
     let none = compile(&bp).unwrap();
     assert_eq!(count(&none, kinds::NAT_GATEWAY), 0);
     assert_eq!(count(&none, kinds::ROUTE), 1);
@@ -349,16 +355,16 @@ fn other_ami_families_keep_one_root_volume() {
 const PRIVATE: [&str; 2] = ["subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002"];
 const PUBLIC: &str = "subnet-0a1b2c3d4e5f60003";
 
-/// The sample stack in an existing VPC, as the blueprint stage leaves it (no zones, no subnet ranges).
+/// The sample stack in an existing VPC.
 fn existing_network() -> Blueprint {
     let mut bp = sample();
-    let v = &mut bp.vpc;
-    v.id = Some("vpc-0a1b2c3d4e5f60000".into());
-    v.private_subnet_ids = PRIVATE.map(String::from).to_vec();
-    v.public_subnet_ids = vec![PUBLIC.into()];
-    v.security_group_ids = vec!["sg-0a1b2c3d4e5f60009".into()];
-    v.private_subnet_tags = BTreeMap::from([("tier".into(), "private".into())]);
-    (v.azs, v.private_subnets, v.public_subnets) = (vec![], vec![], vec![]);
+    bp.vpc.network = Network::Existing(ExistingNetwork {
+        id: "vpc-0a1b2c3d4e5f60000".into(),
+        private_subnet_ids: PRIVATE.map(String::from).to_vec(),
+        public_subnet_ids: vec![PUBLIC.into()],
+        security_group_ids: vec!["sg-0a1b2c3d4e5f60009".into()],
+    });
+    bp.vpc.private_subnet_tags = BTreeMap::from([("tier".into(), "private".into())]);
     bp
 }
 

@@ -2,6 +2,7 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::*;
+use crate::graph::compile::tests_support::managed;
 use crate::graph::{compile, Resource};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError};
 use crate::state::ResourceState;
@@ -151,7 +152,7 @@ fn a_tag_change_updates_only_the_tagged_resources() {
 
 #[test]
 fn nat_mode_change_plans_only_nat_resources_and_routes() {
-    let plan = plan_after_edit(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::PerAz);
+    let plan = plan_after_edit(|bp| managed(bp).nat_gateway = crate::blueprint::NatGatewayMode::PerAz);
     let mut got: Vec<(String, Action)> = plan.changes.iter().map(|c| (c.address.to_string(), c.action)).collect();
     got.sort();
     assert_eq!(
@@ -171,7 +172,7 @@ fn nat_mode_change_plans_only_nat_resources_and_routes() {
 
 #[test]
 fn a_force_new_change_replaces_and_cascades_to_dependents_that_reference_it() {
-    let plan = plan_after_edit(|bp| bp.vpc.cidr = "10.1.0.0/16".parse().unwrap());
+    let plan = plan_after_edit(|bp| managed(bp).cidr = "10.1.0.0/16".parse().unwrap());
     let vpc = plan.change(&addr("vpc.main")).unwrap();
     assert_eq!(vpc.action, Action::Replace);
     assert_eq!(vpc.reason, "cidr_block forces replacement");
@@ -183,7 +184,7 @@ fn a_force_new_change_replaces_and_cascades_to_dependents_that_reference_it() {
 
 #[test]
 fn removed_resources_are_deleted_dependents_first_and_gone_ones_recreated() {
-    let plan = plan_after_edit(|bp| bp.vpc.nat_gateway = crate::blueprint::NatGatewayMode::None);
+    let plan = plan_after_edit(|bp| managed(bp).nat_gateway = crate::blueprint::NatGatewayMode::None);
     let order: Vec<String> =
         plan.changes.iter().filter(|c| c.action == Action::Delete).map(|c| c.address.to_string()).collect();
     let pos = |a: &str| order.iter().position(|x| x == a).unwrap_or_else(|| panic!("{a} not deleted: {order:?}"));

@@ -4,53 +4,35 @@
 //! [`super::existing_subnet`], the tags kbp adds to them [`super::subnet_tags`].
 
 use async_trait::async_trait;
-use serde::Deserialize;
+use aws_sdk_ec2::types::Vpc;
 use serde_json::json;
 
 use super::{object, vpc};
 use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
-use crate::providers::{spec, Applied, Context, Desired, Observed, ProviderError, Result};
+use crate::providers::{Context, Result};
 
 pub struct ExistingVpc;
-
-/// The attributes the compiler emits.
-#[derive(Deserialize)]
-struct Spec {
-    vpc_id: String,
-}
 
 #[async_trait]
 impl Lookup for ExistingVpc {
     const KIND: &'static str = kinds::EXISTING_VPC;
-    const FORCE_NEW: &'static [&'static str] = &["vpc_id"];
+    const NAMED_BY: &'static str = "vpc_id";
+    const NOUN: &'static str = "VPC";
+    const DESCRIBE: &'static str = "ec2:DescribeVpcs";
+    const NOT_FOUND: &'static str = "InvalidVpcID.NotFound";
+    const HINT: &'static str = "check `vpc.id` in the blueprint and the region";
+    type Found = Vpc;
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(found) = vpc::describe(cx, id, &[]).await? else { return Ok(None) };
-        Ok(Some(Observed { attrs: object(json!({ "vpc_id": found.vpc_id() })), outputs: outputs(&found) }))
+    async fn describe(cx: &Context, id: &str) -> Result<Option<Vpc>> {
+        vpc::describe(cx, id, &[]).await
     }
 
-    /// The desired VPC, which must exist.
-    async fn verify(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let Spec { vpc_id } = spec::parse(kinds::EXISTING_VPC, desired.attrs)?;
-        let hint = "check `vpc.id` in the blueprint and the region";
-        let found = vpc::describe(cx, &vpc_id, &[]).await.map_err(|e| malformed(e, hint))?.ok_or_else(|| {
-            let message = format!("VPC {vpc_id} does not exist in {}", cx.region);
-            ProviderError::new("ec2:DescribeVpcs", "InvalidVpcID.NotFound", message).with_hint(hint)
-        })?;
-        Ok(Applied { id: vpc_id, outputs: outputs(&found) })
+    fn attrs(found: &Vpc) -> Attrs {
+        object(json!({ "vpc_id": found.vpc_id() }))
     }
-}
 
-/// `e` with `hint` when AWS refused the ID as malformed (not `vpc-` and hex digits): a typo in the blueprint.
-pub(crate) fn malformed(e: ProviderError, hint: &str) -> ProviderError {
-    if e.code.ends_with(".Malformed") {
-        e.with_hint(hint)
-    } else {
-        e
+    fn outputs(found: &Vpc) -> Attrs {
+        object(json!({ "id": found.vpc_id(), "cidr_block": found.cidr_block() }))
     }
-}
-
-fn outputs(v: &aws_sdk_ec2::types::Vpc) -> Attrs {
-    object(json!({ "id": v.vpc_id(), "cidr_block": v.cidr_block() }))
 }

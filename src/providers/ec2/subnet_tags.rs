@@ -18,10 +18,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::existing_subnet::HINT;
-use super::existing_vpc::malformed;
+use super::existing_subnet::ExistingSubnet;
 use super::{object, ok_if_gone, subnet, tagging};
 use crate::graph::{kinds, Attrs};
+use crate::providers::lookup::Lookup;
 use crate::providers::tags;
 use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -134,10 +134,7 @@ async fn current(cx: &Context, id: &str) -> Result<Option<Tags>> {
 
 /// [`current`] of a subnet that must exist.
 async fn existing(cx: &Context, id: &str) -> Result<Tags> {
-    current(cx, id).await.map_err(|e| malformed(e, HINT))?.ok_or_else(|| {
-        ProviderError::new("ec2:DescribeSubnets", "InvalidSubnetID.NotFound", format!("subnet {id} does not exist"))
-            .with_hint(HINT)
-    })
+    Ok(tagging::map(ExistingSubnet::existing(cx, id).await?.tags()))
 }
 
 /// The entries of `all` under `keys`.
