@@ -198,6 +198,8 @@ mod tests {
             resources: Vec::new(),
             warnings: Vec::new(),
             adopted: Vec::new(),
+            drift: Vec::new(),
+            refresh_only: false,
         }
     }
 
