@@ -4,6 +4,7 @@
 mod args;
 mod common;
 mod destroy;
+mod drift;
 mod fmt;
 mod force_unlock;
 mod gc;
@@ -58,6 +59,7 @@ pub fn main() -> ExitCode {
                 tokio::spawn(stop_on_ctrl_c_outside_a_walk());
                 let code = match command {
                     Command::Plan(a) => plan::run(a, &cli.global).await,
+                    Command::Drift(a) => drift::run(a, &cli.global).await,
                     Command::Apply(a) => run::apply(a, &cli.global).await,
                     Command::Destroy(a) => destroy::run(a, &cli.global).await,
                     Command::Gc(a) => gc::run(a, &cli.global).await,
