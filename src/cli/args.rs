@@ -16,7 +16,8 @@ use crate::state::Location;
                   what its state says exists (refreshed from AWS), and applies the difference concurrently in \
                   dependency order.\n\nAWS credentials and region come from the standard AWS chain (environment, \
                   profiles, SSO, instance metadata); AWS_ENDPOINT_URL points every call elsewhere.",
-    after_help = "Exit codes: 0 success, 1 error, 2 changes present (plan --detailed-exitcode)."
+    after_help = "Exit codes: 0 success, 1 error, 2 changes present (plan --detailed-exitcode) or drift present \
+                  (kbp drift, plan --refresh-only --detailed-exitcode)."
 )]
 pub struct Cli {
     #[command(flatten)]

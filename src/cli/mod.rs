@@ -28,7 +28,8 @@ use clap::{CommandFactory, FromArgMatches};
 pub use args::Cli;
 use args::Command;
 
-/// Exit codes: 0 success (or no changes), 1 error, 2 a plan with changes under `--detailed-exitcode`.
+/// Exit codes: 0 success (or no changes), 1 error, 2 a plan with changes under `--detailed-exitcode` (drift, for
+/// `kbp drift` and `plan --refresh-only --detailed-exitcode`).
 pub fn main() -> ExitCode {
     quiet_on_closed_stdout();
     let parsed = Cli::command().long_version(version_text()).try_get_matches().and_then(|m| Cli::from_arg_matches(&m));

@@ -154,7 +154,12 @@ async fn drift_is_reported_accepted_into_state_and_repaired() {
     assert_exit_code(&bad, 1, "apply --refresh-only with a bad --set");
     let conflict = kbp(&em, &["plan", bp, "--refresh-only", "--destroy"], ws.path());
     assert_exit_code(&conflict, 1, "plan --refresh-only --destroy");
+    kbp_ok(&em, &["plan", bp, "--out", "saved.plan"], ws.path());
+    let saved = kbp(&em, &["apply", "saved.plan", "--refresh-only", "--auto-approve"], ws.path());
+    assert_exit_code(&saved, 1, "apply --refresh-only of a saved plan");
+    assert!(stderr(&saved).contains("--refresh-only takes a blueprint"), "{}", stderr(&saved));
     assert_eq!(state_file(&ws), before, "state unchanged by refused runs");
+    assert_eq!(read_back(&em).await, ((2, 3), "DISABLED".to_string(), json!("5")), "and AWS too");
 
     // Accepted: state holds what AWS and the cluster hold, AWS is untouched, and there is no drift left.
     kbp_ok(&em, &["apply", bp, "--refresh-only", "--auto-approve"], ws.path());
