@@ -162,8 +162,14 @@ async fn drift_is_reported_accepted_into_state_and_repaired() {
     assert_eq!(read_back(&em).await, ((2, 3), "DISABLED".to_string(), json!("5")), "and AWS too");
 
     // Accepted: state holds what AWS and the cluster hold, AWS is untouched, and there is no drift left.
-    kbp_ok(&em, &["apply", bp, "--refresh-only", "--auto-approve"], ws.path());
+    let accepted = kbp_ok(&em, &["apply", bp, "--refresh-only", "--auto-approve", "--json"], ws.path());
+    let lines = events::events(&accepted);
+    assert_eq!(drifted(&events::of_type(&lines, "plan")[0]["plan"]), want, "the drift it accepts is shown first");
+    let summary = lines.last().unwrap();
+    assert_eq!((&summary["command"], &summary["ok"], &summary["drift"]), (&json!("apply"), &json!(true), &json!(3)));
+    assert!(events::of_type(&lines, "started").is_empty(), "no resource operation runs: {lines:?}");
     let state = state_file(&ws);
+    assert_eq!(state["serial"], before["serial"].as_u64().unwrap() + 1, "accepted in one write");
     assert_eq!(recorded(&state, GROUP)["scaling"]["desired_size"], 3);
     assert_eq!(recorded(&state, RULE)["state"], "DISABLED");
     assert_eq!(recorded(&state, POOL)["manifest"]["spec"]["limits"]["cpu"], "5");
