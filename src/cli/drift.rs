@@ -46,6 +46,13 @@ pub(super) async fn accept(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     p.refreshing_only();
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
     super::run::print_plan(&p, ui)?;
+    if !refreshed.adopted.is_empty() {
+        common::warn(&[format!(
+            "{} resources found in AWS by the stack's tags are not in state; --refresh-only leaves them out\n  hint: \
+             `kbp apply` adopts them",
+            refreshed.adopted.len()
+        )]);
+    }
     let drifted = p.drift.len();
     if drifted == 0 {
         json::summarize(serde_json::json!({ "drift": 0 }));
