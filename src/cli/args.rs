@@ -16,7 +16,8 @@ use crate::state::Location;
                   what its state says exists (refreshed from AWS), and applies the difference concurrently in \
                   dependency order.\n\nAWS credentials and region come from the standard AWS chain (environment, \
                   profiles, SSO, instance metadata); AWS_ENDPOINT_URL points every call elsewhere.",
-    after_help = "Exit codes: 0 success, 1 error, 2 changes present (plan --detailed-exitcode)."
+    after_help = "Exit codes: 0 success, 1 error, 2 changes present (plan --detailed-exitcode) or drift present \
+                  (kbp drift, plan --refresh-only --detailed-exitcode)."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -62,6 +63,14 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Show what apply would change, after refreshing state from AWS.
     Plan(PlanArgs),
+    /// Report what changed outside kbp (for a scheduled CI job): exit 0 none, 2 drift, 1 error.
+    ///
+    /// The same as `kbp plan --refresh-only --detailed-exitcode`: refreshes state from AWS and the cluster and
+    /// lists each resource changed or deleted outside kbp, attribute by attribute (`scaling.desired_size`,
+    /// `state`, `manifest.spec.limits.cpu`: as state recorded it → as it is now). Changes nothing, state
+    /// included. `--json` prints the report as the `drift` field of the plan event (see docs/json.md).
+    /// `kbp apply --refresh-only` accepts the drift into state; `kbp apply` repairs it.
+    Drift(DriftArgs),
     /// Create or update the stack to match the blueprint (or apply a saved plan).
     Apply(ApplyArgs),
     /// Delete everything the stack's state holds.
@@ -93,6 +102,7 @@ impl Command {
         match self {
             Command::Validate(a) if a.json => Some("validate"),
             Command::Plan(a) if a.run.json || a.format == PlanFormat::Json => Some("plan"),
+            Command::Drift(a) if a.run.json => Some("drift"),
             Command::Apply(a) if a.run.json => Some("apply"),
             Command::Destroy(a) if a.run.json => Some("destroy"),
             Command::Gc(a) if a.json => Some("gc"),
@@ -291,6 +301,21 @@ pub struct PlanArgs {
     /// Plan the destruction of the whole stack instead.
     #[arg(long)]
     pub destroy: bool,
+    /// Show only what changed outside kbp since it last wrote state (drift), attribute by attribute; plan no
+    /// change. With --detailed-exitcode: 2 when there is drift.
+    #[arg(long, conflicts_with_all = ["destroy", "out"])]
+    pub refresh_only: bool,
+}
+
+/// `kbp drift`: `kbp plan --refresh-only --detailed-exitcode`, for scheduled CI jobs.
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
+    #[command(flatten)]
+    pub state: StateArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]
@@ -311,6 +336,10 @@ pub struct ApplyArgs {
     /// for `kbp gc` (overrides the blueprint's `cluster.ttl`).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub ttl: Option<Duration>,
+    /// Accept what changed outside kbp into state (the refreshed attributes; resources deleted outside kbp
+    /// leave state) and change nothing in AWS.
+    #[arg(long, conflicts_with = "ttl")]
+    pub refresh_only: bool,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@
 mod args;
 mod common;
 mod destroy;
+mod drift;
 mod fmt;
 mod force_unlock;
 mod gc;
@@ -27,7 +28,8 @@ use clap::{CommandFactory, FromArgMatches};
 pub use args::Cli;
 use args::Command;
 
-/// Exit codes: 0 success (or no changes), 1 error, 2 a plan with changes under `--detailed-exitcode`.
+/// Exit codes: 0 success (or no changes), 1 error, 2 a plan with changes under `--detailed-exitcode` (drift, for
+/// `kbp drift` and `plan --refresh-only --detailed-exitcode`).
 pub fn main() -> ExitCode {
     quiet_on_closed_stdout();
     let parsed = Cli::command().long_version(version_text()).try_get_matches().and_then(|m| Cli::from_arg_matches(&m));
@@ -58,6 +60,7 @@ pub fn main() -> ExitCode {
                 tokio::spawn(stop_on_ctrl_c_outside_a_walk());
                 let code = match command {
                     Command::Plan(a) => plan::run(a, &cli.global).await,
+                    Command::Drift(a) => drift::run(a, &cli.global).await,
                     Command::Apply(a) => run::apply(a, &cli.global).await,
                     Command::Destroy(a) => destroy::run(a, &cli.global).await,
                     Command::Gc(a) => gc::run(a, &cli.global).await,

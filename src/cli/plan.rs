@@ -1,4 +1,5 @@
-//! `kbp plan`: refresh, diff, show; optionally save the plan for `kbp apply FILE`.
+//! `kbp plan`: refresh, diff, show; optionally save the plan for `kbp apply FILE`. With `--refresh-only` (and
+//! as `kbp drift`), the drift alone: what changed outside kbp since it last wrote state.
 
 use anyhow::Context as _;
 
@@ -11,6 +12,11 @@ use crate::ui::{json, Ui};
 pub async fn run(a: PlanArgs, g: &Global) -> u8 {
     let format = if a.run.json { PlanFormat::Json } else { a.format };
     let ui = Ui::new(format != PlanFormat::Text, g.no_color);
+    if a.refresh_only && format == PlanFormat::Markdown {
+        return common::report(&anyhow::anyhow!(
+            "--refresh-only prints text or JSON, not markdown\n  hint: use --format text or --json"
+        ));
+    }
     let (bp, graph) = match common::load(&a.bp, ui.color) {
         Ok(x) => x,
         Err(code) => return code,
@@ -36,6 +42,12 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone)
         };
         p.adopting(&refreshed);
+        if !a.destroy {
+            p.drift = plan::drift::drift(&locked.state, &refreshed);
+        }
+        if a.refresh_only {
+            p.refreshing_only();
+        }
         (p.account, p.partition) = (Some(me.account), Some(me.partition));
         // A saved plan is checked against the state as stored, not as refreshed in memory, and goes back to it.
         p.state_serial = locked.state.serial;
@@ -66,6 +78,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             "changes": p.summary,
             "has_changes": p.has_changes(),
             "saved_to": a.out.as_ref().map(|o| o.display().to_string()),
+            "drift": p.drift.len(),
         }));
         anyhow::Ok(p.has_changes())
     }

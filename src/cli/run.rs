@@ -19,7 +19,11 @@ pub async fn apply(a: ApplyArgs, g: &Global) -> u8 {
         Err(e) => return common::report(&anyhow::anyhow!(e)),
     };
     let result = match saved {
+        Some(_) if a.refresh_only => Err(anyhow::anyhow!(
+            "--refresh-only takes a blueprint, not a saved plan\n  hint: run `kbp apply BLUEPRINT --refresh-only`"
+        )),
         Some(p) => apply_saved(p, &a, ui).await,
+        None if a.refresh_only => super::drift::accept(&a, ui).await,
         None => apply_blueprint(&a, ui).await,
     };
     result.unwrap_or_else(|e| common::report(&e))

@@ -171,6 +171,8 @@ fn finish(
         resources: graph.in_order().into_iter().cloned().collect(),
         warnings: Vec::new(),
         adopted: Vec::new(),
+        drift: Vec::new(),
+        refresh_only: false,
     }
 }
 
@@ -222,7 +224,13 @@ fn flatten_all(attrs: &Attrs) -> Vec<AttrChange> {
 }
 
 /// Recurses into objects (so a tag change shows as `tags.team`), compares anything else whole.
-fn attr_diff(path: &str, before: Option<&Value>, after: Option<&Value>, forces: bool, out: &mut Vec<AttrChange>) {
+pub(super) fn attr_diff(
+    path: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    forces: bool,
+    out: &mut Vec<AttrChange>,
+) {
     match (before, after) {
         (Some(Value::Object(b)), Some(Value::Object(a))) => object_diff(path, b, a, forces, out),
         (None, Some(Value::Object(a))) if !a.is_empty() => object_diff(path, &Map::new(), a, forces, out),

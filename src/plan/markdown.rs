@@ -19,6 +19,14 @@ pub fn markdown(p: &Plan) -> String {
         blocks.push(format!("**No changes.** {why}"));
     } else {
         blocks.push(format!("**{}**", p.summary.line()));
+        if !p.drift.is_empty() {
+            let names: Vec<String> = p.drift.iter().map(|d| code(&d.address.to_string())).collect();
+            blocks.push(format!(
+                "Changed outside kbp since it last applied: {}. The changes below bring them back to the blueprint \
+                 (`kbp plan --refresh-only` lists each attribute).",
+                names.join(", ")
+            ));
+        }
         if !p.adopted.is_empty() {
             let found: Vec<String> =
                 p.adopted.iter().map(|r| format!("`{}` (`{}`)", r.address, r.id.as_deref().unwrap_or("?"))).collect();
@@ -198,6 +206,8 @@ mod tests {
             resources: Vec::new(),
             warnings: Vec::new(),
             adopted: Vec::new(),
+            drift: Vec::new(),
+            refresh_only: false,
         }
     }
 
@@ -289,6 +299,17 @@ mod tests {
         assert!(text.contains("`vpc.n1999`"), "every change stays in the table");
         assert!(text.contains("more changes are left out"), "the diffs are cut with a note");
         assert!(text.trim_end().ends_with("</details>"));
+    }
+
+    #[test]
+    fn drift_the_plan_repairs_is_named() {
+        let mut p = mixed();
+        p.drift = serde_json::from_value(json!([{"address": "eks_node_group.controller", "kind": "aws_eks_node_group",
+            "drifted": "changed", "attributes": [{"path": "scaling.desired_size", "recorded": 2, "now": 3}]}]))
+        .unwrap();
+        let md = markdown(&p);
+        assert!(md.contains("Changed outside kbp since it last applied: `eks_node_group.controller`."), "{md}");
+        assert!(!markdown(&mixed()).contains("Changed outside kbp"), "only when there is drift");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! the saved-plan file. It decides; it does not act (that is [`crate::exec`]).
 
 pub mod diff;
+pub mod drift;
 pub mod markdown;
 pub mod refresh;
 pub mod render;
@@ -136,12 +137,31 @@ pub struct Plan {
     /// What the blueprint should reconsider (see `blueprint::advisories`), each with its hint.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What changed outside kbp since it last wrote state, attribute by attribute (see [`drift`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<drift::Drift>,
+    /// A `--refresh-only` plan: it changes nothing in AWS and holds only the drift, which applying it accepts
+    /// into state.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refresh_only: bool,
 }
 
 impl Plan {
-    /// Whether applying the plan changes AWS or state (adopting what AWS holds changes state).
+    /// Whether applying the plan changes AWS or state (adopting what AWS holds, or accepting drift, changes
+    /// state).
     pub fn has_changes(&self) -> bool {
+        if self.refresh_only {
+            return !self.drift.is_empty();
+        }
         !self.changes.is_empty() || !self.adopted.is_empty()
+    }
+
+    /// Makes this a `--refresh-only` plan: the drift alone, nothing to change in AWS and nothing to adopt.
+    pub fn refreshing_only(&mut self) {
+        self.refresh_only = true;
+        self.changes.clear();
+        self.adopted.clear();
+        self.summary = Summary::default();
     }
 
     /// Records what refresh adopted, so that applying the plan (now or from a file) writes it into state.

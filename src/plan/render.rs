@@ -1,10 +1,12 @@
 //! A plan as text for people, in the shape Terraform users know: `+` create, `~` update with old → new, `-/+`
-//! replace naming what forces it, `-` destroy, then `Plan: N to add, N to change, N to destroy.`
+//! replace naming what forces it, `-` destroy, then `Plan: N to add, N to change, N to destroy.` A
+//! `--refresh-only` plan is its drift instead: `~ path : recorded → now` per resource changed outside kbp.
 
 use std::fmt::Write;
 
 use serde_json::Value;
 
+use super::drift::{Drift, Drifted};
 use super::{Action, AttrChange, Plan};
 use crate::graph::value::UNKNOWN;
 
@@ -33,7 +35,18 @@ impl Style {
 }
 
 pub fn human(plan: &Plan, style: &Style) -> String {
+    if plan.refresh_only {
+        return drift(plan, style);
+    }
     let mut out = String::new();
+    if !plan.drift.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} resources changed outside kbp since it last applied (`kbp plan --refresh-only` lists each \
+             attribute); the changes below bring them back to the blueprint.\n",
+            plan.drift.len()
+        );
+    }
     if !plan.adopted.is_empty() {
         let _ = writeln!(out, "Found in AWS by the stack's tags, not in state; applying takes them into state:\n");
         for r in &plan.adopted {
@@ -100,6 +113,48 @@ pub fn human(plan: &Plan, style: &Style) -> String {
     }
     let _ = writeln!(out, "{}", style.paint("1", &plan.summary.line()));
     out
+}
+
+/// A `--refresh-only` plan: each resource changed or deleted outside kbp, with its attributes as state recorded
+/// them and as they are now, then what accepting or repairing them means.
+fn drift(plan: &Plan, style: &Style) -> String {
+    let mut out = String::new();
+    let account = account(plan).map(|a| format!(", {a}")).unwrap_or_default();
+    if plan.drift.is_empty() {
+        let _ = writeln!(out, "No drift. The stack {} ({}{account}) is as kbp last left it.", plan.stack, plan.region);
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "Changed outside kbp since it last wrote state (stack {}, {}{account}):\n",
+        plan.stack, plan.region
+    );
+    for d in &plan.drift {
+        let _ = writeln!(out, "{}", drift_header(d, style));
+        let width = d.attributes.iter().map(|a| a.path.len()).max().unwrap_or(0);
+        for a in &d.attributes {
+            let shown = |v: &Option<Value>| v.as_ref().map(show).unwrap_or_else(|| "(none)".to_string());
+            let _ = writeln!(out, "      {:width$} : {} → {}", a.path, shown(&a.recorded), shown(&a.now));
+        }
+        let _ = writeln!(out);
+    }
+    let deleted = plan.drift.iter().filter(|d| d.drifted == Drifted::Deleted).count();
+    let line = format!("Drift: {} changed, {deleted} deleted outside kbp.", plan.drift.len() - deleted);
+    let _ = writeln!(out, "{}", style.paint("1", &line));
+    let _ = writeln!(
+        out,
+        "`kbp apply --refresh-only` accepts it into state (changing nothing in AWS); `kbp apply` repairs it."
+    );
+    out
+}
+
+fn drift_header(d: &Drift, style: &Style) -> String {
+    let id = d.id.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
+    let (symbol, code, note) = match d.drifted {
+        Drifted::Changed => ("~", "33", String::new()),
+        Drifted::Deleted => ("-", "31", format!("  {}", style.paint("2", "# deleted outside kbp"))),
+    };
+    format!("  {} {} ({}{id}){note}", style.paint(code, symbol), style.paint("1", &d.address.to_string()), d.kind)
 }
 
 /// `account 123456789012, partition aws`: whom the plan was made as, when it says (plans of older kbp do not).
@@ -179,5 +234,43 @@ mod tests {
     fn a_plan_of_an_older_kbp_without_an_account_still_renders() {
         let text = human(&saved(one_create(), json!({})), &Style { color: false });
         assert!(text.starts_with("kbp will perform the following actions on stack demo (us-west-2):\n"), "{text}");
+    }
+
+    fn with_drift(refresh_only: bool) -> Plan {
+        let drift = json!([
+            {"address": "eks_node_group.system", "kind": "aws_eks_node_group", "id": "demo:system", "drifted": "changed",
+             "attributes": [{"path": "scaling.desired_size", "recorded": 2, "now": 3}]},
+            {"address": "event_rule.health", "kind": "aws_eventbridge_rule", "drifted": "changed",
+             "attributes": [{"path": "state", "recorded": "ENABLED", "now": "DISABLED"},
+                            {"path": "tags.owner", "recorded": null, "now": "x"}]},
+            {"address": "vpc.main", "kind": "aws_vpc", "id": "vpc-1", "drifted": "deleted", "attributes": []},
+        ]);
+        let changes = if refresh_only { json!([]) } else { one_create() };
+        saved(changes, json!({"drift": drift, "refresh_only": refresh_only, "account": "123456789012"}))
+    }
+
+    #[test]
+    fn a_refresh_only_plan_shows_each_drifted_attribute_as_recorded_and_now() {
+        let text = human(&with_drift(true), &Style { color: false });
+        assert!(text.starts_with("Changed outside kbp since it last wrote state (stack demo, us-west-2, account"));
+        assert!(text.contains("  ~ eks_node_group.system (aws_eks_node_group, demo:system)\n"), "{text}");
+        assert!(text.contains("      scaling.desired_size : 2 → 3\n"), "{text}");
+        assert!(text.contains("      state      : \"ENABLED\" → \"DISABLED\"\n"), "{text}");
+        assert!(text.contains("      tags.owner : (none) → \"x\"\n"), "{text}");
+        assert!(text.contains("  - vpc.main (aws_vpc, vpc-1)  # deleted outside kbp\n"), "{text}");
+        assert!(text.contains("Drift: 2 changed, 1 deleted outside kbp."), "{text}");
+        assert!(!text.contains("to add"), "a refresh-only plan changes nothing: {text}");
+        let mut clean = with_drift(true);
+        clean.drift.clear();
+        let none = human(&clean, &Style { color: false });
+        assert!(none.starts_with("No drift. The stack demo (us-west-2, account 123456789012)"), "{none}");
+    }
+
+    #[test]
+    fn a_normal_plan_notes_the_drift_its_changes_repair() {
+        let text = human(&with_drift(false), &Style { color: false });
+        assert!(text.starts_with("3 resources changed outside kbp since it last applied"), "{text}");
+        assert!(text.contains("+ sqs_queue.interruption"), "then the plan as usual: {text}");
+        assert!(!text.contains("scaling.desired_size"), "attributes are the refresh-only plan's: {text}");
     }
 }

@@ -98,8 +98,9 @@ pub fn finish(exit_code: u8) {
     let mut summary = Map::new();
     summary.insert("type".into(), json!("summary"));
     summary.insert("command".into(), json!(run.command));
-    // Exit code 2 is `plan --detailed-exitcode`'s "changes present": a success.
-    summary.insert("ok".into(), json!(exit_code == 0 || (exit_code == 2 && run.command == "plan")));
+    // Exit code 2 is `plan --detailed-exitcode`'s "changes present" and `drift`'s "drift found": a success.
+    let two_is_ok = ["plan", "drift"].contains(&run.command.as_str());
+    summary.insert("ok".into(), json!(exit_code == 0 || (exit_code == 2 && two_is_ok)));
     summary.insert("exit_code".into(), json!(exit_code));
     summary.insert("aws".into(), json!({ "calls": calls, "retries": retries }));
     summary.extend(std::mem::take(&mut run.summary));

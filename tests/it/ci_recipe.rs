@@ -36,7 +36,7 @@ async fn the_documented_ci_recipe_runs_as_written_with_state_in_s3() {
     let github = commands(&doc, "GitHub Actions");
     let gitlab = commands(&doc, "GitLab CI");
     assert_eq!(github, gitlab, "both recipes run the same kbp commands");
-    assert!(github.len() >= 4, "validate, plan, apply and gc: {github:?}");
+    assert!(github.len() >= 5, "validate, plan, apply, gc and drift: {github:?}");
     for parses in &github {
         let words: Vec<&str> = parses.split_whitespace().take_while(|w| *w != ">" && *w != "||").collect();
         let words: Vec<String> = words.iter().map(|w| w.trim_matches('"').to_string()).collect();
@@ -67,6 +67,10 @@ async fn the_documented_ci_recipe_runs_as_written_with_state_in_s3() {
     let apply_log = std::fs::read_to_string(ws.path().join("apply.jsonl")).unwrap();
     let last: serde_json::Value = serde_json::from_str(apply_log.lines().last().unwrap()).unwrap();
     assert_eq!((last["type"].as_str(), last["ok"].as_bool()), (Some("summary"), Some(true)), "{apply_log}");
+    // The nightly drift job ran after the apply: nothing changed outside kbp.
+    let drift_log = std::fs::read_to_string(ws.path().join("drift.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(drift_log.lines().last().unwrap()).unwrap();
+    assert_eq!((&last["command"], &last["exit_code"], &last["drift"]), (&"drift".into(), &0.into(), &0.into()));
 
     let comment = std::fs::read_to_string(ws.path().join("plan.md")).unwrap();
     let crds = reference_crds_dir().display().to_string();

@@ -31,6 +31,7 @@ mod provider_sqs_eventbridge;
 // Whole runs of the binary: plan, apply, destroy, and what a user or a CI job sees of them.
 mod aws_stack;
 mod ci_recipe;
+mod drift;
 mod existing_network;
 mod json_contract;
 mod karpenter_deploy;

@@ -55,6 +55,7 @@ fn rule_attrs(name: &str, detail_type: &str, target_arn: &str, tags: Value) -> A
         "name": name,
         "description": format!("Karpenter interruption handling: {detail_type}"),
         "event_pattern": {"source": ["aws.ec2"], "detail-type": [detail_type]},
+        "state": "ENABLED",
         "target_id": TARGET_ID,
         "target_arn": target_arn,
         "tags": tags,
@@ -195,7 +196,7 @@ async fn rule_lifecycle() {
     let received = h.sqs.receive_message().queue_url(&url).send().await.unwrap();
     assert_eq!(received.messages().len(), 1, "the rule forwards the event to the queue");
 
-    // Pattern, description, target and tags change in place; the old target is removed.
+    // Pattern, description, state, target and tags change in place; the old target is removed.
     let (_, other_arn) = h.queue("kbp-rule-2").await;
     let mut changed = rule_attrs(
         "kbp-test-SpotInterruption",
@@ -204,8 +205,10 @@ async fn rule_lifecycle() {
         json!({"env": "dev"}),
     );
     changed.insert("target_id".into(), json!("Other"));
+    changed.insert("state".into(), json!("DISABLED"));
     h.update_in_place(RULE, addr, &name, &changed).await;
     let raw = h.events.describe_rule().name(&name).send().await.unwrap();
+    assert_eq!(raw.state().map(|s| s.as_str()), Some("DISABLED"));
     let pattern: Value = serde_json::from_str(raw.event_pattern().unwrap()).unwrap();
     assert_eq!(pattern["detail-type"], json!(["EC2 Instance Rebalance Recommendation"]));
     let targets = h.events.list_targets_by_rule().rule(&name).send().await.unwrap();

@@ -57,6 +57,7 @@ pub fn compile(b: &mut Builder) {
                 "name": rule_name,
                 "description": format!("Karpenter interruption handling for cluster {name}: {detail_type}"),
                 "event_pattern": { "source": [source], "detail-type": [detail_type] },
+                "state": "ENABLED",
                 "target_id": "KarpenterInterruptionQueueTarget",
                 "target_arn": queue_arn,
                 "tags": b.tags(&[], None),

@@ -1,5 +1,6 @@
 //! `aws_eventbridge_rule`: a rule on the default event bus and its one target (Karpenter's queue). The name
-//! cannot change in place; the pattern, description, target and tags can.
+//! cannot change in place; the pattern, description, state (ENABLED or DISABLED), target and tags can. The
+//! state is read back, so a rule disabled by hand is drift that the next apply enables again.
 //!
 //! PutRule creates or overwrites, so a create first checks that a rule of that name is not someone else's.
 //! It also leaves the tags of an existing rule alone, which is why updates tag through Tag/UntagResource.
@@ -28,8 +29,15 @@ struct Spec {
     #[serde(default)]
     description: Option<String>,
     event_pattern: Value,
+    /// ENABLED or DISABLED, as EventBridge spells it; a rule kbp makes is enabled unless the graph says otherwise.
+    #[serde(default = "enabled")]
+    state: String,
     target_id: String,
     target_arn: String,
+}
+
+fn enabled() -> String {
+    RuleState::Enabled.as_str().to_string()
 }
 
 #[async_trait]
@@ -62,6 +70,7 @@ impl Provider for Rule {
         attrs.insert("name".into(), json!(name));
         attrs.insert("description".into(), json!(rule.description()));
         attrs.insert("event_pattern".into(), event_pattern);
+        attrs.insert("state".into(), json!(rule.state().map(RuleState::as_str)));
         attrs.insert("target_id".into(), json!(target.map(Target::id)));
         attrs.insert("target_arn".into(), json!(target.map(Target::arn)));
         attrs.insert("tags".into(), Value::Object(tags::user_tags(tags)));
@@ -117,13 +126,18 @@ impl Provider for Rule {
     }
 }
 
-/// Creates or overwrites the rule (enabled, on the default bus) and returns its ARN. `tags` only take effect
+/// Creates or overwrites the rule (on the default bus, in the spec's state) and returns its ARN. `tags` only take effect
 /// when the rule is new.
 async fn put_rule(cx: &Context, spec: &Spec, tags: Option<Vec<Tag>>) -> Result<String> {
     let op = "events:PutRule";
     let pattern = pattern_to_aws(op, &spec.event_pattern)?;
     let out = send(cx, op, &[], || {
-        let call = cx.eventbridge().put_rule().name(&spec.name).event_pattern(&pattern).state(RuleState::Enabled);
+        let call = cx
+            .eventbridge()
+            .put_rule()
+            .name(&spec.name)
+            .event_pattern(&pattern)
+            .state(RuleState::from(spec.state.as_str()));
         call.set_description(spec.description.clone()).set_tags(tags.clone()).send()
     })
     .await?;
