@@ -3,6 +3,7 @@
 //! the saved-plan file. It decides; it does not act (that is [`crate::exec`]).
 
 pub mod diff;
+pub mod import;
 pub mod markdown;
 pub mod refresh;
 pub mod render;

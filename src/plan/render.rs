@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::{Action, AttrChange, Plan};
+use super::{Action, AttrChange, Change, Plan};
 use crate::graph::value::UNKNOWN;
 
 pub struct Style {
@@ -63,21 +63,7 @@ pub fn human(plan: &Plan, style: &Style) -> String {
             plan.stack, plan.region
         );
         for c in &plan.changes {
-            let id = c.id.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "  {} {} ({}{})  {}",
-                style.action(c.action),
-                style.paint("1", &c.address.to_string()),
-                c.kind,
-                id,
-                style.paint("2", &format!("# {}", c.reason))
-            );
-            let width = c.attributes.iter().map(|a| a.path.len()).max().unwrap_or(0);
-            for a in &c.attributes {
-                let _ = writeln!(out, "      {}", attr_line(c.action, a, width, style));
-            }
-            let _ = writeln!(out);
+            out.push_str(&change(c, style));
         }
     }
     if !plan.deferred.is_empty() {
@@ -99,6 +85,27 @@ pub fn human(plan: &Plan, style: &Style) -> String {
         let _ = writeln!(out);
     }
     let _ = writeln!(out, "{}", style.paint("1", &plan.summary.line()));
+    out
+}
+
+/// One change: its action, address, kind, ID and reason, then each attribute that differs, and a blank line.
+pub fn change(c: &Change, style: &Style) -> String {
+    let mut out = String::new();
+    let id = c.id.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  {} {} ({}{})  {}",
+        style.action(c.action),
+        style.paint("1", &c.address.to_string()),
+        c.kind,
+        id,
+        style.paint("2", &format!("# {}", c.reason))
+    );
+    let width = c.attributes.iter().map(|a| a.path.len()).max().unwrap_or(0);
+    for a in &c.attributes {
+        let _ = writeln!(out, "      {}", attr_line(c.action, a, width, style));
+    }
+    let _ = writeln!(out);
     out
 }
 

@@ -31,7 +31,7 @@ pub struct Uses<T>(pub T);
 #[async_trait]
 impl<T: Lookup> Provider for Uses<T> {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(T::KIND).force_new(T::FORCE_NEW).retained_on_destroy()
+        Descriptor::new(T::KIND).force_new(T::FORCE_NEW).retained_on_destroy().looked_up()
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

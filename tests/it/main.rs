@@ -32,6 +32,7 @@ mod provider_sqs_eventbridge;
 mod aws_stack;
 mod ci_recipe;
 mod existing_network;
+mod import;
 mod json_contract;
 mod karpenter_deploy;
 mod lifecycle;

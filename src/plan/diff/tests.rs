@@ -88,6 +88,7 @@ fn applied(graph: &ResourceGraph, registry: &Registry) -> State {
                 attributes: attrs.as_object().unwrap().clone(),
                 outputs: outputs.as_object().unwrap().clone(),
                 dependencies: r.dependencies().into_iter().collect(),
+                imported: false,
             },
         );
     }

@@ -35,7 +35,7 @@ struct Spec {
 #[async_trait]
 impl Provider for Rule {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name"])
+        Descriptor::new(KIND).force_new(&["name"]).imported_by("its rule name")
     }
 
     /// A pattern written as a JSON string compares as the object `read` parses it into.
