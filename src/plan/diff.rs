@@ -175,6 +175,7 @@ fn finish(
         resources: graph.in_order().into_iter().cloned().collect(),
         warnings: Vec::new(),
         adopted: Vec::new(),
+        imported: Vec::new(),
     }
 }
 

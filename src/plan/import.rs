@@ -131,6 +131,33 @@ pub async fn read(
     Ok(Imported { resource, change, uses })
 }
 
+/// The blueprint's `[[import]]` blocks (`to`, `id`) during plan and apply: each whose address `state` does not
+/// hold yet is read and added to `state` with the lookups it uses; a block whose address state holds is done.
+/// Returns the entries added, which the plan carries so that apply writes them before its walk.
+pub async fn blocks(
+    cx: &Context,
+    registry: &Registry,
+    graph: &ResourceGraph,
+    state: &mut State,
+    blocks: &[(Address, String)],
+) -> Result<Vec<ResourceState>, Refused> {
+    let mut added = Vec::new();
+    for (to, id) in blocks {
+        if state.get(to).is_some() {
+            continue;
+        }
+        let (r, provider) = target(graph, state, registry, to)?;
+        let imported = read(cx, registry, graph, state, (r, provider.as_ref()), id)
+            .await
+            .map_err(|e| Refused { message: format!("[[import]] of `{id}` to {to}: {}", e.message), hint: e.hint })?;
+        for entry in imported.uses.into_iter().chain([imported.resource]) {
+            state.resources.insert(entry.address.clone(), entry.clone());
+            added.push(entry);
+        }
+    }
+    Ok(added)
+}
+
 /// The lookups `r` depends on, directly or through other lookups, that `state` lacks, each checked by its
 /// provider's create (which for a lookup only reads) in dependency order.
 async fn lookups_used(

@@ -198,6 +198,7 @@ mod tests {
             resources: Vec::new(),
             warnings: Vec::new(),
             adopted: Vec::new(),
+            imported: Vec::new(),
         }
     }
 

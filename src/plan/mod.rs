@@ -94,13 +94,21 @@ pub struct Summary {
     /// Resources found in AWS by their kbp tags that state did not hold as created (see [`Plan::adopted`]).
     #[serde(default)]
     pub adopt: usize,
+    /// Resources the blueprint's `[[import]]` blocks take under management (see [`Plan::imported`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub import: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Summary {
     /// `Plan: 1 to add, 2 to change, 0 to destroy.`, led by `N to adopt, ` when there is something to adopt.
     pub fn line(&self) -> String {
         let adopt = if self.adopt > 0 { format!("{} to adopt, ", self.adopt) } else { String::new() };
-        format!("Plan: {adopt}{} to add, {} to change, {} to destroy.", self.add, self.change, self.destroy)
+        let import = if self.import > 0 { format!("{} to import, ", self.import) } else { String::new() };
+        format!("Plan: {import}{adopt}{} to add, {} to change, {} to destroy.", self.add, self.change, self.destroy)
     }
 }
 
@@ -134,6 +142,11 @@ pub struct Plan {
     /// like any other.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adopted: Vec<crate::state::ResourceState>,
+    /// Resources the blueprint's `[[import]]` blocks name that state did not hold, as read by their IDs (with the
+    /// lookups they use): applying the plan writes them into state first, then updates them like any other
+    /// (adding kbp's tags).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imported: Vec<crate::state::ResourceState>,
     /// What the blueprint should reconsider (see `blueprint::advisories`), each with its hint.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -142,7 +155,13 @@ pub struct Plan {
 impl Plan {
     /// Whether applying the plan changes AWS or state (adopting what AWS holds changes state).
     pub fn has_changes(&self) -> bool {
-        !self.changes.is_empty() || !self.adopted.is_empty()
+        !self.changes.is_empty() || !self.adopted.is_empty() || !self.imported.is_empty()
+    }
+
+    /// Records what `[[import]]` blocks read (see [`import::blocks`]), so that applying the plan writes it.
+    pub fn importing(&mut self, imported: Vec<crate::state::ResourceState>) {
+        self.summary.import = imported.len();
+        self.imported = imported;
     }
 
     /// Records what refresh adopted, so that applying the plan (now or from a file) writes it into state.

@@ -48,6 +48,20 @@ pub fn human(plan: &Plan, style: &Style) -> String {
         }
         let _ = writeln!(out);
     }
+    if !plan.imported.is_empty() {
+        let _ = writeln!(out, "Imported by the blueprint's [[import]] blocks; applying takes them into state:\n");
+        for r in &plan.imported {
+            let id = r.id.as_deref().unwrap_or("?");
+            let _ = writeln!(
+                out,
+                "  {} {} ({}, {id})",
+                style.paint("36", "<="),
+                style.paint("1", &r.address.to_string()),
+                r.kind
+            );
+        }
+        let _ = writeln!(out);
+    }
     if plan.changes.is_empty() {
         let account = account(plan).map(|a| format!(" ({}, {a})", plan.region)).unwrap_or_default();
         let _ = writeln!(

@@ -179,3 +179,47 @@ async fn bad_imports_are_refused_with_state_unchanged() {
     assert!(stderr(&out).contains("already in state at iam_role.cluster"), "{}", stderr(&out));
     assert_eq!(read_state(&ws).as_ref(), Some(&before));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn import_blocks_are_planned_applied_and_then_do_nothing() {
+    let em = Emulator::start();
+    let net = existing_network(&em).await;
+    let hand = made_by_hand(&em, &net).await;
+    let ws = Workspace::with_blueprint("minimal");
+    let blocks: String = IMPORTS.iter().map(|(to, id)| format!("\n[[import]]\nto = {to:?}\nid = {id:?}\n")).collect();
+    let base = blueprint_in(&ws.read_blueprint(), &net);
+
+    // A `to` the blueprint does not compile to: refused at its place, before AWS is asked anything.
+    ws.write_blueprint(&format!("{base}\n[[import]]\nto = \"eks_cluster.mian\"\nid = \"sbx\"\n"));
+    let bad = kbp(&em, &["plan", ws.blueprint_arg()], ws.path());
+    assert_exit_code(&bad, 1, "an import to an unknown address");
+    let err = stderr(&bad);
+    assert!(err.contains("`eks_cluster.mian` is not an address of this blueprint"), "{err}");
+    assert!(err.contains("minimal.toml:") && err.contains("did you mean `eks_cluster.main`"), "{err}");
+
+    ws.write_blueprint(&format!("{base}{blocks}"));
+    let bp = ws.blueprint_arg();
+    let plan = kbp(&em, &["plan", bp, "--detailed-exitcode", "--json"], ws.path());
+    assert_exit_code(&plan, 2, "a plan with imports has changes");
+    let doc = events::plan(&plan);
+    let imported: Vec<&str> =
+        doc["imported"].as_array().unwrap().iter().map(|r| r["address"].as_str().unwrap()).collect();
+    for (address, _) in IMPORTS {
+        assert!(imported.contains(&address), "{address} is imported: {imported:?}");
+    }
+    assert_eq!(doc["summary"]["import"].as_u64(), Some(imported.len() as u64));
+    let actions = actions(&doc);
+    for (address, _) in IMPORTS {
+        assert_eq!(action_of(&actions, address), Some("update"), "{address}: {actions:?}");
+    }
+    assert!(read_state(&ws).is_none(), "a plan writes no state");
+    let text = kbp(&em, &["plan", bp], ws.path());
+    assert!(stdout(&text).contains("Imported by the blueprint's [[import]] blocks"), "{}", stdout(&text));
+
+    kbp_ok(&em, &["apply", bp, "--auto-approve"], ws.path());
+    let again = kbp(&em, &["plan", bp, "--detailed-exitcode"], ws.path());
+    assert_exit_code(&again, 0, "once in state, the import blocks do nothing");
+    let c = em.eks().await.describe_cluster().name(STACK).send().await.unwrap().cluster.unwrap();
+    assert_eq!(c.arn(), Some(hand.cluster_arn.as_str()), "the same cluster");
+    assert_eq!(c.tags().and_then(|t| t.get("kbp:stack")).map(String::as_str), Some(STACK));
+}

@@ -115,6 +115,7 @@ pub(crate) fn sample() -> Blueprint {
             profile: None,
             role_arn: None,
         },
+        import: Vec::new(),
     }
 }
 
