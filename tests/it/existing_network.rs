@@ -22,7 +22,7 @@ pub(crate) struct Network {
     pub private: Vec<String>,
     pub public: Vec<String>,
     pub neighbour_group: String,
-    neighbour: String,
+    pub neighbour: String,
 }
 
 pub(crate) async fn existing_network(em: &Emulator) -> Network {

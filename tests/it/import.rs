@@ -173,7 +173,18 @@ async fn bad_imports_are_refused_with_state_unchanged() {
         assert!(!err.contains("panicked"), "{case}: {err}");
         assert_eq!(read_state(&ws).as_ref(), Some(&before), "{case}: state is byte for byte as it was");
     }
-    // A role of another name at the cluster role's address would be replaced: refused too.
+    // The blueprint names a private subnet of another VPC: the cluster's import checks the lookups it uses.
+    let other = existing_network(&em).await;
+    let foreign = Network { private: vec![net.private[0].clone(), other.private[1].clone()], ..net.clone() };
+    ws.write_blueprint(&blueprint_in(&Workspace::with_blueprint("minimal").read_blueprint(), &foreign));
+    let out = kbp(&em, &["import", bp, "eks_cluster.main", "sbx"], ws.path());
+    assert_exit_code(&out, 1, "a subnet of another VPC");
+    let err = stderr(&out);
+    assert!(err.contains("not as the blueprint says") && err.contains(&other.private[1]), "{err}");
+    assert_eq!(read_state(&ws).as_ref(), Some(&before));
+    ws.write_blueprint(&blueprint_in(&Workspace::with_blueprint("minimal").read_blueprint(), &net));
+
+    // The cluster role again, at the node role's address: one resource is managed at one address.
     let out = kbp(&em, &["import", bp, "iam_role.node_group", "sbx-eks-cluster"], ws.path());
     assert_exit_code(&out, 1, "a role of another name");
     assert!(stderr(&out).contains("already in state at iam_role.cluster"), "{}", stderr(&out));
