@@ -202,6 +202,13 @@ async fn import_blocks_are_planned_applied_and_then_do_nothing() {
 
     // A `to` the blueprint does not compile to: refused at its place, before AWS is asked anything.
     ws.write_blueprint(&format!("{base}\n[[import]]\nto = \"eks_cluster.mian\"\nid = \"sbx\"\n"));
+    let invalid = kbp_offline(&["validate", ws.blueprint_arg()], ws.path());
+    assert_exit_code(&invalid, 1, "validate checks import addresses too");
+    assert!(
+        stderr(&invalid).contains("`eks_cluster.mian` is not an address of this blueprint"),
+        "{}",
+        stderr(&invalid)
+    );
     let bad = kbp(&em, &["plan", ws.blueprint_arg()], ws.path());
     assert_exit_code(&bad, 1, "an import to an unknown address");
     let err = stderr(&bad);
