@@ -241,3 +241,22 @@ async fn import_blocks_are_planned_applied_and_then_do_nothing() {
     assert_eq!(c.arn(), Some(hand.cluster_arn.as_str()), "the same cluster");
     assert_eq!(c.tags().and_then(|t| t.get("kbp:stack")).map(String::as_str), Some(STACK));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_imported_resource_not_yet_tagged_is_the_stacks_for_destroy() {
+    let em = Emulator::start();
+    let net = existing_network(&em).await;
+    made_by_hand(&em, &net).await;
+    let ws = Workspace::with_blueprint("minimal");
+    ws.write_blueprint(&blueprint_in(&ws.read_blueprint(), &net));
+    let bp = ws.blueprint_arg();
+    kbp_ok(&em, &["import", bp, "iam_role.node_group", "sbx-eks-nodes"], ws.path());
+
+    // Untagged, it is still the stack's: destroy deletes what state holds, whatever its tags.
+    kbp_ok(&em, &["destroy", bp, "--auto-approve"], ws.path());
+    let iam = em.iam().await;
+    assert!(iam.get_role().role_name("sbx-eks-nodes").send().await.is_err(), "the imported role is destroyed");
+    assert!(iam.get_role().role_name("sbx-eks-cluster").send().await.is_ok(), "what was not imported is left");
+    let clusters = em.eks().await.list_clusters().send().await.unwrap();
+    assert_eq!(clusters.clusters(), [STACK.to_string()], "the cluster made by hand, not imported, is left");
+}
