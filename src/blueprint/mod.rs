@@ -44,6 +44,38 @@ use crate::diag::Diagnostics;
 pub struct Loaded {
     pub blueprint: Blueprint,
     pub warnings: Diagnostics,
+    /// Where each `[[import]]` table's `to` is written (source and span), in order.
+    import_at: Vec<(usize, std::ops::Range<usize>)>,
+}
+
+impl Loaded {
+    /// Checks that every `[[import]]` table's `to` is one of `addresses` (the compiled graph's): the blueprint
+    /// alone cannot say which addresses it compiles to. The diagnostics name `import[i].to` with its place.
+    pub fn imports(&self, addresses: &[String]) -> Result<(), Diagnostics> {
+        let mut diags = self.warnings.clone();
+        diags.items.clear();
+        for (i, block) in self.blueprint.import.iter().enumerate() {
+            if addresses.contains(&block.to) {
+                continue;
+            }
+            let (source, span) = self.import_at.get(i).cloned().unwrap_or((0, 0..0));
+            let close = addresses.iter().min_by_key(|a| strsim::levenshtein(a, &block.to));
+            let hint = match close {
+                Some(a) => format!("did you mean `{a}`? `kbp graph --format json` lists every address"),
+                None => "`kbp graph --format json` lists every address".to_string(),
+            };
+            diags
+                .error(source, span, format!("`{}` is not an address of this blueprint", block.to))
+                .path(format!("import[{i}].to"))
+                .expected("an address the blueprint compiles to")
+                .hint(hint);
+        }
+        if diags.has_errors() {
+            Err(diags)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// Reads, parses and validates the blueprint at `path`, applying `sets` (`path=value` overrides) first.
@@ -89,7 +121,12 @@ pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diag
     }
     diags.sort();
     match blueprint {
-        Some(blueprint) if !diags.has_errors() => Ok(Loaded { blueprint, warnings: diags }),
+        Some(blueprint) if !diags.has_errors() => {
+            let import_at = (0..blueprint.import.len())
+                .map(|i| index.locate(&format!("import[{i}].to")).map_or((0, 0..0), |p| (p.source, p.span.clone())))
+                .collect();
+            Ok(Loaded { blueprint, warnings: diags, import_at })
+        }
         _ => Err(diags),
     }
 }

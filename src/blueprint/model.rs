@@ -22,6 +22,16 @@ pub struct Blueprint {
     pub node_pools: BTreeMap<String, NodePool>,
     /// Where the stack's state lives.
     pub state: StateSettings,
+    /// `[[import]]` tables: existing resources to take under management during plan and apply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub import: Vec<Import>,
+}
+
+/// One `[[import]]` table: the resource `id` in AWS goes into state at the address `to`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Import {
+    pub to: String,
+    pub id: String,
 }
 
 /// The blueprint's `[state]` table; `--state`/`KBP_STATE` override it.

@@ -75,6 +75,15 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Delete everything the stack's state holds.
     Destroy(DestroyArgs),
+    /// Take an existing AWS resource under management at an address of the blueprint.
+    ///
+    /// Reads the resource by ID (`kbp graph --format json` lists the addresses; the error for a wrong ID says
+    /// what ID the address's kind takes: `vpc-…`, a role name, `cluster:nodegroup`), writes it into state under
+    /// the state lock, and prints what the next apply changes on it: kbp's tags to add and whatever differs from
+    /// the blueprint. Refused, with state unchanged, for an address state already holds, an ID of nothing or of
+    /// another kind, and a resource the next apply would replace. The blueprint's `[[import]]` tables do the same
+    /// during plan and apply.
+    Import(ImportArgs),
     /// Inspect state.
     #[command(subcommand)]
     State(StateCommand),
@@ -340,6 +349,24 @@ pub struct ApplyArgs {
     /// leave state) and change nothing in AWS.
     #[arg(long, conflicts_with = "ttl")]
     pub refresh_only: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
+    /// The address to import into, as `kbp graph` and `kbp plan` show it: `iam_role.cluster`, `eks_cluster.main`.
+    pub address: String,
+    /// The resource's ID in AWS, of the form its kind takes (a VPC ID, a role name, `cluster:nodegroup`).
+    pub id: String,
+    #[command(flatten)]
+    pub state: StateArgs,
+    /// Read the resource and print the plan, but write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print what was read and the change as one JSON document.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

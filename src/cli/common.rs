@@ -51,13 +51,17 @@ pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGra
     if !loaded.warnings.items.is_empty() {
         show_diagnostics(&loaded.warnings, color);
     }
-    let bp = loaded.blueprint;
-    let graph = graph::compile(&bp).map_err(|e| {
+    let graph = graph::compile(&loaded.blueprint).map_err(|e| {
         report(&anyhow::anyhow!(
             "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
         ))
     })?;
-    Ok((bp, graph))
+    let addresses: Vec<String> = graph.in_order().iter().map(|r| r.address.to_string()).collect();
+    loaded.imports(&addresses).map_err(|d| {
+        show_diagnostics(&d, color);
+        FAILED
+    })?;
+    Ok((loaded.blueprint, graph))
 }
 
 /// Prints what the blueprint should reconsider (a plan's `warnings`) on stderr.
@@ -187,6 +191,23 @@ pub async fn default_region(explicit: Option<&str>) -> anyhow::Result<String> {
         Some(r) => Ok(r.to_string()),
         None => bail!("no region\n  hint: pass --region, or set AWS_REGION / the profile's region"),
     }
+}
+
+/// The blueprint's `[[import]]` blocks whose address `state` lacks, read and added to it (see
+/// [`crate::plan::import::blocks`]); the entries added, for [`crate::plan::Plan::importing`].
+pub async fn import_blocks(
+    cx: &Context,
+    registry: &crate::providers::Registry,
+    graph: &ResourceGraph,
+    bp: &Blueprint,
+    state: &mut State,
+) -> anyhow::Result<Vec<crate::state::ResourceState>> {
+    let mut blocks = Vec::new();
+    for b in &bp.import {
+        let to: Address = b.to.parse().map_err(|e| anyhow::anyhow!("[[import]] to `{}`: {e}", b.to))?;
+        blocks.push((to, b.id.clone()));
+    }
+    Ok(crate::plan::import::blocks(cx, registry, graph, state, &blocks).await?)
 }
 
 /// A failed [`plan::refresh`] as the one-line error (with its hint) a command reports.

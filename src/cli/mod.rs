@@ -10,6 +10,7 @@ mod force_unlock;
 mod gc;
 mod generated;
 mod graph;
+mod import;
 mod kubeconfig;
 mod output;
 mod plan;
@@ -63,6 +64,7 @@ pub fn main() -> ExitCode {
                     Command::Drift(a) => drift::run(a, &cli.global).await,
                     Command::Apply(a) => run::apply(a, &cli.global).await,
                     Command::Destroy(a) => destroy::run(a, &cli.global).await,
+                    Command::Import(a) => import::run(a, &cli.global).await,
                     Command::Gc(a) => gc::run(a, &cli.global).await,
                     Command::State(a) => state::run(a, &cli.global).await,
                     Command::Output(a) => output::run(a, &cli.global).await,

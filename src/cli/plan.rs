@@ -33,15 +33,21 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         };
         let registry = Registry::builtin();
         let parallelism = a.run.parallelism as usize;
-        let refreshed = plan::refresh(cx, &registry, &locked.state, Some(&graph), parallelism)
+        let mut refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(&graph), parallelism)
             .await
             .map_err(common::refresh_failed)?;
+        let imported = if a.destroy || a.refresh_only {
+            Vec::new()
+        } else {
+            common::import_blocks(&cx, &registry, &graph, &bp, &mut refreshed.state).await?
+        };
         let mut p = if a.destroy {
             plan::diff_destroy(&graph, &refreshed.state, &registry)
         } else {
             plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone)
         };
         p.adopting(&refreshed);
+        p.importing(imported);
         if !a.destroy {
             p.drift = plan::drift::drift(&locked.state, &refreshed);
         }

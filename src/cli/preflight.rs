@@ -104,6 +104,8 @@ pub async fn stack(cx: &Context, bp: &Blueprint, state: &State) -> anyhow::Resul
         anyhow::anyhow!("the blueprint compiles to an invalid graph: {e}\n  hint: {hint}")
     })?;
     let me = caller(cx).shared();
+    // What `[[import]]` blocks take over is meant to exist already under its name.
+    let importing: Vec<String> = bp.import.iter().map(|i| i.to.clone()).collect();
     let basics = async {
         let region = async {
             match region(cx).await {
@@ -115,7 +117,7 @@ pub async fn stack(cx: &Context, bp: &Blueprint, state: &State) -> anyhow::Resul
     };
     let others = async {
         let (mut found, offered, crds, network) = tokio::join!(
-            names::check(cx, &graph, state, me.clone()),
+            names::check(cx, &graph, state, me.clone(), &importing),
             offers::check(cx, bp, &graph, state),
             crds::check(bp),
             network::check(cx, bp)

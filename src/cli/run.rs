@@ -51,11 +51,13 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     }
     let cx = Arc::new(cx);
     let registry = Registry::builtin();
-    let refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize)
+    let mut refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize)
         .await
         .map_err(common::refresh_failed)?;
+    let imported = common::import_blocks(&cx, &registry, &graph, &bp, &mut refreshed.state).await?;
     let mut p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
     p.adopting(&refreshed);
+    p.importing(imported);
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
     p.warnings = crate::blueprint::advisories(&bp);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
@@ -131,16 +133,17 @@ async fn execute(
         eprintln!("{verb} cancelled.");
         return Ok(FAILED);
     }
-    if !p.adopted.is_empty() {
-        // What refresh found by the stack's tags goes into state first: the changes below may update it.
+    if !p.adopted.is_empty() || !p.imported.is_empty() {
+        // What refresh found by the stack's tags, and what [[import]] blocks read, goes into state first: the
+        // changes below may update it.
         state
             .update(|s| {
-                for r in &p.adopted {
+                for r in p.adopted.iter().chain(&p.imported) {
                     s.resources.insert(r.address.clone(), r.clone());
                 }
             })
             .await
-            .context("writing the adopted resources into state")?;
+            .context("writing the adopted and imported resources into state")?;
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let renderer = tokio::spawn(ui.render_events(rx));

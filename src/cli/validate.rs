@@ -22,13 +22,21 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
     let ui = crate::ui::Ui::new(a.json, g.no_color);
     match blueprint::check(&a.bp.blueprint, &a.bp.sets) {
         Ok(loaded) => {
+            let graph = match crate::graph::compile(&loaded.blueprint) {
+                Ok(graph) => graph,
+                Err(e) => {
+                    return super::common::report(&anyhow::anyhow!(
+                        "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
+                    ))
+                }
+            };
+            // `[[import]]` tables name addresses of the compiled graph.
+            let addresses: Vec<String> = graph.in_order().iter().map(|r| r.address.to_string()).collect();
+            if let Err(d) = loaded.imports(&addresses) {
+                return invalid(&d, a.json, ui.color);
+            }
             let bp = loaded.blueprint;
             let warnings = loaded.warnings;
-            if let Err(e) = crate::graph::compile(&bp) {
-                return super::common::report(&anyhow::anyhow!(
-                    "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
-                ));
-            }
             if a.json {
                 report_json(true, &warnings);
                 return 0;
@@ -48,13 +56,15 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
             }
             0
         }
-        Err(d) => {
-            if a.json {
-                report_json(false, &d);
-            } else {
-                eprint!("{}", d.render(ui.color));
-            }
-            FAILED
-        }
+        Err(d) => invalid(&d, a.json, ui.color),
     }
+}
+
+fn invalid(d: &Diagnostics, json: bool, color: bool) -> u8 {
+    if json {
+        report_json(false, d);
+    } else {
+        eprint!("{}", d.render(color));
+    }
+    FAILED
 }

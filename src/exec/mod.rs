@@ -239,6 +239,7 @@ async fn record(
         attributes,
         outputs,
         dependencies,
+        imported: false,
     };
     state.update(|s| s.resources.insert(step.address.clone(), entry)).await.map(drop)
 }

@@ -72,6 +72,9 @@ pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[A
             let forces = force_new.contains(&key.as_str());
             attr_diff(key, have, Some(want), forces, &mut attrs);
         }
+        if existing.imported {
+            attrs.extend(super::import::tags_to_add(state, existing));
+        }
         if attrs.is_empty() {
             unchanged += 1;
             continue;
@@ -86,6 +89,7 @@ pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[A
             let verb = if tops.len() == 1 { "forces" } else { "force" };
             (Action::Replace, format!("{} {verb} replacement", tops.join(", ")))
         };
+        let reason = if existing.imported { format!("imported, kbp's tags to add: {reason}") } else { reason };
         if action == Action::Replace {
             pending.insert(r.address.clone());
         }
@@ -173,6 +177,7 @@ fn finish(
         adopted: Vec::new(),
         drift: Vec::new(),
         refresh_only: false,
+        imported: Vec::new(),
     }
 }
 

@@ -123,6 +123,7 @@ mod tests {
             attributes: attrs.as_object().cloned().unwrap(),
             outputs: Attrs::new(),
             dependencies: vec![],
+            imported: false,
         }
     }
 

@@ -208,6 +208,7 @@ mod tests {
             adopted: Vec::new(),
             drift: Vec::new(),
             refresh_only: false,
+            imported: Vec::new(),
         }
     }
 

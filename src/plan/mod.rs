@@ -4,6 +4,7 @@
 
 pub mod diff;
 pub mod drift;
+pub mod import;
 pub mod markdown;
 pub mod refresh;
 pub mod render;
@@ -94,13 +95,21 @@ pub struct Summary {
     /// Resources found in AWS by their kbp tags that state did not hold as created (see [`Plan::adopted`]).
     #[serde(default)]
     pub adopt: usize,
+    /// Resources the blueprint's `[[import]]` blocks take under management (see [`Plan::imported`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub import: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Summary {
     /// `Plan: 1 to add, 2 to change, 0 to destroy.`, led by `N to adopt, ` when there is something to adopt.
     pub fn line(&self) -> String {
         let adopt = if self.adopt > 0 { format!("{} to adopt, ", self.adopt) } else { String::new() };
-        format!("Plan: {adopt}{} to add, {} to change, {} to destroy.", self.add, self.change, self.destroy)
+        let import = if self.import > 0 { format!("{} to import, ", self.import) } else { String::new() };
+        format!("Plan: {import}{adopt}{} to add, {} to change, {} to destroy.", self.add, self.change, self.destroy)
     }
 }
 
@@ -134,6 +143,11 @@ pub struct Plan {
     /// like any other.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adopted: Vec<crate::state::ResourceState>,
+    /// Resources the blueprint's `[[import]]` blocks name that state did not hold, as read by their IDs (with the
+    /// lookups they use): applying the plan writes them into state first, then updates them like any other
+    /// (adding kbp's tags).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imported: Vec<crate::state::ResourceState>,
     /// What the blueprint should reconsider (see `blueprint::advisories`), each with its hint.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -153,7 +167,13 @@ impl Plan {
         if self.refresh_only {
             return !self.drift.is_empty();
         }
-        !self.changes.is_empty() || !self.adopted.is_empty()
+        !self.changes.is_empty() || !self.adopted.is_empty() || !self.imported.is_empty()
+    }
+
+    /// Records what `[[import]]` blocks read (see [`import::blocks`]), so that applying the plan writes it.
+    pub fn importing(&mut self, imported: Vec<crate::state::ResourceState>) {
+        self.summary.import = imported.len();
+        self.imported = imported;
     }
 
     /// Makes this a `--refresh-only` plan: the drift alone, nothing to change in AWS and nothing to adopt.
@@ -161,6 +181,7 @@ impl Plan {
         self.refresh_only = true;
         self.changes.clear();
         self.adopted.clear();
+        self.imported.clear();
         self.summary = Summary::default();
     }
 

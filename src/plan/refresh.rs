@@ -98,6 +98,7 @@ pub async fn refresh(
                         attributes: o.attrs,
                         outputs: o.outputs,
                         dependencies,
+                        imported: false,
                     };
                     vec![(address, Outcome::Untracked(r))]
                 })
@@ -283,6 +284,7 @@ mod tests {
             attributes: json!({"zone": "a"}).as_object().unwrap().clone(),
             outputs: Attrs::new(),
             dependencies: vec![],
+            imported: false,
         }
     }
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use super::drift::{Drift, Drifted};
-use super::{Action, AttrChange, Plan};
+use super::{Action, AttrChange, Change, Plan};
 use crate::graph::value::UNKNOWN;
 
 pub struct Style {
@@ -61,6 +61,20 @@ pub fn human(plan: &Plan, style: &Style) -> String {
         }
         let _ = writeln!(out);
     }
+    if !plan.imported.is_empty() {
+        let _ = writeln!(out, "Imported by the blueprint's [[import]] blocks; applying takes them into state:\n");
+        for r in &plan.imported {
+            let id = r.id.as_deref().unwrap_or("?");
+            let _ = writeln!(
+                out,
+                "  {} {} ({}, {id})",
+                style.paint("36", "<="),
+                style.paint("1", &r.address.to_string()),
+                r.kind
+            );
+        }
+        let _ = writeln!(out);
+    }
     if plan.changes.is_empty() {
         let account = account(plan).map(|a| format!(" ({}, {a})", plan.region)).unwrap_or_default();
         let _ = writeln!(
@@ -76,21 +90,7 @@ pub fn human(plan: &Plan, style: &Style) -> String {
             plan.stack, plan.region
         );
         for c in &plan.changes {
-            let id = c.id.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "  {} {} ({}{})  {}",
-                style.action(c.action),
-                style.paint("1", &c.address.to_string()),
-                c.kind,
-                id,
-                style.paint("2", &format!("# {}", c.reason))
-            );
-            let width = c.attributes.iter().map(|a| a.path.len()).max().unwrap_or(0);
-            for a in &c.attributes {
-                let _ = writeln!(out, "      {}", attr_line(c.action, a, width, style));
-            }
-            let _ = writeln!(out);
+            out.push_str(&change(c, style));
         }
     }
     if !plan.deferred.is_empty() {
@@ -155,6 +155,27 @@ fn drift_header(d: &Drift, style: &Style) -> String {
         Drifted::Deleted => ("-", "31", format!("  {}", style.paint("2", "# deleted outside kbp"))),
     };
     format!("  {} {} ({}{id}){note}", style.paint(code, symbol), style.paint("1", &d.address.to_string()), d.kind)
+}
+
+/// One change: its action, address, kind, ID and reason, then each attribute that differs, and a blank line.
+pub fn change(c: &Change, style: &Style) -> String {
+    let mut out = String::new();
+    let id = c.id.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  {} {} ({}{})  {}",
+        style.action(c.action),
+        style.paint("1", &c.address.to_string()),
+        c.kind,
+        id,
+        style.paint("2", &format!("# {}", c.reason))
+    );
+    let width = c.attributes.iter().map(|a| a.path.len()).max().unwrap_or(0);
+    for a in &c.attributes {
+        let _ = writeln!(out, "      {}", attr_line(c.action, a, width, style));
+    }
+    let _ = writeln!(out);
+    out
 }
 
 /// `account 123456789012, partition aws`: whom the plan was made as, when it says (plans of older kbp do not).

@@ -82,7 +82,7 @@ impl<T: Lookup> Uses<T> {
 #[async_trait]
 impl<T: Lookup> Provider for Uses<T> {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(T::KIND).force_new(const { &[T::NAMED_BY] }).retained_on_destroy()
+        Descriptor::new(T::KIND).force_new(const { &[T::NAMED_BY] }).retained_on_destroy().looked_up()
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -146,13 +146,24 @@ pub struct Descriptor {
     pub adoptable_by_tags: bool,
     /// See [`Provider::retain_on_destroy`].
     pub retain_on_destroy: bool,
+    /// See [`Provider::import_id`].
+    pub import_id: Option<&'static str>,
+    /// A lookup ([`lookup`]): its create only checks that what the blueprint names exists, and changes nothing.
+    pub lookup: bool,
 }
 
 impl Descriptor {
     /// A kind whose attributes all change in place, found again only by its create answering "already
     /// exists", and deleted with the stack.
     pub const fn new(kind: &'static str) -> Self {
-        Descriptor { kind, force_new: &[], adoptable_by_tags: false, retain_on_destroy: false }
+        Descriptor {
+            kind,
+            force_new: &[],
+            adoptable_by_tags: false,
+            retain_on_destroy: false,
+            import_id: None,
+            lookup: false,
+        }
     }
 
     /// With `attrs` forcing a replacement when they change.
@@ -168,6 +179,16 @@ impl Descriptor {
     /// Left in place by a destroy; see [`Provider::retain_on_destroy`].
     pub const fn retained_on_destroy(self) -> Self {
         Descriptor { retain_on_destroy: true, ..self }
+    }
+
+    /// A lookup of what the stack uses but does not own; see [`lookup`].
+    pub const fn looked_up(self) -> Self {
+        Descriptor { lookup: true, ..self }
+    }
+
+    /// Taken under management by `kbp import` given an ID of the form `id` describes; see [`Provider::import_id`].
+    pub const fn imported_by(self, id: &'static str) -> Self {
+        Descriptor { import_id: Some(id), ..self }
     }
 }
 
@@ -236,6 +257,13 @@ pub trait Provider: Send + Sync {
     /// [`Descriptor::retain_on_destroy`].
     fn retain_on_destroy(&self) -> bool {
         self.descriptor().retain_on_destroy
+    }
+
+    /// What ID `kbp import` takes for this kind, in words for a hint ("its VPC ID, `vpc-…`"), or `None` when the
+    /// kind cannot be imported (lookups, in-cluster objects, what kbp only deletes). Its [`Provider::read`] must
+    /// then read the resource by that ID alone, whatever its tags: [`Descriptor::import_id`].
+    fn import_id(&self) -> Option<&'static str> {
+        self.descriptor().import_id
     }
 
     /// Lists the resources of this kind that the stack owns outside state (made by Karpenter or an in-cluster

@@ -1,4 +1,4 @@
-//! Changing state by hand, safely: forgetting resources (`kbp state rm`), renaming addresses (`kbp state mv`),
+//! Changing state by hand, safely: adding an imported resource (`kbp import`), forgetting resources (`kbp state rm`), renaming addresses (`kbp state mv`),
 //! replacing the whole document (`kbp state push`) and moving it between backends (`kbp state migrate`). Each
 //! refuses what would lose state or mix up two stacks, unless forced.
 
@@ -37,6 +37,18 @@ pub fn remove(state: &mut State, addresses: &[Address]) -> Result<Vec<ResourceSt
         r.dependencies.retain(|d| !addresses.contains(d));
     }
     Ok(removed)
+}
+
+/// Adds `entry` (`kbp import`): refused when its address is already in state, which it would overwrite.
+pub fn insert(state: &mut State, entry: ResourceState) -> Result<(), StateError> {
+    if let Some(existing) = state.resources.get(&entry.address) {
+        return Err(refused(
+            format!("{} is already in state ({})", entry.address, existing.id.as_deref().unwrap_or("-")),
+            "`kbp state rm` it first if it is really to be replaced",
+        ));
+    }
+    state.resources.insert(entry.address.clone(), entry);
+    Ok(())
 }
 
 /// Renames `from` to `to`, in the entry and wherever another entry depends on it.
@@ -164,6 +176,7 @@ mod tests {
             attributes: Default::default(),
             outputs: Default::default(),
             dependencies: deps.iter().map(|d| d.parse().unwrap()).collect(),
+            imported: false,
         }
     }
 
@@ -199,6 +212,16 @@ mod tests {
         assert_eq!(s.resources[&a("vpc.shared")].address, a("vpc.shared"));
         assert_eq!(s.resources[&a("subnet.private[\"a\"]")].dependencies, vec![a("vpc.shared")]);
         assert!(rename(&mut s, &a("vpc.main"), &a("vpc.x")).unwrap_err().to_string().contains("not in state"));
+    }
+
+    #[test]
+    fn insert_adds_an_entry_but_never_over_one() {
+        let mut s = sample();
+        insert(&mut s, entry("vpc.other", &[])).unwrap();
+        assert_eq!(s.resources[&a("vpc.other")].id.as_deref(), Some("id-vpc.other"));
+        let e = insert(&mut s, ResourceState { id: Some("x".into()), ..entry("vpc.main", &[]) }).unwrap_err();
+        assert!(e.to_string().contains("vpc.main is already in state (id-vpc.main)"), "{e}");
+        assert_eq!(s.resources[&a("vpc.main")].id.as_deref(), Some("id-vpc.main"));
     }
 
     #[test]

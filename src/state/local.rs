@@ -204,6 +204,7 @@ mod tests {
                 attributes: serde_json::Map::new(),
                 outputs: serde_json::Map::new(),
                 dependencies: vec![],
+                imported: false,
             },
         );
         s

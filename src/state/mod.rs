@@ -110,6 +110,10 @@ pub struct ResourceState {
     pub attributes: Attrs,
     pub outputs: Attrs,
     pub dependencies: Vec<Address>,
+    /// Taken under management by `kbp import` (or an `[[import]]` block) and not yet applied: it does not carry
+    /// kbp's `kbp:stack`/`kbp:address` tags, so the next apply updates it to add them (and then clears this).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub imported: bool,
 }
 
 /// Resources are a map in memory and a list sorted by address on disk (diffable, one entry per resource).

@@ -130,6 +130,7 @@ pub fn merge(state: &mut State, found: &[Found]) -> Vec<Address> {
                 attributes: f.attrs.clone(),
                 outputs,
                 dependencies,
+                imported: false,
             },
         );
         added.push(me);
@@ -203,6 +204,7 @@ mod tests {
             attributes: Default::default(),
             outputs: Default::default(),
             dependencies: Vec::new(),
+            imported: false,
         }
     }
 

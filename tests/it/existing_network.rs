@@ -17,15 +17,15 @@ const STACK: &str = "sbx";
 
 /// The network a team made before kbp came: IDs of what the blueprint names and of the neighbour.
 #[derive(Clone)]
-struct Network {
-    vpc: String,
-    private: Vec<String>,
-    public: Vec<String>,
-    neighbour_group: String,
-    neighbour: String,
+pub(crate) struct Network {
+    pub vpc: String,
+    pub private: Vec<String>,
+    pub public: Vec<String>,
+    pub neighbour_group: String,
+    pub neighbour: String,
 }
 
-async fn existing_network(em: &Emulator) -> Network {
+pub(crate) async fn existing_network(em: &Emulator) -> Network {
     let ec2 = em.ec2().await;
     let team = [("team", "network"), ("Name", "shared")];
     let vpc = ec2.create_vpc().cidr_block("10.20.0.0/16").tag_specifications(tag_spec(ResourceType::Vpc, &team));
@@ -130,7 +130,7 @@ async fn snapshot(em: &Emulator, net: &Network) -> BTreeMap<String, String> {
 }
 
 /// The blueprint `base` (without a `[vpc]` table), in the network `net`.
-fn blueprint_in(base: &str, net: &Network) -> String {
+pub(crate) fn blueprint_in(base: &str, net: &Network) -> String {
     let list = |ids: &[String]| ids.iter().map(|i| format!("{i:?}")).collect::<Vec<_>>().join(", ");
     format!(
         "{}\n[vpc]\nid = {:?}\nprivate_subnet_ids = [{}]\npublic_subnet_ids = [{}]\n",

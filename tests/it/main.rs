@@ -33,6 +33,7 @@ mod aws_stack;
 mod ci_recipe;
 mod drift;
 mod existing_network;
+mod import;
 mod json_contract;
 mod karpenter_deploy;
 mod lifecycle;

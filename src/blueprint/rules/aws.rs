@@ -130,6 +130,31 @@ pub(crate) fn az_name(s: &str) -> Result<(), Problem> {
 }
 
 /// The ID of an existing VPC, such as `vpc-0123456789abcdef0`.
+/// An address of a resource kbp compiles: `<type>.<name>`, optionally keyed (`<type>.<name>["<key>"]`).
+pub(crate) fn resource_address(s: &str) -> Result<(), Problem> {
+    let (head, key) = match s.split_once('[') {
+        Some((head, rest)) => (head, Some(rest)),
+        None => (s, None),
+    };
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    let named = head.split_once('.').is_some_and(|(t, n)| word(t) && word(n));
+    let keyed = key.is_none_or(|k| k.len() > 3 && k.starts_with('"') && k.ends_with("\"]"));
+    if named && keyed {
+        Ok(())
+    } else {
+        Err(Problem::new(format!("`{s}` is not a resource address"))
+            .hint("write it as `kbp graph --format json` lists it, such as `iam_role.cluster` or `eks_addon.main[\"coredns\"]`"))
+    }
+}
+
+/// An AWS resource ID of any kind: not empty, no longer than any AWS ID or URL.
+pub(crate) fn resource_id(s: &str) -> Result<(), Problem> {
+    if s.trim().is_empty() || s.len() > 2048 {
+        return Err(Problem::new("an ID is 1 to 2048 characters").hint("copy the ID from the AWS console or CLI"));
+    }
+    Ok(())
+}
+
 pub(crate) fn vpc_id(s: &str) -> Result<(), Problem> {
     ec2_id(s, "vpc", "aws ec2 describe-vpcs")
 }

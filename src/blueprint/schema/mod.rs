@@ -4,6 +4,7 @@
 
 use super::rules::{aws, k8s, Check};
 
+mod import;
 pub(super) mod json_schema;
 mod nodes;
 mod stack;
@@ -109,6 +110,7 @@ pub(crate) const BLUEPRINT: &[Field] = &[
         "NodePools by name.",
     ),
     field("state", Ty::Table(STATE), Default("{}"), "Where kbp keeps the stack's state: a local file, or S3 for teams and CI."),
+    field("import", import::IMPORTS, Default("[]"), "Existing AWS resources to take under management during plan and apply, as `kbp import` does: each is read by `id` and written into state at `to` unless state already holds that address."),
 ];
 
 const ROOT: Ty = Ty::Table(BLUEPRINT);

@@ -4,6 +4,7 @@
 mod crd;
 mod existing_network;
 mod fuzz;
+mod imports;
 mod robustness;
 
 use std::path::{Path, PathBuf};

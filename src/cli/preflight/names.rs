@@ -35,8 +35,18 @@ enum Holder {
     Stack(Option<String>),
 }
 
-pub(super) async fn check(cx: &Context, graph: &ResourceGraph, state: &State, me: impl Caller) -> Vec<Problem> {
-    let claims: Vec<Claim> = graph.resources().filter_map(|r| claim(r, state)).collect();
+pub(super) async fn check(
+    cx: &Context,
+    graph: &ResourceGraph,
+    state: &State,
+    me: impl Caller,
+    importing: &[String],
+) -> Vec<Problem> {
+    let claims: Vec<Claim> = graph
+        .resources()
+        .filter(|r| !importing.contains(&r.address.to_string()))
+        .filter_map(|r| claim(r, state))
+        .collect();
     let checked = join_all(claims.iter().map(|c| {
         let me = me.clone();
         async move {

@@ -113,6 +113,7 @@ pub(crate) fn sample() -> Blueprint {
             profile: None,
             role_arn: None,
         },
+        import: Vec::new(),
     }
 }
 

@@ -89,6 +89,7 @@ fn applied(graph: &ResourceGraph, registry: &Registry) -> State {
                 attributes: attrs.as_object().unwrap().clone(),
                 outputs: outputs.as_object().unwrap().clone(),
                 dependencies: r.dependencies().into_iter().collect(),
+                imported: false,
             },
         );
     }
@@ -225,4 +226,24 @@ fn unchanged_resource_with_a_new_output_reference_is_not_touched() {
     let _ = Resource::new(addr("vpc.main"), "aws_vpc", json!({}));
     let plan = diff(&g, &state, &reg, &[]);
     assert!(plan.change(&addr("subnet.private[\"us-west-2a\"]")).is_none());
+}
+
+#[test]
+fn an_imported_resource_is_updated_to_carry_kbps_tags_and_nothing_else_changes() {
+    let g = sample_graph(|_| {});
+    let reg = registry();
+    let mut state = applied(&g, &reg);
+    let role = addr("iam_role.cluster");
+    state.resources.get_mut(&role).unwrap().imported = true;
+    let plan = diff(&g, &state, &reg, &[]);
+    assert_eq!(plan.changes.len(), 1, "{:#?}", plan.changes);
+    let c = plan.change(&role).unwrap();
+    assert_eq!(c.action, Action::Update);
+    assert!(c.reason.starts_with("imported, kbp's tags to add"), "{}", c.reason);
+    let added: Vec<(&str, Option<&Value>)> = c.attributes.iter().map(|a| (a.path.as_str(), a.after.as_ref())).collect();
+    assert_eq!(
+        added,
+        [("tags[\"kbp:address\"]", Some(&json!("iam_role.cluster"))), ("tags[\"kbp:stack\"]", Some(&json!("demo")))]
+    );
+    assert!(c.attributes.iter().all(|a| a.before.is_none() && !a.forces_replacement));
 }

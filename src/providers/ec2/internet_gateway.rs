@@ -21,7 +21,10 @@ const NOT_FOUND: &str = "InvalidInternetGatewayID.NotFound";
 #[async_trait]
 impl Provider for InternetGateway {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::INTERNET_GATEWAY).force_new(&["vpc_id"]).adoptable_by_tags()
+        Descriptor::new(kinds::INTERNET_GATEWAY)
+            .force_new(&["vpc_id"])
+            .adoptable_by_tags()
+            .imported_by("its internet gateway ID, `igw-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -24,7 +24,9 @@ const TRANSIENT: &[&str] = &[
 #[async_trait]
 impl Provider for Route {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::ROUTE).force_new(&["route_table_id", "destination_cidr_block"])
+        Descriptor::new(kinds::ROUTE)
+            .force_new(&["route_table_id", "destination_cidr_block"])
+            .imported_by("`<route table ID>_<destination CIDR>`, such as `rtb-…_0.0.0.0/0`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -40,7 +40,10 @@ const ALL: &str = "-1";
 #[async_trait]
 impl Provider for SecurityGroup {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::SECURITY_GROUP).force_new(&["name", "description", "vpc_id"]).adoptable_by_tags()
+        Descriptor::new(kinds::SECURITY_GROUP)
+            .force_new(&["name", "description", "vpc_id"])
+            .adoptable_by_tags()
+            .imported_by("its security group ID, `sg-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -18,7 +18,10 @@ const NOT_FOUND: &str = "InvalidSubnetID.NotFound";
 #[async_trait]
 impl Provider for Subnet {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::SUBNET).force_new(&["vpc_id", "cidr_block", "availability_zone"]).adoptable_by_tags()
+        Descriptor::new(kinds::SUBNET)
+            .force_new(&["vpc_id", "cidr_block", "availability_zone"])
+            .adoptable_by_tags()
+            .imported_by("its subnet ID, `subnet-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

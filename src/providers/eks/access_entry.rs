@@ -41,7 +41,9 @@ struct Spec {
 #[async_trait]
 impl Provider for AccessEntry {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["cluster_name", "principal_arn", "type"])
+        Descriptor::new(KIND)
+            .force_new(&["cluster_name", "principal_arn", "type"])
+            .imported_by("`<cluster name>:<principal ARN>`")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

@@ -55,7 +55,7 @@ impl Spec {
 #[async_trait]
 impl Provider for Addon {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["cluster_name", "addon_name"])
+        Descriptor::new(KIND).force_new(&["cluster_name", "addon_name"]).imported_by("`<cluster name>:<add-on name>`")
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

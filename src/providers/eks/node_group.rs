@@ -65,16 +65,18 @@ struct KubeTaint {
 #[async_trait]
 impl Provider for NodeGroup {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&[
-            "cluster_name",
-            "name",
-            "node_role_arn",
-            "subnet_ids",
-            "ami_type",
-            "instance_types",
-            "capacity_type",
-            "disk_size",
-        ])
+        Descriptor::new(KIND)
+            .force_new(&[
+                "cluster_name",
+                "name",
+                "node_role_arn",
+                "subnet_ids",
+                "ami_type",
+                "instance_types",
+                "capacity_type",
+                "disk_size",
+            ])
+            .imported_by("`<cluster name>:<node group name>`")
     }
 
     /// Subnets are a set and taints are compared in (key, effect) order; instance types keep their order, which

@@ -30,7 +30,9 @@ struct Spec {
 #[async_trait]
 impl Provider for PodIdentityAssociation {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["cluster_name", "namespace", "service_account"])
+        Descriptor::new(KIND)
+            .force_new(&["cluster_name", "namespace", "service_account"])
+            .imported_by("`<cluster name>:<association ID>`, such as `demo:a-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

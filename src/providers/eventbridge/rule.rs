@@ -43,7 +43,7 @@ fn enabled() -> String {
 #[async_trait]
 impl Provider for Rule {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name"])
+        Descriptor::new(KIND).force_new(&["name"]).imported_by("its rule name")
     }
 
     /// A pattern written as a JSON string compares as the object `read` parses it into.

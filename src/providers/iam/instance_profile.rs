@@ -29,7 +29,7 @@ pub struct InstanceProfile;
 #[async_trait]
 impl Provider for InstanceProfile {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name", "path"])
+        Descriptor::new(KIND).force_new(&["name", "path"]).imported_by("its instance profile name")
     }
 
     // Tags come from GetInstanceProfile, which returns them as ListInstanceProfileTags does, in one call.

@@ -24,7 +24,7 @@ pub struct OpenIdConnectProvider;
 #[async_trait]
 impl Provider for OpenIdConnectProvider {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["url"])
+        Descriptor::new(KIND).force_new(&["url"]).imported_by("its ARN, `arn:aws:iam::<account>:oidc-provider/…`")
     }
 
     /// The URL with its scheme and the lists sorted, as `read` reports them.

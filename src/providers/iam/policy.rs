@@ -27,7 +27,9 @@ pub struct Policy;
 #[async_trait]
 impl Provider for Policy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name", "path", "description"])
+        Descriptor::new(KIND)
+            .force_new(&["name", "path", "description"])
+            .imported_by("its policy ARN, `arn:aws:iam::<account>:policy/…`")
     }
 
     /// IAM has no call to rename, move or re-describe a managed policy.

@@ -30,7 +30,7 @@ pub struct Role;
 #[async_trait]
 impl Provider for Role {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name", "path"])
+        Descriptor::new(KIND).force_new(&["name", "path"]).imported_by("its role name")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

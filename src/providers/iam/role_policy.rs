@@ -17,7 +17,7 @@ pub struct RolePolicy;
 #[async_trait]
 impl Provider for RolePolicy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["role", "name"])
+        Descriptor::new(KIND).force_new(&["role", "name"]).imported_by("`<role name>:<policy name>`")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

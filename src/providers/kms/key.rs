@@ -21,7 +21,7 @@ pub struct Key;
 #[async_trait]
 impl Provider for Key {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["alias"]).adoptable_by_tags()
+        Descriptor::new(KIND).force_new(&["alias"]).adoptable_by_tags().imported_by("its key ID (a UUID)")
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -53,7 +53,9 @@ impl Spec {
 #[async_trait]
 impl Provider for Queue {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name"])
+        Descriptor::new(KIND)
+            .force_new(&["name"])
+            .imported_by("its queue URL, `https://sqs.<region>.amazonaws.com/<account>/<name>`")
     }
 
     async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -31,7 +31,7 @@ struct Spec {
 #[async_trait]
 impl Provider for QueuePolicy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["queue_url"])
+        Descriptor::new(KIND).force_new(&["queue_url"]).imported_by("its queue's URL")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

@@ -1,0 +1,24 @@
+//! The `[[import]]` tables: resources that already exist in AWS, to take under management at an address of the
+//! blueprint during plan and apply (`kbp import` in the blueprint, as Terraform's import blocks). That `to` is an
+//! address of the compiled graph is checked once the blueprint is compiled ([`crate::blueprint::Loaded::imports`]).
+
+use super::Presence::Required;
+use super::{field, str_rule, Ty};
+use crate::blueprint::rules::aws;
+
+const IMPORT: Ty = Ty::Table(&[
+    field(
+        "to",
+        str_rule("a resource address such as `eks_cluster.main` or `iam_role.cluster`", aws::resource_address),
+        Required,
+        "The address to import into, as `kbp graph` and `kbp plan` show it.",
+    ),
+    field(
+        "id",
+        str_rule("a resource ID (1 to 2048 characters)", aws::resource_id),
+        Required,
+        "The resource's ID in AWS, of the form its kind takes (a VPC ID, a role name, `cluster:nodegroup`).",
+    ),
+]);
+
+pub(super) const IMPORTS: Ty = Ty::List { item: &IMPORT, max: 500, unique: false, non_empty: false };
