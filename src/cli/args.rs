@@ -70,7 +70,7 @@ pub enum Command {
     /// `state`, `manifest.spec.limits.cpu`: as state recorded it → as it is now). Changes nothing, state
     /// included. `--json` prints the report as the `drift` field of the plan event (see docs/json.md).
     /// `kbp apply --refresh-only` accepts the drift into state; `kbp apply` repairs it.
-    Drift(DriftArgs),
+    Drift(StackArgs),
     /// Create or update the stack to match the blueprint (or apply a saved plan).
     Apply(ApplyArgs),
     /// Delete everything the stack's state holds.
@@ -110,7 +110,7 @@ impl Command {
     pub fn event_stream(&self) -> Option<&'static str> {
         match self {
             Command::Validate(a) if a.json => Some("validate"),
-            Command::Plan(a) if a.run.json || a.format == PlanFormat::Json => Some("plan"),
+            Command::Plan(a) if a.stack.run.json || a.format == PlanFormat::Json => Some("plan"),
             Command::Drift(a) if a.run.json => Some("drift"),
             Command::Apply(a) if a.run.json => Some("apply"),
             Command::Destroy(a) if a.run.json => Some("destroy"),
@@ -290,14 +290,21 @@ pub enum PlanFormat {
     Markdown,
 }
 
+/// What the commands that refresh a blueprint's stack take: the blueprint, where its state is, how to run.
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub struct StackArgs {
     #[command(flatten)]
     pub bp: BlueprintArgs,
     #[command(flatten)]
     pub state: StateArgs,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub stack: StackArgs,
     /// How to print the plan on stdout (--json is --format json).
     #[arg(long, value_enum, default_value = "text")]
     pub format: PlanFormat,
@@ -314,17 +321,6 @@ pub struct PlanArgs {
     /// change. With --detailed-exitcode: 2 when there is drift.
     #[arg(long, conflicts_with_all = ["destroy", "out"])]
     pub refresh_only: bool,
-}
-
-/// `kbp drift`: `kbp plan --refresh-only --detailed-exitcode`, for scheduled CI jobs.
-#[derive(Debug, Args)]
-pub struct DriftArgs {
-    #[command(flatten)]
-    pub bp: BlueprintArgs,
-    #[command(flatten)]
-    pub state: StateArgs,
-    #[command(flatten)]
-    pub run: RunArgs,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 
-use super::args::{BlueprintArgs, RunArgs};
+use super::args::{BlueprintArgs, RunArgs, StateArgs};
 use crate::blueprint::{self, Blueprint};
 use crate::diag::Severity;
 use crate::graph::{self, Address, ResourceGraph};
@@ -78,6 +78,12 @@ pub fn state_location(explicit: Option<&Location>, bp: &Blueprint) -> Location {
     explicit.cloned().unwrap_or_else(|| bp.state_location()).in_region(&bp.cluster.region)
 }
 
+/// The blueprint's stack state, where [`state_location`] says, locked for `operation`.
+pub async fn lock_stack(state: &StateArgs, bp: &Blueprint, operation: &str) -> anyhow::Result<Locked> {
+    let location = state_location(state.state.as_ref(), bp);
+    lock_state(&location, state.lock_timeout, &bp.cluster.name, &bp.cluster.region, operation).await
+}
+
 /// State locked for `operation`: the lock guard, the backend, and the state (new if there is none yet).
 pub struct Locked {
     pub guard: LockGuard,
@@ -85,6 +91,8 @@ pub struct Locked {
     pub state: State,
     /// Whether a state existed (a new state's lineage is not fixed until its first write).
     pub existed: bool,
+    /// Where it lives.
+    pub location: Location,
 }
 
 /// Opens the state at `location` and locks it for `operation`; a state of another stack there is refused.
@@ -119,7 +127,7 @@ pub async fn lock_state(
         // Nothing is left where the state was: it may follow the blueprint.
         state.region = region.to_string();
     }
-    Ok(Locked { guard, backend, state, existed })
+    Ok(Locked { guard, backend, state, existed, location: location.clone() })
 }
 
 /// The state at `location`, locked for `operation`, if it holds `stack` in `region` (else nothing, unlocked).
@@ -132,7 +140,7 @@ pub async fn lock_state_if(
     let (backend, guard, loaded) = open_locked(location, std::time::Duration::ZERO, operation).await?;
     match loaded {
         Some(state) if state.stack == stack && state.region == region => {
-            Ok(Some(Locked { guard, backend, state, existed: true }))
+            Ok(Some(Locked { guard, backend, state, existed: true, location: location.clone() }))
         }
         _ => {
             guard.release().await?;

@@ -54,8 +54,7 @@ async fn with_state(
     ui: Ui,
 ) -> anyhow::Result<u8> {
     let stack = &bp.cluster.name;
-    let location = common::state_location(a.state.state.as_ref(), bp);
-    let locked = common::lock_state(&location, a.state.lock_timeout, stack, &bp.cluster.region, "destroy").await?;
+    let locked = common::lock_stack(&a.state, bp, "destroy").await?;
     let mut cx = common::context(stack, &bp.cluster.region, &a.run).await;
     super::preflight::identity(&cx).await?;
     cx.destroying = true;

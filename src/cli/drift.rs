@@ -2,25 +2,16 @@
 //! which accepts the drift into state: the refreshed attributes replace the recorded ones, resources deleted
 //! outside kbp leave state, and nothing in AWS or the cluster changes. What drift is, is `plan::drift`'s.
 
-use super::args::{ApplyArgs, BlueprintArgs, DriftArgs, Global, PlanArgs, PlanFormat};
+use super::args::{ApplyArgs, BlueprintArgs, Global, PlanArgs, PlanFormat, StackArgs};
 use super::common::{self, FAILED};
 use crate::plan;
 use crate::providers::Registry;
 use crate::state::StateHandle;
 use crate::ui::{json, Ui};
 
-pub async fn run(a: DriftArgs, g: &Global) -> u8 {
-    let format = if a.run.json { PlanFormat::Json } else { PlanFormat::Text };
-    let plan_args = PlanArgs {
-        bp: a.bp,
-        state: a.state,
-        run: a.run,
-        format,
-        out: None,
-        detailed_exitcode: true,
-        destroy: false,
-        refresh_only: true,
-    };
+pub async fn run(stack: StackArgs, g: &Global) -> u8 {
+    let format = if stack.run.json { PlanFormat::Json } else { PlanFormat::Text };
+    let plan_args = PlanArgs { stack, format, out: None, detailed_exitcode: true, destroy: false, refresh_only: true };
     super::plan::run(plan_args, g).await
 }
 
@@ -32,9 +23,7 @@ pub(super) async fn accept(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    let location = common::state_location(a.state.state.as_ref(), &bp);
-    let locked =
-        common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "apply").await?;
+    let locked = common::lock_stack(&a.state, &bp, "apply").await?;
     let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
     let me = super::preflight::stack(&cx, &bp, &locked.state).await?;
     let registry = Registry::builtin();

@@ -33,8 +33,7 @@ async fn run_loaded(
         )
     })?;
     let (name, region) = (&bp.cluster.name, &bp.cluster.region);
-    let location = common::state_location(a.state.state.as_ref(), bp);
-    let locked = common::lock_state(&location, a.state.lock_timeout, name, region, "import").await?;
+    let locked = common::lock_stack(&a.state, bp, "import").await?;
     let registry = Registry::builtin();
     // What the blueprint and state alone refuse is refused before any AWS call.
     let (resource, provider) = import::target(graph, &locked.state, &registry, &address)?;

@@ -10,29 +10,27 @@ use crate::providers::Registry;
 use crate::ui::{json, Ui};
 
 pub async fn run(a: PlanArgs, g: &Global) -> u8 {
-    let format = if a.run.json { PlanFormat::Json } else { a.format };
+    let format = if a.stack.run.json { PlanFormat::Json } else { a.format };
     let ui = Ui::new(format != PlanFormat::Text, g.no_color);
     if a.refresh_only && format == PlanFormat::Markdown {
         return common::report(&anyhow::anyhow!(
             "--refresh-only prints text or JSON, not markdown\n  hint: use --format text or --json"
         ));
     }
-    let (bp, graph) = match common::load(&a.bp, ui.color) {
+    let (bp, graph) = match common::load(&a.stack.bp, ui.color) {
         Ok(x) => x,
         Err(code) => return code,
     };
     let result = async {
-        let location = common::state_location(a.state.state.as_ref(), &bp);
-        let locked =
-            common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "plan").await?;
-        let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.run).await;
+        let locked = common::lock_stack(&a.stack.state, &bp, "plan").await?;
+        let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.stack.run).await;
         let me = if a.destroy {
             super::preflight::identity(&cx).await?
         } else {
             super::preflight::stack(&cx, &bp, &locked.state).await?
         };
         let registry = Registry::builtin();
-        let parallelism = a.run.parallelism as usize;
+        let parallelism = a.stack.run.parallelism as usize;
         let mut refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(&graph), parallelism)
             .await
             .map_err(common::refresh_failed)?;
@@ -60,7 +58,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         if !locked.existed {
             p.state_lineage = None;
         }
-        p.state_location = Some(location.clone());
+        p.state_location = Some(locked.location.clone());
         if !a.destroy {
             p.warnings = crate::blueprint::advisories(&bp);
         }

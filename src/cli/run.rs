@@ -35,9 +35,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    let location = common::state_location(a.state.state.as_ref(), &bp);
-    let locked =
-        common::lock_state(&location, a.state.lock_timeout, &bp.cluster.name, &bp.cluster.region, "apply").await?;
+    let locked = common::lock_stack(&a.state, &bp, "apply").await?;
     let mut cx = common::context(&bp.cluster.name, &bp.cluster.region, &a.run).await;
     let me = super::preflight::stack(&cx, &bp, &locked.state).await?;
     cx.applying = true;

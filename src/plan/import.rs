@@ -278,7 +278,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::providers::{Applied, Observed};
+    use crate::providers::read_only::{ReadOnly, Reads};
+    use crate::providers::Observed;
 
     fn graph() -> ResourceGraph {
         let role = Resource::new(Address::new("iam_role", "cluster"), "aws_iam_role", json!({"name": "r", "tags": {}}));
@@ -312,7 +313,7 @@ mod tests {
     struct Roles;
 
     #[async_trait::async_trait]
-    impl Provider for Roles {
+    impl ReadOnly for Roles {
         fn descriptor(&self) -> crate::providers::Descriptor {
             crate::providers::Descriptor::new("aws_iam_role").force_new(&["name"]).imported_by("its role name")
         }
@@ -320,37 +321,28 @@ mod tests {
             let attrs = json!({"name": id, "tags": {"team": "platform"}}).as_object().unwrap().clone();
             Ok(["r", "other"].contains(&id).then(|| Observed { attrs, outputs: Attrs::new() }))
         }
-        async fn create(&self, _: &Context, _: &Desired<'_>) -> crate::providers::Result<Applied> {
-            unreachable!("import never creates a role")
-        }
-        async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> crate::providers::Result<Applied> {
-            unreachable!("import never updates")
-        }
-        async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> crate::providers::Result<()> {
-            unreachable!("import never deletes")
-        }
     }
 
     #[tokio::test]
     async fn a_read_resource_is_planned_for_kbps_tags_and_a_missing_or_different_one_is_refused() {
         let (g, s) = (graph(), State::new("t", "us-west-2"));
         let mut registry = Registry::default();
-        registry.add(Roles);
+        registry.add(Reads(Roles));
         let cx = Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2");
         let r = g.get(&Address::new("iam_role", "cluster")).unwrap();
 
-        let ok = read(&cx, &registry, &g, &s, (r, &Roles), "r").await.unwrap();
+        let ok = read(&cx, &registry, &g, &s, (r, &Reads(Roles)), "r").await.unwrap();
         assert!(ok.resource.imported && ok.uses.is_empty());
         let c = ok.change.expect("an imported role is updated");
         assert_eq!(c.action, Action::Update);
         let paths: Vec<&str> = c.attributes.iter().map(|a| a.path.as_str()).collect();
         assert_eq!(paths, ["tags.team", "tags[\"kbp:address\"]", "tags[\"kbp:stack\"]"], "{c:?}");
 
-        let gone = read(&cx, &registry, &g, &s, (r, &Roles), "nope").await.unwrap_err();
+        let gone = read(&cx, &registry, &g, &s, (r, &Reads(Roles)), "nope").await.unwrap_err();
         assert!(gone.message.starts_with("there is no aws_iam_role `nope`"), "{}", gone.message);
         assert!(gone.hint.contains("is imported by its role name"), "{}", gone.hint);
 
-        let other = read(&cx, &registry, &g, &s, (r, &Roles), "other").await.unwrap_err();
+        let other = read(&cx, &registry, &g, &s, (r, &Reads(Roles)), "other").await.unwrap_err();
         assert!(other.message.contains("name is \"other\" here, \"r\" in the blueprint"), "{}", other.message);
         assert!(other.hint.contains("the next apply would replace it"), "{}", other.hint);
     }

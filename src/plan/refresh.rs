@@ -229,7 +229,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::providers::{Applied, Descriptor};
+    use crate::providers::read_only::{ReadOnly, Reads};
+    use crate::providers::Descriptor;
 
     /// Knows resources `id-1`…`id-9`; counts how it is asked.
     #[derive(Default)]
@@ -240,7 +241,7 @@ mod tests {
     }
 
     #[async_trait]
-    impl Provider for Counting {
+    impl ReadOnly for Counting {
         fn descriptor(&self) -> Descriptor {
             Descriptor { adoptable_by_tags: self.by_tags, ..Descriptor::new("test_thing") }
         }
@@ -263,15 +264,6 @@ mod tests {
         async fn find(&self, _: &Context, d: &Desired<'_>) -> Result<Option<String>, ProviderError> {
             self.finds.fetch_add(1, Ordering::SeqCst);
             Ok((d.address.name == "interrupted").then(|| "id-found".to_string()))
-        }
-        async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied, ProviderError> {
-            unreachable!("refresh never creates")
-        }
-        async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied, ProviderError> {
-            unreachable!("refresh never updates")
-        }
-        async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<(), ProviderError> {
-            unreachable!("refresh never deletes")
         }
     }
 
@@ -298,20 +290,25 @@ mod tests {
         state.resources.insert(Address::new("thing", "interrupted"), entry("interrupted", None, creating()));
         state.resources.insert(Address::new("thing", "never_made"), entry("never_made", None, creating()));
 
-        let provider = Arc::new(Counting::default());
-        let mut registry = Registry::default();
-        registry.add_shared(provider.clone());
-        let cx = Arc::new(Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2"));
+        let (provider, registry, cx) = counting(false);
         let r = refresh(cx, &registry, &state, None, 4).await.unwrap();
 
-        assert_eq!(provider.batches.load(Ordering::SeqCst), 1, "one read per kind");
-        assert_eq!(provider.finds.load(Ordering::SeqCst), 2);
+        assert_eq!(provider.0.batches.load(Ordering::SeqCst), 1, "one read per kind");
+        assert_eq!(provider.0.finds.load(Ordering::SeqCst), 2);
         assert_eq!(r.gone, vec![Address::new("thing", "lost")]);
         assert_eq!(r.adopted, vec![Address::new("thing", "interrupted")]);
         let adopted = r.state.get(&Address::new("thing", "interrupted")).unwrap();
         assert_eq!((adopted.id.as_deref(), &adopted.status), (Some("id-found"), &Status::Ready));
         assert!(matches!(r.state.get(&Address::new("thing", "never_made")).unwrap().status, Status::Creating { .. }));
         assert_eq!(r.state.get(&Address::new("thing", "a")).unwrap().outputs["id"], "id-1");
+    }
+
+    /// A registry of one [`Counting`] kind (found by its tags if `by_tags`), the double itself, and a context.
+    fn counting(by_tags: bool) -> (Arc<Reads<Counting>>, Registry, Arc<Context>) {
+        let provider = Arc::new(Reads(Counting { by_tags, ..Default::default() }));
+        let mut registry = Registry::default();
+        registry.add_shared(provider.clone());
+        (provider, registry, Arc::new(Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2")))
     }
 
     /// A graph of `thing.interrupted` (AWS has it, tagged), `thing.fresh` (AWS has nothing) and `thing.a`.
@@ -324,13 +321,10 @@ mod tests {
     async fn what_state_lacks_but_aws_holds_under_the_stacks_tags_is_adopted() {
         let mut state = State::new("t", "us-west-2");
         state.resources.insert(Address::new("thing", "a"), entry("a", Some("id-1"), Status::Ready));
-        let provider = Arc::new(Counting { by_tags: true, ..Default::default() });
-        let mut registry = Registry::default();
-        registry.add_shared(provider.clone());
-        let cx = Arc::new(Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2"));
+        let (provider, registry, cx) = counting(true);
         let r = refresh(cx, &registry, &state, Some(&graph()), 4).await.unwrap();
 
-        assert_eq!(provider.finds.load(Ordering::SeqCst), 2, "one lookup per address state lacks, none for `a`");
+        assert_eq!(provider.0.finds.load(Ordering::SeqCst), 2, "one lookup per address state lacks, none for `a`");
         assert_eq!(r.adopted, vec![Address::new("thing", "interrupted")]);
         let adopted = r.state.get(&Address::new("thing", "interrupted")).unwrap();
         assert_eq!((adopted.id.as_deref(), &adopted.status), (Some("id-found"), &Status::Ready));
@@ -341,12 +335,9 @@ mod tests {
     #[tokio::test]
     async fn kinds_found_by_unique_name_are_not_looked_up_before_their_create() {
         let state = State::new("t", "us-west-2");
-        let provider = Arc::new(Counting::default());
-        let mut registry = Registry::default();
-        registry.add_shared(provider.clone());
-        let cx = Arc::new(Context::from_sdk(aws_config::SdkConfig::builder().build(), "t", "us-west-2"));
+        let (provider, registry, cx) = counting(false);
         let r = refresh(cx, &registry, &state, Some(&graph()), 4).await.unwrap();
-        assert_eq!(provider.finds.load(Ordering::SeqCst), 0);
+        assert_eq!(provider.0.finds.load(Ordering::SeqCst), 0);
         assert!(r.adopted.is_empty() && r.state.resources.is_empty());
     }
 }

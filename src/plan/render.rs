@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::drift::{Drift, Drifted};
 use super::{Action, AttrChange, Change, Plan};
 use crate::graph::value::UNKNOWN;
+use crate::state::ResourceState;
 
 pub struct Style {
     pub color: bool,
@@ -47,34 +48,10 @@ pub fn human(plan: &Plan, style: &Style) -> String {
             plan.drift.len()
         );
     }
-    if !plan.adopted.is_empty() {
-        let _ = writeln!(out, "Found in AWS by the stack's tags, not in state; applying takes them into state:\n");
-        for r in &plan.adopted {
-            let id = r.id.as_deref().unwrap_or("?");
-            let _ = writeln!(
-                out,
-                "  {} {} ({}, {id})",
-                style.paint("36", "="),
-                style.paint("1", &r.address.to_string()),
-                r.kind
-            );
-        }
-        let _ = writeln!(out);
-    }
-    if !plan.imported.is_empty() {
-        let _ = writeln!(out, "Imported by the blueprint's [[import]] blocks; applying takes them into state:\n");
-        for r in &plan.imported {
-            let id = r.id.as_deref().unwrap_or("?");
-            let _ = writeln!(
-                out,
-                "  {} {} ({}, {id})",
-                style.paint("36", "<="),
-                style.paint("1", &r.address.to_string()),
-                r.kind
-            );
-        }
-        let _ = writeln!(out);
-    }
+    let adopted = "Found in AWS by the stack's tags, not in state; applying takes them into state:";
+    taken_in(&mut out, adopted, ("=", &plan.adopted), style);
+    let imported = "Imported by the blueprint's [[import]] blocks; applying takes them into state:";
+    taken_in(&mut out, imported, ("<=", &plan.imported), style);
     if plan.changes.is_empty() {
         let account = account(plan).map(|a| format!(" ({}, {a})", plan.region)).unwrap_or_default();
         let _ = writeln!(
@@ -155,6 +132,26 @@ fn drift_header(d: &Drift, style: &Style) -> String {
         Drifted::Deleted => ("-", "31", format!("  {}", style.paint("2", "# deleted outside kbp"))),
     };
     format!("  {} {} ({}{id}){note}", style.paint(code, symbol), style.paint("1", &d.address.to_string()), d.kind)
+}
+
+/// Resources a plan writes into state before its walk (adopted or imported), under `heading`, each marked with
+/// `symbol`; nothing when there are none.
+fn taken_in(out: &mut String, heading: &str, (symbol, entries): (&str, &[ResourceState]), style: &Style) {
+    if entries.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{heading}\n");
+    for r in entries {
+        let id = r.id.as_deref().unwrap_or("?");
+        let _ = writeln!(
+            out,
+            "  {} {} ({}, {id})",
+            style.paint("36", symbol),
+            style.paint("1", &r.address.to_string()),
+            r.kind
+        );
+    }
+    let _ = writeln!(out);
 }
 
 /// One change: its action, address, kind, ID and reason, then each attribute that differs, and a blank line.

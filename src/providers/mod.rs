@@ -21,6 +21,8 @@ pub mod kms;
 pub mod kubernetes;
 pub mod logs;
 pub mod lookup;
+#[cfg(test)]
+pub mod read_only;
 pub mod retry;
 pub mod send;
 pub mod spec;

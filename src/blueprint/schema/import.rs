@@ -6,19 +6,13 @@ use super::Presence::Required;
 use super::{field, str_rule, Ty};
 use crate::blueprint::rules::aws;
 
+const ADDRESS: Ty =
+    str_rule("a resource address such as `eks_cluster.main` or `iam_role.cluster`", aws::resource_address);
+const ID: Ty = str_rule("a resource ID (1 to 2048 characters)", aws::resource_id);
+
 const IMPORT: Ty = Ty::Table(&[
-    field(
-        "to",
-        str_rule("a resource address such as `eks_cluster.main` or `iam_role.cluster`", aws::resource_address),
-        Required,
-        "The address to import into, as `kbp graph` and `kbp plan` show it.",
-    ),
-    field(
-        "id",
-        str_rule("a resource ID (1 to 2048 characters)", aws::resource_id),
-        Required,
-        "The resource's ID in AWS, of the form its kind takes (a VPC ID, a role name, `cluster:nodegroup`).",
-    ),
+    field("to", ADDRESS, Required, "The address to import into, as `kbp graph` and `kbp plan` show it."),
+    field("id", ID, Required, "Its ID in AWS, in its kind's form (a VPC ID, a role name, `cluster:nodegroup`)."),
 ]);
 
 pub(super) const IMPORTS: Ty = Ty::List { item: &IMPORT, max: 500, unique: false, non_empty: false };

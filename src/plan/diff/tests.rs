@@ -4,14 +4,15 @@ use serde_json::json;
 use super::*;
 use crate::graph::compile::tests_support::managed;
 use crate::graph::{compile, Resource};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError};
+use crate::providers::read_only::{ReadOnly, Reads};
+use crate::providers::Descriptor;
 use crate::state::ResourceState;
 
 /// A provider that is never called: the diff only asks for force_new and retain_on_destroy.
 struct Fake(&'static str);
 
 #[async_trait]
-impl Provider for Fake {
+impl ReadOnly for Fake {
     fn descriptor(&self) -> Descriptor {
         Descriptor {
             force_new: match self.0 {
@@ -23,19 +24,6 @@ impl Provider for Fake {
             retain_on_destroy: self.0 == "aws_iam_service_linked_role",
             ..Descriptor::new(self.0)
         }
-    }
-
-    async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>, ProviderError> {
-        unreachable!("the diff never reads")
-    }
-    async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied, ProviderError> {
-        unreachable!("the diff never creates")
-    }
-    async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied, ProviderError> {
-        unreachable!("the diff never updates")
-    }
-    async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<(), ProviderError> {
-        unreachable!("the diff never deletes")
     }
 }
 
@@ -58,7 +46,7 @@ const NETWORK_AND_IAM: &[&str] = &[
 fn registry() -> Registry {
     let mut r = Registry::default();
     for k in NETWORK_AND_IAM {
-        r.add(Fake(k));
+        r.add(Reads(Fake(k)));
     }
     r
 }

@@ -16,10 +16,7 @@ pub struct Eip;
 #[async_trait]
 impl Provider for Eip {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::EIP)
-            .force_new(&["domain"])
-            .adoptable_by_tags()
-            .imported_by("its allocation ID, `eipalloc-…`")
+        Descriptor::new(kinds::EIP).force_new(&["domain"]).adoptable_by_tags().imported_by("its ID, `eipalloc-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

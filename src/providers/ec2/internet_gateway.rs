@@ -24,7 +24,7 @@ impl Provider for InternetGateway {
         Descriptor::new(kinds::INTERNET_GATEWAY)
             .force_new(&["vpc_id"])
             .adoptable_by_tags()
-            .imported_by("its internet gateway ID, `igw-…`")
+            .imported_by("its ID, `igw-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -27,7 +27,7 @@ impl Provider for NatGateway {
         Descriptor::new(kinds::NAT_GATEWAY)
             .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
             .adoptable_by_tags()
-            .imported_by("its NAT gateway ID, `nat-…`")
+            .imported_by("its ID, `nat-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

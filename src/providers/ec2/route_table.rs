@@ -15,10 +15,7 @@ pub struct RouteTable;
 #[async_trait]
 impl Provider for RouteTable {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::ROUTE_TABLE)
-            .force_new(&["vpc_id"])
-            .adoptable_by_tags()
-            .imported_by("its route table ID, `rtb-…`")
+        Descriptor::new(kinds::ROUTE_TABLE).force_new(&["vpc_id"]).adoptable_by_tags().imported_by("its ID, `rtb-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

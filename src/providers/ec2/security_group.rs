@@ -43,7 +43,7 @@ impl Provider for SecurityGroup {
         Descriptor::new(kinds::SECURITY_GROUP)
             .force_new(&["name", "description", "vpc_id"])
             .adoptable_by_tags()
-            .imported_by("its security group ID, `sg-…`")
+            .imported_by("its ID, `sg-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

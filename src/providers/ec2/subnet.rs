@@ -21,7 +21,7 @@ impl Provider for Subnet {
         Descriptor::new(kinds::SUBNET)
             .force_new(&["vpc_id", "cidr_block", "availability_zone"])
             .adoptable_by_tags()
-            .imported_by("its subnet ID, `subnet-…`")
+            .imported_by("its ID, `subnet-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -18,7 +18,7 @@ const NOT_FOUND: &str = "InvalidVpcID.NotFound";
 #[async_trait]
 impl Provider for Vpc {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::VPC).force_new(&["cidr_block"]).adoptable_by_tags().imported_by("its VPC ID, `vpc-…`")
+        Descriptor::new(kinds::VPC).force_new(&["cidr_block"]).adoptable_by_tags().imported_by("its ID, `vpc-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
