@@ -178,7 +178,7 @@ pub struct KubeconfigArgs {
     #[command(flatten)]
     pub query: StateQuery,
     /// The kubeconfig file to write (default: the first path in KUBECONFIG, else ~/.kube/config).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// The context name (default: the cluster's ARN, as `aws eks update-kubeconfig` names it).
     #[arg(long, value_name = "NAME")]

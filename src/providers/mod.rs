@@ -55,6 +55,11 @@ pub struct Desired<'a> {
 }
 
 impl Desired<'_> {
+    /// The client token to pass to a create call, or none outside a create (an update gets an empty one).
+    pub fn token(&self) -> Option<String> {
+        Some(self.client_token).filter(|t| !t.is_empty()).map(str::to_string)
+    }
+
     /// The tags to put on the resource: the desired `tags` attribute (if any) with the kbp tags over it.
     pub fn tags(&self) -> BTreeMap<String, String> {
         let mut out = tags::tag_map(self.attrs.get("tags"));

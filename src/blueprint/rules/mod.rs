@@ -36,6 +36,17 @@ impl Problem {
 
 pub(crate) type Check = fn(&str) -> Result<(), Problem>;
 
+/// Asserts that `rule` accepts each of `ok` and refuses each of `bad`, naming the value that it judged wrongly.
+#[cfg(test)]
+pub(crate) fn judge(rule: Check, ok: &[&str], bad: &[&str]) {
+    for v in ok {
+        assert!(rule(v).is_ok(), "refused `{v}`: {:?}", rule(v));
+    }
+    for v in bad {
+        assert!(rule(v).is_err(), "accepted `{v}`");
+    }
+}
+
 /// Names longer than this get no suggestion and are suggested to no one: no name in a blueprint is as long, and a
 /// comparison costs the product of the two lengths.
 const LONGEST_SUGGESTED: usize = 128;

@@ -62,7 +62,7 @@ impl Provider for NatGateway {
         let allocation_id = optional_str(desired.attrs, "allocation_id");
         let connectivity = ConnectivityType::from(optional_str(desired.attrs, "connectivity_type").unwrap_or("public"));
         // The client token makes a create retried after a crash return the gateway the first attempt made.
-        let token = Some(desired.client_token).filter(|t| !t.is_empty());
+        let token = desired.token();
         let tags = tagging::spec(ResourceType::Natgateway, desired);
         let created = send(cx, op, &["InvalidSubnetID.NotFound", "InvalidAllocationID.NotFound"], || {
             cx.ec2()
@@ -70,7 +70,7 @@ impl Provider for NatGateway {
                 .subnet_id(subnet_id)
                 .set_allocation_id(allocation_id.map(str::to_string))
                 .connectivity_type(connectivity.clone())
-                .set_client_token(token.map(str::to_string))
+                .set_client_token(token.clone())
                 .tag_specifications(tags.clone())
                 .send()
         })

@@ -32,10 +32,9 @@ impl Provider for RouteTable {
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateRouteTable";
         let vpc_id = required_str(op, desired.attrs, "vpc_id")?;
-        let token = Some(desired.client_token).filter(|t| !t.is_empty());
         let tags = tagging::spec(ResourceType::RouteTable, desired);
         let created = send(cx, op, &["InvalidVpcID.NotFound"], || {
-            let call = cx.ec2().create_route_table().vpc_id(vpc_id).set_client_token(token.map(str::to_string));
+            let call = cx.ec2().create_route_table().vpc_id(vpc_id).set_client_token(desired.token());
             call.tag_specifications(tags.clone()).send()
         })
         .await?;

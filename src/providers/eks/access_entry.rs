@@ -14,7 +14,7 @@ use aws_sdk_eks::types::{AccessScope, AccessScopeType};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{client_token, join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging, vanished};
+use super::{join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging, vanished};
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
@@ -83,7 +83,7 @@ impl Provider for AccessEntry {
         const OP: &str = "eks:CreateAccessEntry";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let principal = principal_for_eks(cx, &s.principal_arn).await?;
-        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        let (tags, token) = (Some(tagging::on_create(desired)), desired.token());
         // A role made moments ago may not be visible to EKS yet: "The specified principalArn is invalid".
         let created = send_naming_role(cx, OP, &[], || {
             cx.eks()

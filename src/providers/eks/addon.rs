@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::lifecycle::{Target, Tracked, Tracking};
-use super::{client_token, join_id, missing, split_id, tagging, vanished};
+use super::{join_id, missing, split_id, tagging, vanished};
 use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
@@ -87,7 +87,7 @@ impl Provider for Addon {
             None => latest_version(cx, &s.cluster_name, &s.addon_name).await?,
         };
         let (configuration, conflicts) = (s.configuration(), s.resolve_conflicts());
-        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        let (tags, token) = (Some(tagging::on_create(desired)), desired.token());
         send(cx, OP, &[], || {
             cx.eks()
                 .create_addon()
@@ -139,9 +139,7 @@ impl Provider for Addon {
             addon.update(address, OP, request, |out| out.update()).await?;
         }
 
-        let arn = current.addon_arn().ok_or_else(|| missing(Described::DESCRIBE, "add-on ARN"))?;
-        tagging::reconcile(cx, arn, current.tags(), desired).await?;
-        let a = addon.wait_active(address).await?;
+        let a = addon.retag(&current, desired).await?;
         Ok(Applied { id: id.to_string(), outputs: outputs(id, &a) })
     }
 

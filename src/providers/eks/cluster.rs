@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::cluster_update::{self, logging};
 use super::lifecycle::{Target, Tracked, Tracking};
-use super::{client_token, missing, send_naming_role, sort_sets, sorted, tagging, vanished};
+use super::{send_naming_role, sort_sets, sorted, tagging};
 use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
@@ -89,7 +89,7 @@ impl Provider for Cluster {
             .build();
         let logs = s.log_types.as_deref().filter(|t| !t.is_empty()).map(|t| logging(t, &[]));
         let encryption = s.encryption_key_arn.as_deref().map(|k| vec![secrets_encryption(k)]);
-        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        let (tags, token) = (Some(tagging::on_create(desired)), desired.token());
         send_naming_role(cx, OP, &[], || {
             cx.eks()
                 .create_cluster()
@@ -116,9 +116,7 @@ impl Provider for Cluster {
         let cluster = tracking(cx, id, cluster_update::BUDGET);
         let current = cluster.wait_active(Some(desired.address)).await?;
         cluster_update::apply(&cluster, desired.address, &current, &s).await?;
-        let arn = current.arn().ok_or_else(|| missing(Described::DESCRIBE, "cluster ARN"))?;
-        tagging::reconcile(cx, arn, current.tags(), desired).await?;
-        let c = cluster.describe().await?.ok_or_else(|| vanished(Described::DESCRIBE, &cluster.what()))?;
+        let c = cluster.retag(&current, desired).await?;
         Ok(Applied { id: id.to_string(), outputs: outputs(&c) })
     }
 

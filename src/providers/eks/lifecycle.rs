@@ -20,7 +20,7 @@ use crate::graph::Address;
 use crate::providers::attrs::ok_if_gone;
 use crate::providers::send::send;
 use crate::providers::wait::{Budget, Poll, Wait};
-use crate::providers::{Context, ProviderError, Result};
+use crate::providers::{Context, Desired, ProviderError, Result};
 
 /// A cluster, or a node group or add-on in one: the names EKS's Describe and DescribeUpdate calls take.
 #[derive(Debug, Clone, Copy)]
@@ -56,6 +56,8 @@ pub trait Status: Send + Sync {
     /// The health issues EKS reports, each as `code: message`.
     fn issues(&self) -> Vec<String>;
     fn tag_map(&self) -> Option<&HashMap<String, String>>;
+    /// Its ARN, which tags are set on.
+    fn arn(&self) -> Option<&str>;
 
     /// Whether it is not being deleted: one being deleted is gone for kbp, since nothing can stop the deletion.
     fn is_live(&self) -> bool {
@@ -64,7 +66,7 @@ pub trait Status: Send + Sync {
 }
 
 macro_rules! status {
-    ($($ty:ident),*) => {$(
+    ($($ty:ident => $arn:ident),*) => {$(
         impl Status for $ty {
             fn state(&self) -> &str {
                 self.status().map_or("no status", |s| s.as_str())
@@ -79,11 +81,14 @@ macro_rules! status {
             fn tag_map(&self) -> Option<&HashMap<String, String>> {
                 self.tags()
             }
+            fn arn(&self) -> Option<&str> {
+                self.$arn()
+            }
         }
     )*};
 }
 
-status!(Cluster, Nodegroup, Addon);
+status!(Cluster => arn, Nodegroup => nodegroup_arn, Addon => addon_arn);
 
 /// A kind with a life cycle, as its own file knows it: its name in messages, its Describe call, and what to do
 /// when one failed.
@@ -147,6 +152,13 @@ impl<'a, T: Tracked> Tracking<'a, T> {
     pub async fn find(&self) -> Result<Option<T>> {
         let found = self.describe().await?;
         Ok(found.filter(|r| r.is_live() && tagging::owned_by(r.tag_map(), &self.cx.stack)))
+    }
+
+    /// After an update of `current`: the tags `desired` asks for set on it (by its ARN), then it once ACTIVE.
+    pub async fn retag(&self, current: &T, desired: &Desired<'_>) -> Result<T> {
+        let arn = current.arn().ok_or_else(|| super::missing(T::DESCRIBE, &format!("{} ARN", T::NOUN)))?;
+        tagging::reconcile(self.cx, arn, current.tag_map(), desired).await?;
+        self.wait_active(Some(desired.address)).await
     }
 
     /// Waits until it is ACTIVE (created, or done with an update); the failed states end the wait with EKS's

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::send::send;
 use super::wait::{Budget, Wait};
-use super::{Context, Desired, ProviderError};
+use super::{Context, ProviderError};
 use crate::graph::Attrs;
 use crate::providers::Result;
 
@@ -45,11 +45,6 @@ pub(crate) fn split_id<'a>(kind: &str, id: &'a str, shape: &str) -> Result<(&'a 
         ProviderError::new(kind, "", format!("`{id}` is not an ID of this kind (expected <cluster>:<{shape}>)"))
             .with_hint("the state file was edited by hand or is corrupt; fix the ID or remove the entry")
     })
-}
-
-/// The client token of a create, or none for an update (which gets an empty one).
-pub(crate) fn client_token(desired: &Desired<'_>) -> Option<String> {
-    Some(desired.client_token).filter(|t| !t.is_empty()).map(str::to_string)
 }
 
 /// Sorts the string lists under `keys`: AWS treats them as sets and does not promise to return them in the order

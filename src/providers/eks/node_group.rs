@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::lifecycle::{Target, Tracked, Tracking};
-use super::{client_token, join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging};
+use super::{join_id, send_naming_role, sort_sets, sorted, split_id, tagging};
 use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
@@ -106,7 +106,7 @@ impl Provider for NodeGroup {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let taints = s.taints.iter().map(to_eks).collect::<Result<Vec<_>, _>>()?;
         let labels: HashMap<String, String> = s.labels.clone().into_iter().collect();
-        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        let (tags, token) = (Some(tagging::on_create(desired)), desired.token());
         send_naming_role(cx, OP, &[], || {
             cx.eks()
                 .create_nodegroup()
@@ -161,9 +161,7 @@ impl Provider for NodeGroup {
             group.update(address, OP, request, |out| out.update()).await?;
         }
 
-        let arn = current.nodegroup_arn().ok_or_else(|| missing(Nodegroup::DESCRIBE, "node group ARN"))?;
-        tagging::reconcile(cx, arn, current.tags(), desired).await?;
-        let ng = group.wait_active(address).await?;
+        let ng = group.retag(&current, desired).await?;
         Ok(Applied { id: id.to_string(), outputs: outputs(id, &ng) })
     }
 

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{client_token, join_id, missing, send_naming_role, split_id, tagging, vanished};
+use super::{join_id, missing, send_naming_role, split_id, tagging, vanished};
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
@@ -71,7 +71,7 @@ impl Provider for PodIdentityAssociation {
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:CreatePodIdentityAssociation";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
-        let (tags, token) = (Some(tagging::on_create(desired)), client_token(desired));
+        let (tags, token) = (Some(tagging::on_create(desired)), desired.token());
         let created = send_naming_role(cx, OP, &[], || {
             cx.eks()
                 .create_pod_identity_association()
