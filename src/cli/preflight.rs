@@ -290,9 +290,11 @@ mod tests {
 
     #[test]
     fn a_missing_region_is_asked_for_in_one_every_account_has() {
-        assert_eq!(anchor("us-west-9"), "us-east-1");
-        assert_eq!(anchor("cn-northwest-1"), "cn-north-1");
-        assert_eq!(anchor("us-gov-east-1"), "us-gov-west-1");
+        for (region, asked) in
+            [("us-west-9", "us-east-1"), ("cn-northwest-1", "cn-north-1"), ("us-gov-east-1", "us-gov-west-1")]
+        {
+            assert_eq!(anchor(region), asked, "the partition of {region}");
+        }
     }
 
     #[test]

@@ -172,10 +172,12 @@ mod tests {
     use crate::graph::Address;
     use crate::plan::{summarize, Action, AttrChange, FORMAT_VERSION};
 
-    fn change(action: Action, address: Address, kind: &str, reason: &str, id: Option<&str>) -> Change {
+    /// A change of the resource at `address`, whose kind is the address's type.
+    fn change(action: Action, address: &str, reason: &str, id: Option<&str>) -> Change {
+        let address: Address = address.parse().unwrap();
         Change {
+            kind: address.ty.clone(),
             address,
-            kind: kind.to_string(),
             action,
             reason: reason.to_string(),
             id: id.map(str::to_string),
@@ -215,60 +217,31 @@ mod tests {
     /// A plan as the diff makes one after the VPC's CIDR changed: the VPC is replaced, so the new subnet's
     /// `vpc_id` is unknown until apply.
     fn mixed() -> Plan {
-        let mut vpc = change(
-            Action::Replace,
-            Address::new("aws_vpc", "main"),
-            "aws_vpc",
-            "cidr_block forces replacement",
-            Some("vpc-0a1b2c3d"),
-        );
+        let mut vpc = change(Action::Replace, "aws_vpc.main", "cidr_block forces replacement", Some("vpc-0a1b2c3d"));
         vpc.attributes = vec![
             attr("cidr_block", Some(json!("10.0.0.0/16")), Some(json!("10.1.0.0/16")), true),
             attr("tags.Name", Some(json!("demo")), Some(json!("demo-v2")), false),
         ];
-        let mut subnet = change(
-            Action::Create,
-            Address::keyed("aws_subnet", "private", "us-west-2a"),
-            "aws_subnet",
-            "not in state",
-            None,
-        );
+        let mut subnet = change(Action::Create, r#"aws_subnet.private["us-west-2a"]"#, "not in state", None);
         subnet.attributes = vec![
             attr("availability_zone", None, Some(json!("us-west-2a")), false),
             attr("cidr_block", None, Some(json!("10.1.0.0/19")), false),
             attr("vpc_id", None, Some(json!(UNKNOWN)), false),
         ];
-        let mut policy = change(
-            Action::Create,
-            Address::new("aws_iam_policy", "karpenter_controller"),
-            "aws_iam_policy",
-            "deleted outside kbp",
-            None,
-        );
+        let mut policy = change(Action::Create, "aws_iam_policy.karpenter_controller", "deleted outside kbp", None);
         let document = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": [
             "ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:RunInstances", "ec2:TerminateInstances"
         ], "Resource": "*"}]});
         policy.attributes = vec![attr("policy", None, Some(json!(document.to_string())), false)];
-        let mut nodes = change(
-            Action::Update,
-            Address::new("aws_eks_node_group", "system"),
-            "aws_eks_node_group",
-            "labels, scaling, tags changed",
-            Some("demo:system"),
-        );
+        let mut nodes =
+            change(Action::Update, "aws_eks_node_group.system", "labels, scaling, tags changed", Some("demo:system"));
         nodes.attributes = vec![
             attr("labels.legacy", Some(json!("true")), None, false),
             attr("scaling.max_size", Some(json!(3)), Some(json!(5)), false),
             attr("tags.cost_center", None, Some(json!("42")), false),
             attr("tags.team", Some(json!("infra")), Some(json!("platform")), false),
         ];
-        let routes = change(
-            Action::Delete,
-            Address::new("aws_route_table", "legacy"),
-            "aws_route_table",
-            "removed from the blueprint",
-            Some("rtb-0123"),
-        );
+        let routes = change(Action::Delete, "aws_route_table.legacy", "removed from the blueprint", Some("rtb-0123"));
         let deferred = vec![Deferred {
             address: Address::new("karpenter_node_pool", "default"),
             kind: "karpenter_node_pool".to_string(),
@@ -287,8 +260,7 @@ mod tests {
         let long = Some(json!("x".repeat(110)));
         let changes: Vec<Change> = (0..2000)
             .map(|i| {
-                let mut c =
-                    change(Action::Create, format!("vpc.n{i}").parse().unwrap(), "aws_vpc", "not in state", None);
+                let mut c = change(Action::Create, &format!("aws_vpc.n{i}"), "not in state", None);
                 c.attributes =
                     vec![attr("cidr_block", None, long.clone(), false), attr("name", None, long.clone(), false)];
                 c
@@ -297,7 +269,7 @@ mod tests {
         let text = markdown(&plan(changes, vec![], 0, false));
         let diffs = &text[text.find("<details>").unwrap()..];
         assert!(diffs.len() <= DIFF_BUDGET + 300, "the diffs fit their budget: {}", diffs.len());
-        assert!(text.contains("`vpc.n1999`"), "every change stays in the table");
+        assert!(text.contains("`aws_vpc.n1999`"), "every change stays in the table");
         assert!(text.contains("more changes are left out"), "the diffs are cut with a note");
         assert!(text.trim_end().ends_with("</details>"));
     }
@@ -321,18 +293,11 @@ mod tests {
     #[test]
     fn destroy() {
         let changes = vec![
-            change(
-                Action::Delete,
-                Address::keyed("aws_subnet", "private", "us-west-2a"),
-                "aws_subnet",
-                "destroy",
-                Some("subnet-01"),
-            ),
-            change(Action::Delete, Address::new("aws_vpc", "main"), "aws_vpc", "destroy", Some("vpc-0a1b2c3d")),
+            change(Action::Delete, r#"aws_subnet.private["us-west-2a"]"#, "destroy", Some("subnet-01")),
+            change(Action::Delete, "aws_vpc.main", "destroy", Some("vpc-0a1b2c3d")),
             change(
                 Action::Forget,
-                Address::new("aws_iam_service_linked_role", "spot"),
-                "aws_iam_service_linked_role",
+                "aws_iam_service_linked_role.spot",
                 "account-wide; kbp never deletes it",
                 Some("AWSServiceRoleForEC2Spot"),
             ),
@@ -358,7 +323,8 @@ mod tests {
 
     #[test]
     fn pipes_in_table_cells_are_escaped_even_inside_code() {
-        let odd = change(Action::Update, Address::keyed("aws_subnet", "odd", "a|b"), "x|y", "tags.a | b changed", None);
+        let mut odd = change(Action::Update, r#"aws_subnet.odd["a|b"]"#, "tags.a | b changed", None);
+        odd.kind = "x|y".to_string();
         let md = markdown(&plan(vec![odd], Vec::new(), 0, false));
         let row = md.lines().find(|l| l.starts_with("| `~`")).expect("a table row");
         assert_eq!(row, r#"| `~` update in place | `aws_subnet.odd["a\|b"]` | x\|y | tags.a \| b changed |"#);

@@ -98,12 +98,15 @@ mod tests {
     use crate::graph::{Address, Attrs};
     use crate::providers::{Descriptor, Observed};
 
-    /// A fake AWS: creates may "lose their answer" (carried out, then an unknown-outcome error).
+    /// A fake AWS: creates may "lose their answer" (carried out, then an unknown-outcome error), or all be
+    /// refused with `refusal` (making nothing); `creates` counts the attempts.
     #[derive(Default)]
     struct Lossy {
         made: Mutex<Vec<String>>,
         lose_answers: AtomicU32,
         already_exists_if_made: bool,
+        refusal: Option<ProviderError>,
+        creates: AtomicU32,
         updates: AtomicU32,
     }
 
@@ -123,6 +126,10 @@ mod tests {
             Ok(self.made.lock().unwrap().first().cloned())
         }
         async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied> {
+            self.creates.fetch_add(1, Ordering::SeqCst);
+            if let Some(e) = &self.refusal {
+                return Err(e.clone());
+            }
             let mut made = self.made.lock().unwrap();
             if self.already_exists_if_made && !made.is_empty() {
                 return Err(ProviderError::new("iam:CreateRole", "EntityAlreadyExists", "taken"));
@@ -140,32 +147,6 @@ mod tests {
         async fn update(&self, _: &Context, id: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied> {
             self.updates.fetch_add(1, Ordering::SeqCst);
             Ok(Applied { id: id.to_string(), outputs: serde_json::Map::new() })
-        }
-        async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<()> {
-            Ok(())
-        }
-    }
-
-    /// A fake AWS that finds nothing and answers every create with `error`, counting the attempts.
-    struct Refusing {
-        error: ProviderError,
-        creates: AtomicU32,
-    }
-
-    #[async_trait]
-    impl Provider for Refusing {
-        fn descriptor(&self) -> Descriptor {
-            Descriptor::new("thing")
-        }
-        async fn read(&self, _: &Context, _: &str, _: &Attrs) -> Result<Option<Observed>> {
-            Ok(None)
-        }
-        async fn create(&self, _: &Context, _: &Desired<'_>) -> Result<Applied> {
-            self.creates.fetch_add(1, Ordering::SeqCst);
-            Err(self.error.clone())
-        }
-        async fn update(&self, _: &Context, _: &str, _: &Attrs, _: &Desired<'_>) -> Result<Applied> {
-            unreachable!("nothing to adopt")
         }
         async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<()> {
             Ok(())
@@ -200,7 +181,7 @@ mod tests {
         assert_eq!(create_once(&p, &cx(), &desired(&a, &attrs), None).await.unwrap().id, "id-earlier");
 
         let taken = ProviderError::new("iam:CreateRole", "EntityAlreadyExists", "taken");
-        let p = Refusing { error: taken, creates: AtomicU32::new(0) };
+        let p = Lossy { refusal: Some(taken), ..Default::default() };
         let e = create_once(&p, &cx(), &desired(&a, &attrs), None).await.unwrap_err();
         assert!(e.is("EntityAlreadyExists"));
     }
@@ -220,7 +201,7 @@ mod tests {
         // Never found (the fake sees nothing): every attempt "loses its answer" without making anything.
         let mut e = ProviderError::new("ec2:CreateVpc", "InternalError", "try later");
         e.outcome_unknown = true;
-        let p = Refusing { error: e, creates: AtomicU32::new(0) };
+        let p = Lossy { refusal: Some(e), ..Default::default() };
         let (a, attrs) = (Address::new("thing", "x"), Attrs::new());
         assert!(create_once(&p, &cx(), &desired(&a, &attrs), None).await.is_err());
         assert_eq!(p.creates.load(Ordering::SeqCst), ATTEMPTS);

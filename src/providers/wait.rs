@@ -153,6 +153,16 @@ where
     Wait::new(operation, what, budget).until(look).await
 }
 
+/// For tests of retries: `refusal` the first two calls, then success; `calls` counts them.
+#[cfg(test)]
+pub(crate) fn refused_twice(calls: &std::sync::atomic::AtomicU32, refusal: ProviderError) -> Result<()> {
+    if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
+        Err(refusal)
+    } else {
+        Ok(())
+    }
+}
+
 /// A budget for unit tests of waits: 200 ms, looking every few milliseconds.
 #[cfg(test)]
 pub(crate) const QUICK: Budget = Budget {
@@ -199,11 +209,7 @@ mod tests {
         let n = AtomicU32::new(0);
         let ok = wait
             .while_refused(in_use, "h", || async {
-                if n.fetch_add(1, Ordering::SeqCst) < 2 {
-                    Err(ProviderError::new("eks:DeleteCluster", "ResourceInUseException", "has node groups"))
-                } else {
-                    Ok(())
-                }
+                refused_twice(&n, ProviderError::new("eks:DeleteCluster", "ResourceInUseException", "has node groups"))
             })
             .await;
         assert!(ok.is_ok());

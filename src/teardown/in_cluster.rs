@@ -229,13 +229,14 @@ mod tests {
 
     #[test]
     fn load_balancer_services_and_every_ingress_are_deleted() {
+        let types = [
+            ("web", Some("LoadBalancer")),
+            ("internal", Some("ClusterIP")),
+            ("ports", Some("NodePort")),
+            ("plain", None),
+        ];
         let seen = Seen {
-            services: vec![
-                service("web", Some("LoadBalancer")),
-                service("internal", Some("ClusterIP")),
-                service("ports", Some("NodePort")),
-                service("plain", None),
-            ],
+            services: types.map(|(name, t)| service(name, t)).into(),
             ingresses: vec![object(INGRESS_API, "Ingress", Some("shop"), "front", "ing-1")],
             ..Seen::default()
         };

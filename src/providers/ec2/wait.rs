@@ -34,7 +34,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use crate::providers::wait::refused_twice;
+    use std::sync::atomic::AtomicU32;
 
     fn quick() -> Budget {
         crate::providers::wait::QUICK
@@ -44,11 +45,7 @@ mod tests {
     async fn while_in_use_retries_dependency_violation_and_reports_it_on_timeout() {
         let n = AtomicU32::new(0);
         let ok = while_in_use("ec2:DeleteSubnet", "subnet-1", &[], quick(), || async {
-            if n.fetch_add(1, Ordering::SeqCst) < 2 {
-                Err(ProviderError::new("ec2:DeleteSubnet", "DependencyViolation", "has ENIs"))
-            } else {
-                Ok(())
-            }
+            refused_twice(&n, ProviderError::new("ec2:DeleteSubnet", "DependencyViolation", "has ENIs"))
         })
         .await;
         assert!(ok.is_ok());
