@@ -54,6 +54,17 @@ async fn made_by_hand(em: &Emulator, net: &Network) -> HandMade {
     HandMade { cluster_arn: c.arn.unwrap(), created_at: format!("{:?}", c.created_at) }
 }
 
+/// The emulator holding a network and a cluster made by hand in it, and a workspace whose blueprint names that
+/// network.
+async fn made_by_hand_in_a_workspace() -> (Emulator, Network, HandMade, Workspace) {
+    let em = Emulator::start();
+    let net = existing_network(&em).await;
+    let hand = made_by_hand(&em, &net).await;
+    let ws = Workspace::with_blueprint("minimal");
+    ws.write_blueprint(&blueprint_in(&ws.read_blueprint(), &net));
+    (em, net, hand, ws)
+}
+
 fn state_file(ws: &Workspace) -> PathBuf {
     ws.path().join(".kbp").join(format!("{STACK}.state.json"))
 }
@@ -84,11 +95,7 @@ const IMPORTS: [(&str, &str); 4] = [
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cluster_made_by_hand_is_imported_updated_in_place_and_converges() {
-    let em = Emulator::start();
-    let net = existing_network(&em).await;
-    let hand = made_by_hand(&em, &net).await;
-    let ws = Workspace::with_blueprint("minimal");
-    ws.write_blueprint(&blueprint_in(&ws.read_blueprint(), &net));
+    let (em, _, hand, ws) = made_by_hand_in_a_workspace().await;
     let bp = ws.blueprint_arg();
 
     // A dry run reads and shows, and writes nothing.
@@ -143,11 +150,7 @@ async fn a_cluster_made_by_hand_is_imported_updated_in_place_and_converges() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_imports_are_refused_with_state_unchanged() {
-    let em = Emulator::start();
-    let net = existing_network(&em).await;
-    made_by_hand(&em, &net).await;
-    let ws = Workspace::with_blueprint("minimal");
-    ws.write_blueprint(&blueprint_in(&ws.read_blueprint(), &net));
+    let (em, net, _, ws) = made_by_hand_in_a_workspace().await;
     let bp = ws.blueprint_arg();
     kbp_ok(&em, &["import", bp, "iam_role.cluster", "sbx-eks-cluster"], ws.path());
     let before = read_state(&ws).expect("the first import wrote state");
@@ -193,12 +196,9 @@ async fn bad_imports_are_refused_with_state_unchanged() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn import_blocks_are_planned_applied_and_then_do_nothing() {
-    let em = Emulator::start();
-    let net = existing_network(&em).await;
-    let hand = made_by_hand(&em, &net).await;
-    let ws = Workspace::with_blueprint("minimal");
+    let (em, _, hand, ws) = made_by_hand_in_a_workspace().await;
     let blocks: String = IMPORTS.iter().map(|(to, id)| format!("\n[[import]]\nto = {to:?}\nid = {id:?}\n")).collect();
-    let base = blueprint_in(&ws.read_blueprint(), &net);
+    let base = ws.read_blueprint();
 
     // A `to` the blueprint does not compile to: refused at its place, before AWS is asked anything.
     ws.write_blueprint(&format!("{base}\n[[import]]\nto = \"eks_cluster.mian\"\nid = \"sbx\"\n"));
@@ -244,11 +244,7 @@ async fn import_blocks_are_planned_applied_and_then_do_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_imported_resource_not_yet_tagged_is_the_stacks_for_destroy() {
-    let em = Emulator::start();
-    let net = existing_network(&em).await;
-    made_by_hand(&em, &net).await;
-    let ws = Workspace::with_blueprint("minimal");
-    ws.write_blueprint(&blueprint_in(&ws.read_blueprint(), &net));
+    let (em, _, _, ws) = made_by_hand_in_a_workspace().await;
     let bp = ws.blueprint_arg();
     kbp_ok(&em, &["import", bp, "iam_role.node_group", "sbx-eks-nodes"], ws.path());
 
