@@ -20,7 +20,7 @@ pub mod limits;
 mod markdown;
 pub mod model;
 mod overrides;
-mod rules;
+pub(crate) mod rules;
 mod schema;
 
 pub(crate) use schema::default_at;
@@ -59,7 +59,7 @@ impl Loaded {
                 continue;
             }
             let (source, span) = self.import_at.get(i).cloned().unwrap_or((0, 0..0));
-            let close = addresses.iter().min_by_key(|a| strsim::levenshtein(a, &block.to));
+            let close = rules::closest(&block.to, addresses.iter().map(String::as_str));
             let hint = match close {
                 Some(a) => format!("did you mean `{a}`? `kbp graph --format json` lists every address"),
                 None => "`kbp graph --format json` lists every address".to_string(),

@@ -242,20 +242,12 @@ fn show(v: &Option<Value>) -> String {
     v.as_ref().map(Value::to_string).unwrap_or_else(|| "absent".to_string())
 }
 
-/// "`x` is not an address of the blueprint", with the closest ones.
+/// "`x` is not an address of the blueprint", with the closest one (as the blueprint's own checks suggest).
 fn not_in_blueprint(graph: &ResourceGraph, address: &Address) -> Refused {
-    let wanted = address.to_string();
-    let mut close: Vec<(usize, String)> = graph
-        .in_order()
-        .into_iter()
-        .map(|r| r.address.to_string())
-        .map(|a| (strsim::levenshtein(&a, &wanted), a))
-        .filter(|(d, _)| *d <= wanted.len() / 2 + 2)
-        .collect();
-    close.sort();
-    let hint = match close.iter().take(3).map(|(_, a)| a.as_str()).collect::<Vec<_>>() {
-        names if names.is_empty() => "`kbp graph --format json BLUEPRINT` lists every address".to_string(),
-        names => format!("did you mean {}? `kbp graph --format json BLUEPRINT` lists every address", names.join(", ")),
+    let addresses: Vec<String> = graph.in_order().into_iter().map(|r| r.address.to_string()).collect();
+    let hint = match crate::blueprint::rules::closest(&address.to_string(), addresses.iter().map(String::as_str)) {
+        Some(a) => format!("did you mean {a}? `kbp graph --format json BLUEPRINT` lists every address"),
+        None => "`kbp graph --format json BLUEPRINT` lists every address".to_string(),
     };
     refused(format!("{address} is not an address of the blueprint"), hint)
 }
