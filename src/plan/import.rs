@@ -280,7 +280,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_address_names_the_closest_ones() {
+    fn an_unknown_address_names_the_closest_one() {
         let s = State::new("t", "us-west-2");
         let e = target(&graph(), &s, &Registry::builtin(), &Address::new("iam_role", "clustr")).err().unwrap();
         assert_eq!(e.message, "iam_role.clustr is not an address of the blueprint");
