@@ -5,19 +5,18 @@
 //! a field silently (the object is accepted without it), so a misspelt setting would simply vanish.
 //!
 //! Here: finding the CRD version that serves an object and the checks of a resource root. The walk through the
-//! schema is [`schema`], string formats [`format`], patterns (Go's regular expressions) [`go_regex`]. CEL rules
-//! (`x-kubernetes-validations`) are listed by [`cel_rules`], not evaluated: the Karpenter rules kbp relies on are
-//! checked by hand where the blueprint is validated.
+//! schema is [`schema`], string formats [`format`], patterns (Go's regular expressions) [`go_regex`], the CEL
+//! rules (`x-kubernetes-validations`) [`cel`], evaluated in-process on the object with the schema's
+//! [`defaults`] applied, as the server evaluates them.
 //!
 //! Why not a JSON Schema crate (the tests use `jsonschema` for kbp's own JSON contract): a CRD's schema is
 //! OpenAPI v3 with Kubernetes' extensions, which change what a value may be (`x-kubernetes-int-or-string`,
 //! `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-embedded-resource`, list types and map keys) and the
 //! server reports errors by field path in its own words; a JSON Schema validator would accept and reject
-//! different objects and describe them differently. Evaluating the CEL rules with a CEL interpreter crate is a
-//! known follow-up: they need Kubernetes' CEL library (`quantity()`, `isSorted()`, `self`/`oldSelf`), which no
-//! maintained Rust crate provides whole.
+//! different objects and describe them differently.
 
 mod cel;
+mod defaults;
 mod format;
 mod go_regex;
 mod schema;
@@ -26,7 +25,7 @@ mod tests;
 
 use serde_json::Value;
 
-pub use self::cel::cel_rules;
+pub use self::cel::{cel_rules, is_transition};
 use super::meta::check_object_meta;
 use super::names::NameRule;
 use super::violation::{describe, Violation};

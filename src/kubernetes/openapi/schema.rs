@@ -1,6 +1,6 @@
 //! The structural-schema walk: a value against an `openAPIV3Schema` node, keyword by keyword (type, enum,
 //! lengths and bounds, list types, properties and required, allOf/anyOf/oneOf/not), as the API server's OpenAPI
-//! validation walks it, plus the unknown-field report the server does not make (it prunes them silently).
+//! validation walks it, the CEL rules of each node it reaches, plus the unknown-field report the server does not make (it prunes them silently).
 
 use std::cmp::Ordering;
 
@@ -23,6 +23,9 @@ pub(super) fn check(schema: &Value, value: &Value, path: &str, structural: bool,
     }
     if !check_type(schema, value, path, out) {
         return;
+    }
+    if structural {
+        super::cel::check(schema, value, path, out);
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
         if !allowed.iter().any(|candidate| json_eq(candidate, value)) {

@@ -541,3 +541,184 @@ fn every_crd_pattern_compiles() {
         assert!(compiled(&pattern).is_ok(), "{pattern}: {:?}", compiled(&pattern).err());
     }
 }
+
+/// The messages of `found`, for comparing CEL verdicts.
+fn messages(found: &[Violation]) -> Vec<String> {
+    found.iter().map(|v| format!("{}: {}", v.path, v.message)).collect()
+}
+
+#[test]
+fn every_cel_rule_compiles_and_transition_rules_are_known() {
+    for crd in karpenter_crds() {
+        for (path, rule, _) in cel_rules(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]) {
+            assert!(super::cel::compiles(&rule), "{path}: `{rule}` does not compile");
+        }
+    }
+    assert!(is_transition("self.group == oldSelf.group"));
+    assert!(!is_transition("self.oldSelfish == 1"));
+}
+
+#[test]
+fn cel_rules_of_the_ec2_node_class_refuse_what_the_server_refuses() {
+    let cases: &[(&str, fn(&mut Value), &str)] = &[
+        (
+            "role and instanceProfile",
+            |o| o["spec"]["instanceProfile"] = json!("p"),
+            "exactly one of ['role', 'instanceProfile']",
+        ),
+        (
+            "restricted tag",
+            |o| o["spec"]["tags"] = json!({"kubernetes.io/cluster/x": "owned"}),
+            "restricted tag matching kubernetes.io/cluster",
+        ),
+        ("eks tag", |o| o["spec"]["tags"] = json!({"eks:eks-cluster-name": "x"}), "eks:eks-cluster-name"),
+        (
+            "alias family",
+            |o| o["spec"]["amiSelectorTerms"] = json!([{"alias": "ubuntu@latest"}]),
+            "family is not supported",
+        ),
+        (
+            "windows version",
+            |o| o["spec"]["amiSelectorTerms"] = json!([{"alias": "windows2022@v1"}]),
+            "windows families may only specify version 'latest'",
+        ),
+        (
+            "alias with id",
+            |o| o["spec"]["amiSelectorTerms"] = json!([{"alias": "al2023@latest"}, {"id": "ami-0123456789abcdef0"}]),
+            "'alias' is mutually exclusive",
+        ),
+        (
+            "no amiFamily",
+            |o| o["spec"]["amiSelectorTerms"] = json!([{"id": "ami-0123456789abcdef0"}]),
+            "must specify amiFamily",
+        ),
+        (
+            "empty tag value",
+            |o| o["spec"]["subnetSelectorTerms"] = json!([{"tags": {"network": ""}}]),
+            "empty tag keys or values",
+        ),
+        (
+            "two root volumes",
+            |o| {
+                o["spec"]["blockDeviceMappings"] = json!([
+                    {"deviceName": "/dev/xvda", "rootVolume": true, "ebs": {"volumeSize": "20Gi"}},
+                    {"deviceName": "/dev/xvdb", "rootVolume": true, "ebs": {"volumeSize": "20Gi"}},
+                ])
+            },
+            "only one blockDeviceMappings with rootVolume",
+        ),
+        (
+            "ebs without size",
+            |o| o["spec"]["blockDeviceMappings"] = json!([{"deviceName": "/dev/xvda", "ebs": {"volumeType": "gp3"}}]),
+            "snapshotID or volumeSize must be defined",
+        ),
+    ];
+    for (name, change, needle) in cases {
+        let found = violations_after(&good_ec2_node_class(), change);
+        assert!(messages(&found).iter().any(|m| m.contains(needle)), "{name}: expected {needle:?} in {found:#?}");
+    }
+    assert_eq!(violations_after(&good_ec2_node_class(), |_| {}), []);
+}
+
+#[test]
+fn cel_rules_of_the_node_pool_refuse_what_the_server_refuses() {
+    let requirement = |o: &mut Value, r: Value| o["spec"]["template"]["spec"]["requirements"] = json!([r]);
+    let cases: &[(&str, fn(&mut Value), &str)] = &[
+        (
+            "In without values",
+            |o| o["spec"]["template"]["spec"]["requirements"] = json!([{"key": "a", "operator": "In", "values": []}]),
+            "operator 'In' must have a value",
+        ),
+        (
+            "Gte negative",
+            |o| {
+                o["spec"]["template"]["spec"]["requirements"] =
+                    json!([{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["-1"]}])
+            },
+            "must have a single positive integer value",
+        ),
+        (
+            "Lt not a number",
+            |o| {
+                o["spec"]["template"]["spec"]["requirements"] =
+                    json!([{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["four"]}])
+            },
+            "must have a single positive integer value",
+        ),
+        (
+            "minValues",
+            |o| {
+                o["spec"]["template"]["spec"]["requirements"] =
+                    json!([{"key": "a", "operator": "In", "values": ["x"], "minValues": 2}])
+            },
+            "must have at least that many values",
+        ),
+        (
+            "restricted domain",
+            |o| {
+                o["spec"]["template"]["spec"]["requirements"] =
+                    json!([{"key": "foo.karpenter.sh/x", "operator": "Exists"}])
+            },
+            "label domain \"karpenter.sh\" is restricted",
+        ),
+        (
+            "hostname label",
+            |o| o["spec"]["template"]["metadata"] = json!({"labels": {"kubernetes.io/hostname": "x"}}),
+            "label \"kubernetes.io/hostname\" is restricted",
+        ),
+        (
+            "aws domain",
+            |o| o["spec"]["template"]["metadata"] = json!({"labels": {"karpenter.k8s.aws/foo": "x"}}),
+            "label domain \"karpenter.k8s.aws\" is restricted",
+        ),
+        (
+            "schedule without duration",
+            |o| o["spec"]["disruption"]["budgets"] = json!([{"nodes": "1", "schedule": "@daily"}]),
+            "'schedule' must be set with 'duration'",
+        ),
+        (
+            "static with cpu limit",
+            |o| {
+                o["spec"]["replicas"] = json!(2);
+                o["spec"]["limits"] = json!({"cpu": 4});
+            },
+            "only 'limits.nodes' is supported on static NodePools",
+        ),
+        (
+            "static with weight",
+            |o| {
+                o["spec"]["replicas"] = json!(2);
+                o["spec"]["weight"] = json!(5);
+            },
+            "'weight' is not supported on static NodePools",
+        ),
+    ];
+    for (name, change, needle) in cases {
+        let found = violations_after(&good_node_pool(), change);
+        assert!(messages(&found).iter().any(|m| m.contains(needle)), "{name}: expected {needle:?} in {found:#?}");
+    }
+    let mut ok = good_node_pool();
+    requirement(&mut ok, json!({"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["4"]}));
+    ok["spec"]["template"]["metadata"] = json!({"labels": {"karpenter.sh/capacity-type": "spot", "team": "a"}});
+    ok["spec"]["replicas"] = json!(3);
+    ok["spec"]["limits"] = json!({"nodes": 10});
+    ok["spec"].as_object_mut().expect("spec").remove("weight");
+    let crds = karpenter_crds();
+    assert_eq!(validate_custom_object(&crds, &ok), []);
+}
+
+#[test]
+fn a_rule_that_fails_to_evaluate_refuses_with_its_message_and_unknown_functions_are_a_limitation() {
+    let schema = field(json!({"type": "string", "x-kubernetes-validations": [
+        {"rule": "int(self) >= 0", "message": "must be a number"},
+        {"rule": "self.noSuchFunction()", "message": "never"},
+    ]}));
+    let found = validate(&schema, &json!({"f": "x"}));
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].message.starts_with("must be a number (the rule failed to evaluate"), "{}", found[0]);
+    assert!(found[1].message.starts_with("kbp limitation"), "{}", found[1]);
+    assert_clean(
+        field(json!({"type": "string", "x-kubernetes-validations": [{"rule": "self.find('[0-9]+') == '12'"}]})),
+        json!({"f": "ab12cd3"}),
+    );
+}
