@@ -17,6 +17,7 @@ mod advisories;
 mod defaults;
 pub mod format;
 pub mod limits;
+mod manifest_paths;
 mod markdown;
 pub mod model;
 mod overrides;
@@ -46,6 +47,15 @@ pub struct Loaded {
     pub warnings: Diagnostics,
     /// Where each `[[import]]` table's `to` is written (source and span), in order.
     import_at: Vec<(usize, std::ops::Range<usize>)>,
+    /// Where every field was written, to report what the CRDs refuse in the rendered objects.
+    index: std::sync::Arc<tree::Index>,
+}
+
+/// A problem the CRDs find in a rendered NodePool or EC2NodeClass.
+pub struct ManifestProblem<'a> {
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub violation: crate::kubernetes::violation::Violation,
 }
 
 impl Loaded {
@@ -75,6 +85,37 @@ impl Loaded {
         } else {
             Ok(())
         }
+    }
+}
+
+impl Loaded {
+    /// The CRDs' verdict on the rendered objects as blueprint diagnostics: each at the field that wrote it, with
+    /// the CRD's own message. `crds` names the CRDs and where they came from. Err holds the errors and the warnings.
+    pub fn manifest_problems(&self, problems: &[ManifestProblem], crds: &str) -> Result<(), Diagnostics> {
+        let mut diags = self.warnings.clone();
+        for p in problems {
+            let (path, place) = manifest_paths::locate(&self.index, p.kind, p.name, &p.violation.path);
+            let (source, span) = place.map_or((0, 0..0), |at| (at.source, at.span.clone()));
+            diags
+                .error(source, span, format!("{} `{}`: {}: {}", p.kind, p.name, p.violation.path, p.violation.message))
+                .path(path)
+                .hint(format!("the API server would refuse it: this is what {crds} says"));
+        }
+        diags.sort();
+        if diags.has_errors() {
+            Err(diags)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Records that the CRD checks of the node classes and pools could not run, and why.
+    pub fn crd_checks_skipped(&mut self, why: &str, hint: &str) {
+        let place = self.index.locate("karpenter").map_or((0, 0..0), |at| (at.source, at.span.clone()));
+        self.warnings
+            .warning(place.0, place.1, format!("the NodePools and EC2NodeClasses were not checked against the Karpenter CRDs (their schema and CEL rules): {why}"))
+            .path("karpenter")
+            .hint(hint);
     }
 }
 
@@ -125,7 +166,7 @@ pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diag
             let import_at = (0..blueprint.import.len())
                 .map(|i| index.locate(&format!("import[{i}].to")).map_or((0, 0..0), |p| (p.source, p.span.clone())))
                 .collect();
-            Ok(Loaded { blueprint, warnings: diags, import_at })
+            Ok(Loaded { blueprint, warnings: diags, import_at, index: std::sync::Arc::new(index) })
         }
         _ => Err(diags),
     }

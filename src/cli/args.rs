@@ -39,7 +39,17 @@ pub struct Global {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check a blueprint without touching AWS: every error, with file:line:column and a hint.
+    ///
+    /// The NodePools and EC2NodeClasses are rendered as apply would send them and checked by the Karpenter
+    /// CRDs of the blueprint's release (their schema and every CEL rule), read offline from
+    /// `karpenter.crds_dir` or kbp's cache (`kbp init` fills it); without them a warning says these checks
+    /// did not run.
     Validate(ValidateArgs),
+    /// Fetch the Karpenter chart of the blueprint's release into kbp's cache, for offline validation.
+    ///
+    /// Like `terraform init`: run once where the chart's registry is reachable (`KBP_CACHE_DIR` moves the
+    /// cache). With `karpenter.crds_dir` set, checks that the directory's CRDs can be read instead.
+    Init(InitArgs),
     /// Print the resource graph a blueprint compiles to.
     Graph(GraphArgs),
     /// Rewrite blueprints in canonical form, keeping every comment (`--check` in CI).
@@ -264,6 +274,12 @@ pub struct ValidateArgs {
     /// Print the effective blueprint (every default filled in) when it is valid.
     #[arg(long)]
     pub print: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

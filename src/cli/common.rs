@@ -44,13 +44,15 @@ pub fn show_diagnostics(d: &crate::diag::Diagnostics, color: bool) {
 
 /// Parses, validates and compiles; on invalid input prints every diagnostic and returns the exit code.
 pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGraph), u8> {
-    let loaded = blueprint::check(&args.blueprint, &args.sets).map_err(|d| {
+    load_with(args, color, true)
+}
+
+/// As [`load`]; `crds` false leaves out the check of the NodePools and EC2NodeClasses against the CRDs.
+pub fn load_with(args: &BlueprintArgs, color: bool, crds: bool) -> Result<(Blueprint, ResourceGraph), u8> {
+    let mut loaded = blueprint::check(&args.blueprint, &args.sets).map_err(|d| {
         show_diagnostics(&d, color);
         FAILED
     })?;
-    if !loaded.warnings.items.is_empty() {
-        show_diagnostics(&loaded.warnings, color);
-    }
     let graph = graph::compile(&loaded.blueprint).map_err(|e| {
         report(&anyhow::anyhow!(
             "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
@@ -61,6 +63,15 @@ pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGra
         show_diagnostics(&d, color);
         FAILED
     })?;
+    if crds {
+        super::crd_check::check(&mut loaded, &graph).map_err(|d| {
+            show_diagnostics(&d, color);
+            FAILED
+        })?;
+    }
+    if !loaded.warnings.items.is_empty() {
+        show_diagnostics(&loaded.warnings, color);
+    }
     Ok((loaded.blueprint, graph))
 }
 

@@ -3,6 +3,7 @@
 
 mod args;
 mod common;
+mod crd_check;
 mod destroy;
 mod drift;
 mod fmt;
@@ -11,6 +12,7 @@ mod gc;
 mod generated;
 mod graph;
 mod import;
+mod init;
 mod kubeconfig;
 mod output;
 mod plan;
@@ -65,6 +67,7 @@ pub fn main() -> ExitCode {
                     Command::Apply(a) => run::apply(a, &cli.global).await,
                     Command::Destroy(a) => destroy::run(a, &cli.global).await,
                     Command::Import(a) => import::run(a, &cli.global).await,
+                    Command::Init(a) => init::run(a, &cli.global).await,
                     Command::Gc(a) => gc::run(a, &cli.global).await,
                     Command::State(a) => state::run(a, &cli.global).await,
                     Command::Output(a) => output::run(a, &cli.global).await,

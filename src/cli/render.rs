@@ -13,7 +13,7 @@ use crate::graph::Attrs;
 use crate::kubernetes::{manifests, validate};
 
 pub async fn run(a: RenderArgs, g: &Global) -> u8 {
-    let (bp, graph) = match common::load(&a.bp, !g.no_color) {
+    let (bp, graph) = match common::load_with(&a.bp, !g.no_color, !a.skip_crds) {
         Ok(x) => x,
         Err(code) => return code,
     };

@@ -21,7 +21,7 @@ fn report_json(valid: bool, d: &Diagnostics) {
 pub fn run(a: ValidateArgs, g: &Global) -> u8 {
     let ui = crate::ui::Ui::new(a.json, g.no_color);
     match blueprint::check(&a.bp.blueprint, &a.bp.sets) {
-        Ok(loaded) => {
+        Ok(mut loaded) => {
             let graph = match crate::graph::compile(&loaded.blueprint) {
                 Ok(graph) => graph,
                 Err(e) => {
@@ -33,6 +33,9 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
             // `[[import]]` tables name addresses of the compiled graph.
             let addresses: Vec<String> = graph.in_order().iter().map(|r| r.address.to_string()).collect();
             if let Err(d) = loaded.imports(&addresses) {
+                return invalid(&d, a.json, ui.color);
+            }
+            if let Err(d) = super::crd_check::check(&mut loaded, &graph) {
                 return invalid(&d, a.json, ui.color);
             }
             let bp = loaded.blueprint;

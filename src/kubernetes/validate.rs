@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::violation::Violation;
 use super::{builtin, openapi};
 
 /// Problems of `objects`, one line each (`Kind name: path: message`). Without `crds`, custom objects are not
@@ -28,6 +29,14 @@ pub fn all(crds: Option<&[Value]>, objects: &[Value], unknown: &str) -> Vec<Stri
         }
     }
     out
+}
+
+/// What the CRDs refuse in the custom object `object`, leaving out values not known until apply (`unknown`).
+pub fn custom_object(crds: &[Value], object: &Value, unknown: &str) -> Vec<Violation> {
+    openapi::validate_custom_object(crds, object)
+        .into_iter()
+        .filter(|v| at(object, &v.path).and_then(Value::as_str) != Some(unknown))
+        .collect()
 }
 
 /// The value at a violation path such as `spec.terms[1].id`.

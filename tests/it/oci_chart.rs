@@ -667,3 +667,96 @@ fn a_chart_without_crds_is_an_error() {
     assert!(matches!(err, OciError::NoCrds { .. }), "{err}");
     assert!(err.to_string().contains("karpenter.crds_dir"), "{err}");
 }
+
+/// A chart archive holding `crds` (CRD objects) under crds/, as the release's chart does.
+fn chart_with(version: &str, crds: &[Value]) -> Vec<u8> {
+    let mut files = vec![(
+        "karpenter/Chart.yaml".to_string(),
+        format!("apiVersion: v2\nname: karpenter\nversion: {version}\nappVersion: {version}\n"),
+    )];
+    for crd in crds {
+        let name = crd["metadata"]["name"].as_str().unwrap();
+        files.push((format!("karpenter/crds/{name}.yaml"), serde_norway::to_string(crd).unwrap()));
+    }
+    let mut tar = tar::Builder::new(GzEncoder::new(Vec::new(), flate2::Compression::default()));
+    for (path, text) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut header, path, text.as_bytes()).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// The official v1.14.1 CRDs, and the same as an older release had them: without the `Gte`/`Lte` requirement
+/// operators, which Karpenter added in v1.9.
+fn release_crds() -> (Vec<Value>, Vec<Value>) {
+    let current = crds_from_dir(&crate::support::reference_crds_dir()).unwrap();
+    let mut older = current.clone();
+    for crd in &mut older {
+        let schema = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        if let Some(operator) = schema.pointer_mut(
+            "/properties/spec/properties/template/properties/spec/properties/requirements/items/properties/operator/enum",
+        ) {
+            operator.as_array_mut().unwrap().retain(|o| o != "Gte" && o != "Lte");
+        }
+    }
+    assert_ne!(older, current, "the NodePool CRD has the requirement operator enum");
+    (older, current)
+}
+
+#[tokio::test]
+async fn init_caches_the_release_and_validate_judges_by_the_crds_of_the_version_the_blueprint_names() {
+    let mut registry = Registry::start().await;
+    let (older, current) = release_crds();
+    registry.push_chart("1.8.0", &chart_with("1.8.0", &older)).await;
+    registry.push_chart("1.14.1", &chart_with("1.14.1", &current)).await;
+    let work = TempDir::new().unwrap();
+    let cache = work.path().join("cache");
+    let blueprint = |version: &str| {
+        format!(
+            "[cluster]\nname = \"demo\"\nregion = \"us-west-2\"\n\n[karpenter]\nversion = \"{version}\"\nchart = \"{}\"\n\n\
+             [node_pools.default]\nrequirements = [\n  {{ key = \"karpenter.k8s.aws/instance-cpu\", operator = \"Gte\", values = [\"4\"] }},\n]\n",
+            registry.chart()
+        )
+    };
+    let kbp = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kbp"))
+            .args(args)
+            .current_dir(work.path())
+            .env("KBP_CACHE_DIR", &cache)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.code(), text)
+    };
+    std::fs::write(work.path().join("old.toml"), blueprint("1.8.0")).unwrap();
+    std::fs::write(work.path().join("new.toml"), blueprint("1.14.1")).unwrap();
+
+    // Nothing cached: validate says which checks it could not run, and passes what it could check.
+    let (code, text) = kbp(&["validate", "old.toml"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("were not checked against the Karpenter CRDs") && text.contains("kbp init"), "{text}");
+    assert!(cache_files(&cache, "tgz").is_empty(), "validate pulled nothing");
+
+    for file in ["old.toml", "new.toml"] {
+        let (code, text) = kbp(&["init", file]);
+        assert_eq!(code, Some(0), "{text}");
+        assert!(text.contains("3 CRDs"), "{text}");
+    }
+    registry.stop();
+
+    // Offline now: the older release's CRD refuses `Gte`, at the field that wrote it.
+    let (code, text) = kbp(&["validate", "old.toml"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("unsupported value \"Gte\""), "{text}");
+    assert!(text.contains("old.toml:11:") && text.contains("node_pools.default.requirements[0].operator"), "{text}");
+    assert!(text.contains("Karpenter 1.8.0 CRD"), "{text}");
+    // The newer one accepts it, with every check run.
+    let (code, text) = kbp(&["validate", "new.toml"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!text.contains("not checked"), "{text}");
+}

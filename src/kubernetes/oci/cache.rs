@@ -75,6 +75,18 @@ impl ChartCache {
         Ok(pulled.archive)
     }
 
+    /// The archive of `chart` at `version` when the cache holds it intact; never pulls (for offline checks).
+    pub fn cached(&self, chart: &ChartRef, version: &str) -> Result<Option<Vec<u8>>, OciError> {
+        let tag = tag_of(version)?;
+        let (archive_path, record_path) = self.paths(chart, &tag);
+        Ok(read_cached(&archive_path, &record_path).unwrap_or(None))
+    }
+
+    /// Where the cache keeps `chart` at `version` (for messages).
+    pub fn place_of(&self, chart: &ChartRef, version: &str) -> Result<PathBuf, OciError> {
+        Ok(self.paths(chart, &tag_of(version)?).0)
+    }
+
     fn paths(&self, chart: &ChartRef, tag: &str) -> (PathBuf, PathBuf) {
         // `:`, `[` and `]` of host:port are not portable in file names; repository components are already safe.
         let registry: String = chart

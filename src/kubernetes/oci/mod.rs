@@ -68,3 +68,29 @@ pub enum OciError {
     #[error("no CustomResourceDefinition in {place}\n  hint: {hint}")]
     NoCrds { place: String, hint: String },
 }
+
+/// Where the CRDs that validate a blueprint were found, or why they were not.
+pub enum OfflineCrds {
+    /// The CRDs, and where they came from (for messages).
+    Found(Vec<serde_json::Value>, String),
+    /// Neither `karpenter.crds_dir` nor the cache holds them: what was looked at.
+    Missing(String),
+}
+
+/// The CRDs of the blueprint's Karpenter release without touching the network: from `crds_dir` when set, else
+/// from kbp's chart cache (filled by `kbp init`, preflight or apply). An unreadable directory or chart is an
+/// error; a cache without the release is [`OfflineCrds::Missing`].
+pub fn offline_crds(chart: &str, version: &str, crds_dir: Option<&str>) -> Result<OfflineCrds, OciError> {
+    if let Some(dir) = crds_dir {
+        return Ok(OfflineCrds::Found(crds_from_dir(std::path::Path::new(dir))?, format!("karpenter.crds_dir {dir}")));
+    }
+    let version = version.trim_start_matches('v');
+    let chart: ChartRef = chart.parse()?;
+    let cache = ChartCache::default_location()?;
+    match cache.cached(&chart, version)? {
+        Some(archive) => {
+            Ok(OfflineCrds::Found(crds_from_chart(&archive)?, format!("the cached chart {chart} {version}")))
+        }
+        None => Ok(OfflineCrds::Missing(format!("{}", cache.place_of(&chart, version)?.display()))),
+    }
+}
