@@ -15,13 +15,20 @@ pub(super) fn locate<'a>(index: &'a Index, kind: &str, name: &str, path: &str) -
         _ => ("node_classes", &["spec."]),
     };
     let root = child(table, name);
-    let relative = prefixes.iter().find_map(|p| path.strip_prefix(p)).unwrap_or(path);
+    let relative = match path {
+        "spec" => "",
+        _ => prefixes.iter().find_map(|p| path.strip_prefix(p)).unwrap_or(path),
+    };
     let mut segments = split(relative);
+    // A CRD field the user did not write but kbp made from its shorthand is shown at the shorthand.
     if let Some(first) = segments.first_mut() {
-        if let Some(short) = shorthand(first) {
+        if let Some(short) = shorthand(first).filter(|_| index.get(&child(&root, first)).is_none()) {
             *first = short.to_string();
             segments.truncate(1);
         }
+    }
+    if segments.is_empty() {
+        return (root.clone(), index.locate(&root));
     }
     let mut written = root.clone();
     for s in &segments {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::schema::{list_limits, Field, Presence, Ty, BLUEPRINT};
+use super::schema::{list_limits, Field, Presence, Ty, BLUEPRINT, OTHER_CRD_FIELDS};
 
 /// Defaults longer than this go in a block under the table instead of the table cell.
 const INLINE_DEFAULT: usize = 40;
@@ -88,6 +88,10 @@ fn section(
             }
             Presence::Default(text) => format!("`{text}`"),
         };
+        if f.name == OTHER_CRD_FIELDS {
+            let _ = writeln!(out, "| any other | as the CRD says | — | the CRD's schema and CEL rules | {doc} |");
+            continue;
+        }
         let constraints = constraints(&f.ty);
         let _ = writeln!(out, "| `{}` | {kind} | {default} | {constraints} | {doc} |", f.name);
     }

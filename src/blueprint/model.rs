@@ -245,6 +245,10 @@ pub struct NodeClass {
     pub ami_alias: String,
     pub root_volume: RootVolume,
     pub tags: BTreeMap<String, String>,
+    /// The other fields of the EC2NodeClass `spec` the blueprint writes, as written (see
+    /// `kubernetes::crd_fields`, which names them as the CRD does).
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub spec: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -274,6 +278,9 @@ pub struct NodePool {
     pub expire_after: String,
     pub termination_grace_period: Option<String>,
     pub disruption: Disruption,
+    /// The other fields of the NodePool's `spec`, `spec.template.spec` or `spec.template.metadata`, as written.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub spec: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json};
 use toml::de::DeValue;
 
 use super::rules::{closest, Problem};
-use super::schema::{code_list, Field, Presence, Rule, Ty, BLUEPRINT};
+use super::schema::{code_list, Field, Presence, Rule, Ty, BLUEPRINT, OTHER_CRD_FIELDS};
 use super::tree::{child, item, Entry, Index, Node, Origin, Value};
 use crate::diag::{Diagnostics, SourceId};
 
@@ -232,8 +232,16 @@ impl Walker<'_> {
 
     fn table(&mut self, node: &Node, entries: &[Entry], fields: &[Field], path: &str) -> Json {
         let mut out = Map::new();
+        // A table that also takes the other fields of a CRD spec keeps them as written, for the CRD to judge.
+        let open = fields.iter().any(|f| f.name == OTHER_CRD_FIELDS);
         for e in entries {
-            if fields.iter().any(|f| f.name == e.key) {
+            if fields.iter().any(|f| f.name == e.key && f.name != OTHER_CRD_FIELDS) {
+                continue;
+            }
+            if open {
+                let p = child(path, &e.key);
+                let v = self.verbatim(&e.node, &p);
+                out.insert(e.key.clone(), v);
                 continue;
             }
             let p = child(path, &e.key);
@@ -247,7 +255,7 @@ impl Walker<'_> {
             let at = self.place(&e.node, e.key_span.clone(), &p);
             self.report(at, &p, r);
         }
-        for f in fields {
+        for f in fields.iter().filter(|f| f.name != OTHER_CRD_FIELDS) {
             let p = child(path, f.name);
             let written = entries.iter().find(|e| e.key == f.name);
             if let Some(e) = written {
@@ -275,6 +283,28 @@ impl Walker<'_> {
             }
         }
         Json::Object(out)
+    }
+
+    /// A value kbp's schema does not describe, as JSON, every part indexed where it was written. TOML's floats
+    /// and datetimes keep no value in the tree: their text is read back.
+    fn verbatim(&mut self, node: &Node, path: &str) -> Json {
+        self.index.record(path, node);
+        match &node.value {
+            Value::Str(s) => Json::String(s.clone()),
+            Value::Int(i) => Json::from(*i),
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Float => {
+                let text = self.raw(node).unwrap_or_default().replace('_', "");
+                text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or(Json::String(text), Json::Number)
+            }
+            Value::Datetime => Json::String(self.raw(node).unwrap_or_default()),
+            Value::Array(items) => {
+                Json::Array(items.iter().enumerate().map(|(i, it)| self.verbatim(it, &item(path, i))).collect())
+            }
+            Value::Table(entries) => Json::Object(
+                entries.iter().map(|e| (e.key.clone(), self.verbatim(&e.node, &child(path, &e.key)))).collect(),
+            ),
+        }
     }
 
     /// The value of an absent or refused field: its default, a placeholder when required, else nothing.

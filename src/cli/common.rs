@@ -47,12 +47,15 @@ pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGra
     load_with(args, color, true)
 }
 
-/// As [`load`]; `crds` false leaves out the check of the NodePools and EC2NodeClasses against the CRDs.
-pub fn load_with(args: &BlueprintArgs, color: bool, crds: bool) -> Result<(Blueprint, ResourceGraph), u8> {
+/// As [`load`]; `check_crds` false leaves out the check of the NodePools and EC2NodeClasses against the CRDs
+/// (and any chart pull for it).
+pub fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> Result<(Blueprint, ResourceGraph), u8> {
     let mut loaded = blueprint::check(&args.blueprint, &args.sets).map_err(|d| {
         show_diagnostics(&d, color);
         FAILED
     })?;
+    let crds = if check_crds { super::crd_check::fetched(&mut loaded) } else { super::crd_check::at_hand(&loaded) };
+    super::crd_check::name_fields(&mut loaded, crds.as_ref());
     let graph = graph::compile(&loaded.blueprint).map_err(|e| {
         report(&anyhow::anyhow!(
             "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
@@ -63,8 +66,8 @@ pub fn load_with(args: &BlueprintArgs, color: bool, crds: bool) -> Result<(Bluep
         show_diagnostics(&d, color);
         FAILED
     })?;
-    if crds {
-        super::crd_check::check(&mut loaded, &graph).map_err(|d| {
+    if let Some(crds) = crds.as_ref().filter(|_| check_crds) {
+        super::crd_check::check(&loaded, &graph, crds).map_err(|d| {
             show_diagnostics(&d, color);
             FAILED
         })?;

@@ -10,7 +10,7 @@ use crate::diag::Diagnostics;
 use crate::graph::value::{resolve, UNKNOWN};
 use crate::graph::{kinds, ResourceGraph};
 use crate::kubernetes::oci::{self, OfflineCrds};
-use crate::kubernetes::validate;
+use crate::kubernetes::{crd_fields, validate};
 
 /// The NodePool and EC2NodeClass manifests of `graph`, values known only after apply left as [`UNKNOWN`].
 pub fn custom_objects(graph: &ResourceGraph) -> Vec<Value> {
@@ -25,37 +25,81 @@ pub fn custom_objects(graph: &ResourceGraph) -> Vec<Value> {
         .collect()
 }
 
-/// Checks the custom objects of `graph` against the CRDs; a problem is an error at the blueprint field behind
-/// it. When the CRDs cannot be had offline, a warning on `loaded` says which checks did not run and how to get
-/// them.
-pub fn check(loaded: &mut Loaded, graph: &ResourceGraph) -> Result<(), Diagnostics> {
+/// The release's CRDs, as read offline, and where from.
+pub struct Crds {
+    pub objects: Vec<Value>,
+    pub source: String,
+}
+
+/// The CRDs of the blueprint's Karpenter release from `karpenter.crds_dir` or kbp's cache, without the
+/// network. When they cannot be had, a warning on `loaded` says which checks will not run and how to get them.
+pub fn offline(loaded: &mut Loaded) -> Option<Crds> {
     let k = &loaded.blueprint.karpenter;
-    let found = oci::offline_crds(&k.chart, &k.version, k.crds_dir.as_deref());
     let version = k.version.clone();
-    let (crds, source) = match found {
-        Ok(OfflineCrds::Found(crds, source)) => (crds, source),
+    match oci::offline_crds(&k.chart, &k.version, k.crds_dir.as_deref()) {
+        Ok(OfflineCrds::Found(objects, source)) => Some(Crds { objects, source }),
         Ok(OfflineCrds::Missing(place)) => {
             loaded.crd_checks_skipped(
                 &format!("the CRDs of Karpenter {version} are neither in karpenter.crds_dir nor in kbp's cache ({place})"),
                 "run `kbp init BLUEPRINT` once where the chart's registry is reachable, or set karpenter.crds_dir to a directory holding the CRDs",
             );
-            return Ok(());
+            None
         }
         Err(e) => {
             let text = e.to_string();
             let (message, hint) = text.split_once("\n  hint: ").unwrap_or((&text, "check karpenter.crds_dir"));
             loaded.crd_checks_skipped(message, hint);
-            return Ok(());
+            None
         }
-    };
+    }
+}
+
+/// The CRDs for a command that goes to AWS anyway: offline when they are at hand, else pulled into the cache
+/// now (as apply would), so that the node classes' and pools' fields are named by the CRDs, never guessed.
+pub fn fetched(loaded: &mut Loaded) -> Option<Crds> {
+    let k = &loaded.blueprint.karpenter;
+    let bp = &loaded.blueprint;
+    let has_crd_fields =
+        bp.node_classes.values().any(|c| !c.spec.is_empty()) || bp.node_pools.values().any(|p| !p.spec.is_empty());
+    if k.crds_dir.is_none() && has_crd_fields {
+        if let (Ok(handle), Ok(chart)) = (tokio::runtime::Handle::try_current(), k.chart.parse::<oci::ChartRef>()) {
+            let version = k.version.trim_start_matches('v').to_string();
+            let pulled = tokio::task::block_in_place(|| {
+                handle.block_on(async { oci::ChartCache::default_location()?.chart(&chart, &version).await })
+            });
+            if let Err(e) = pulled {
+                tracing::debug!("the Karpenter chart could not be pulled for the CRD checks: {e}");
+            }
+        }
+    }
+    offline(loaded)
+}
+
+/// The CRDs when they are at hand offline, saying nothing when they are not (for output without CRD checks).
+pub fn at_hand(loaded: &Loaded) -> Option<Crds> {
+    let k = &loaded.blueprint.karpenter;
+    match oci::offline_crds(&k.chart, &k.version, k.crds_dir.as_deref()) {
+        Ok(OfflineCrds::Found(objects, source)) => Some(Crds { objects, source }),
+        _ => None,
+    }
+}
+
+/// Names the node classes' and pools' other fields by the CRDs, in place.
+pub fn name_fields(loaded: &mut Loaded, crds: Option<&Crds>) {
+    crd_fields::name_all(&mut loaded.blueprint, crds.map(|c| c.objects.as_slice()));
+}
+
+/// Checks the custom objects of `graph` against `crds`; a problem is an error at the blueprint field behind it.
+pub fn check(loaded: &Loaded, graph: &ResourceGraph, crds: &Crds) -> Result<(), Diagnostics> {
+    let version = &loaded.blueprint.karpenter.version;
     let objects = custom_objects(graph);
     let mut problems = Vec::new();
     for object in &objects {
         let kind = object["kind"].as_str().unwrap_or("?");
         let name = object["metadata"]["name"].as_str().unwrap_or("?");
-        for violation in validate::custom_object(&crds, object, UNKNOWN) {
+        for violation in validate::custom_object(&crds.objects, object, UNKNOWN) {
             problems.push(ManifestProblem { kind, name, violation });
         }
     }
-    loaded.manifest_problems(&problems, &format!("the Karpenter {version} CRD (read from {source})"))
+    loaded.manifest_problems(&problems, &format!("the Karpenter {version} CRD (read from {})", crds.source))
 }

@@ -22,6 +22,8 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
     let ui = crate::ui::Ui::new(a.json, g.no_color);
     match blueprint::check(&a.bp.blueprint, &a.bp.sets) {
         Ok(mut loaded) => {
+            let crds = super::crd_check::offline(&mut loaded);
+            super::crd_check::name_fields(&mut loaded, crds.as_ref());
             let graph = match crate::graph::compile(&loaded.blueprint) {
                 Ok(graph) => graph,
                 Err(e) => {
@@ -35,8 +37,10 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
             if let Err(d) = loaded.imports(&addresses) {
                 return invalid(&d, a.json, ui.color);
             }
-            if let Err(d) = super::crd_check::check(&mut loaded, &graph) {
-                return invalid(&d, a.json, ui.color);
+            if let Some(crds) = &crds {
+                if let Err(d) = super::crd_check::check(&loaded, &graph, crds) {
+                    return invalid(&d, a.json, ui.color);
+                }
             }
             let bp = loaded.blueprint;
             let warnings = loaded.warnings;

@@ -11,7 +11,7 @@
 use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
 
-use super::{Field, Presence, Ty, BLUEPRINT};
+use super::{Field, Presence, Ty, BLUEPRINT, OTHER_CRD_FIELDS};
 
 const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
@@ -101,16 +101,19 @@ fn schema(ty: &Ty) -> Json {
             Json::Object(s)
         }
         Ty::Table(fields) => {
-            let properties: Map<String, Json> = fields.iter().map(|f| (f.name.to_string(), field(f))).collect();
+            // A table that takes any other field of a CRD spec leaves those to the CRD.
+            let open = fields.iter().any(|f| f.name == OTHER_CRD_FIELDS);
+            let fields = fields.iter().filter(|f| f.name != OTHER_CRD_FIELDS);
+            let properties: Map<String, Json> = fields.clone().map(|f| (f.name.to_string(), field(f))).collect();
             let required: Vec<&str> =
-                fields.iter().filter(|f| matches!(f.presence, Presence::Required)).map(|f| f.name).collect();
+                fields.filter(|f| matches!(f.presence, Presence::Required)).map(|f| f.name).collect();
             let mut s = Map::new();
             s.insert("type".into(), "object".into());
             s.insert("properties".into(), Json::Object(properties));
             if !required.is_empty() {
                 s.insert("required".into(), json!(required));
             }
-            s.insert("additionalProperties".into(), false.into());
+            s.insert("additionalProperties".into(), open.into());
             Json::Object(s)
         }
         Ty::Map { value, max, .. } => {
@@ -166,7 +169,10 @@ mod tests {
             (json!(0), json!(450), json!(2))
         );
         let pool = at(&s, &["node_pools", "*"]);
-        assert_eq!(pool["additionalProperties"], false);
+        // A pool also takes the other fields of the NodePool CRD, which the CRD judges.
+        assert_eq!(pool["additionalProperties"], true);
+        assert!(pool["properties"].get("*").is_none());
+        assert_eq!(at(&s, &["node_group"])["additionalProperties"], false);
         let operator = at(pool, &["requirements", "[]", "operator"]);
         assert!(operator["enum"].as_array().unwrap().contains(&json!("Gte")));
         let budgets = at(pool, &["disruption", "budgets"]);

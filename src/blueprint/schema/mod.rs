@@ -63,6 +63,10 @@ pub(crate) enum Presence {
     Computed(&'static str),
 }
 
+/// The name of the pseudo-field of a table that also takes every other field of a CRD object's spec (node
+/// classes and pools): those are kept as written, mapped onto the CRD by name and judged by the CRD.
+pub(crate) const OTHER_CRD_FIELDS: &str = "*";
+
 pub(crate) struct Field {
     pub name: &'static str,
     pub ty: Ty,

@@ -3,7 +3,7 @@
 
 use super::stack::{LABEL_VALUE, TAG_VALUE};
 use super::Presence::{Computed, Default, Optional, Required};
-use super::{field, str_rule, Field, Rule, Ty};
+use super::{field, str_rule, Field, Rule, Ty, OTHER_CRD_FIELDS};
 use crate::blueprint::rules::{k8s, karpenter};
 
 /// A taint, as both the node group and NodePools take it (NodePool CRD `taints[]` / `startupTaints[]`).
@@ -70,6 +70,16 @@ pub(super) const NODE_CLASS: Ty = Ty::Table(&[
         },
         Default("{}"),
         "Tags on the instances, volumes and launch templates Karpenter creates.",
+    ),
+    field(
+        OTHER_CRD_FIELDS,
+        Ty::Str(None),
+        Optional,
+        "Any other field of the EC2NodeClass `spec`, by its CRD name in snake_case (`subnet_selector_terms`, \
+         `kms_key_id`) or as the CRD spells it, at any depth; map keys (tags, labels) are kept as written. It \
+         replaces what kbp would set there (`ami_selector_terms` replaces `ami_alias`, `block_device_mappings` \
+         `root_volume`, `instance_profile` the node role); tables such as `metadata_options` are merged into \
+         kbp's. The CRD of `karpenter.version` checks them.",
     ),
 ]);
 
@@ -196,6 +206,13 @@ pub(super) const NODE_POOL: Ty = Ty::Table(&[
         "How long draining may take before pods are deleted anyway.",
     ),
     field("disruption", Ty::Table(DISRUPTION), Default("{}"), "Consolidation and disruption budgets."),
+    field(
+        OTHER_CRD_FIELDS,
+        Ty::Str(None),
+        Optional,
+        "Any other field of the NodePool's `spec`, `spec.template.spec` or `spec.template.metadata` \
+         (`annotations`, `replicas`, …), named and checked as for node classes.",
+    ),
 ]);
 
 /// The pool of the karpenter-mng pattern, created when the blueprint has no `[node_pools]`.

@@ -9,6 +9,7 @@ use super::{kinds, Builder};
 use crate::blueprint::{Identity, NodeClass, NodePool, Taint};
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
+use crate::kubernetes::crd_fields;
 
 pub fn compile(b: &mut Builder) {
     let bp = b.bp;
@@ -119,7 +120,7 @@ fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {
     }
     let mut tags = b.bp.cluster.tags.clone();
     tags.extend(c.tags.clone());
-    json!({
+    let mut manifest = json!({
         "apiVersion": "karpenter.k8s.aws/v1",
         "kind": "EC2NodeClass",
         "metadata": { "name": name },
@@ -138,7 +139,15 @@ fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {
             "blockDeviceMappings": block_devices(c, ebs),
             "tags": tags,
         },
-    })
+    });
+    // The blueprint's own spec fields replace or refine kbp's; an instance profile stands for the node role.
+    if let Some(spec) = manifest["spec"].as_object_mut() {
+        crd_fields::merge(spec, c.spec.clone().into_iter().collect());
+        if c.spec.contains_key("instanceProfile") && !c.spec.contains_key("role") {
+            spec.remove("role");
+        }
+    }
+    manifest
 }
 
 /// Bottlerocket's OS volume, as Karpenter's own Bottlerocket default declares it.
@@ -231,6 +240,9 @@ fn node_pool_manifest(name: &str, p: &NodePool) -> Value {
     }
     if let Some(w) = p.weight {
         spec["weight"] = json!(w);
+    }
+    if let Some(spec) = spec.as_object_mut() {
+        crd_fields::merge(spec, p.spec.clone().into_iter().collect());
     }
     json!({
         "apiVersion": "karpenter.sh/v1",

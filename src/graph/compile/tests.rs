@@ -77,6 +77,7 @@ pub(crate) fn sample() -> Blueprint {
                     throughput: None,
                 },
                 tags: BTreeMap::new(),
+                spec: BTreeMap::new(),
             },
         )]),
         node_pools: BTreeMap::from([(
@@ -101,6 +102,7 @@ pub(crate) fn sample() -> Blueprint {
                     consolidate_after: "30s".into(),
                     budgets: vec![Budget { nodes: "10%".into(), schedule: None, duration: None, reasons: vec![] }],
                 },
+                spec: BTreeMap::new(),
             },
         )]),
         state: StateSettings {
