@@ -10,6 +10,7 @@ mod support;
 
 // The command line without AWS.
 mod cli_conventions;
+mod crd_corpus;
 mod fmt_and_schema;
 mod render_cli;
 mod token_cli;
