@@ -260,17 +260,18 @@ pub struct RootVolume {
     #[serde(rename = "type")]
     pub volume_type: String,
     pub encrypted: bool,
-    pub iops: Option<u32>,
-    pub throughput: Option<u32>,
+    pub iops: Option<i64>,
+    pub throughput: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodePool {
     pub node_class: String,
-    pub weight: Option<u32>,
+    pub weight: Option<i64>,
     pub requirements: Vec<Requirement>,
-    /// Resource name → Kubernetes quantity ("1000", "1000Gi", "nvidia.com/gpu" = "8").
-    pub limits: BTreeMap<String, String>,
+    /// Resource name → Kubernetes quantity ("1000", "1000Gi", "nvidia.com/gpu" = "8"), as a string; anything
+    /// else as written, for the CRD to judge.
+    pub limits: BTreeMap<String, serde_json::Value>,
     pub labels: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
     pub startup_taints: Vec<Taint>,
@@ -289,14 +290,16 @@ pub struct Requirement {
     /// In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte.
     pub operator: String,
     pub values: Vec<String>,
-    pub min_values: Option<u32>,
+    pub min_values: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Taint {
     pub key: String,
     pub value: Option<String>,
-    /// NoSchedule, PreferNoSchedule or NoExecute.
+    /// NoSchedule, PreferNoSchedule or NoExecute. Always set on the node group; a NodePool's taint without one
+    /// is left for its CRD to refuse.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub effect: String,
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json};
 use toml::de::DeValue;
 
 use super::rules::{closest, Problem};
-use super::schema::{code_list, Field, Presence, Rule, Ty, BLUEPRINT, OTHER_CRD_FIELDS};
+use super::schema::{code_list, Field, Presence, Rule, Ty, BLUEPRINT, CRD_JUDGED, OTHER_CRD_FIELDS};
 use super::tree::{child, item, Entry, Index, Node, Origin, Value};
 use crate::diag::{Diagnostics, SourceId};
 
@@ -147,6 +147,8 @@ impl Walker<'_> {
             (Ty::IntOrStr(rule), Value::Str(s)) => {
                 self.check(node, path, Some(*rule), s).then(|| Json::String(s.clone()))
             }
+            // Where the CRD judges the value, a float goes to it as written, for it to refuse.
+            (Ty::IntOrStr(rule), Value::Float) if rule.expected == CRD_JUDGED => Some(self.verbatim(node, path)),
             (Ty::IntOrStr(rule), Value::Int(i)) => {
                 let s = i.to_string();
                 self.check(node, path, Some(*rule), &s).then_some(Json::String(s))

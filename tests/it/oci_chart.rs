@@ -740,7 +740,7 @@ async fn init_caches_the_release_and_validate_judges_by_the_crds_of_the_version_
     let (code, text) = kbp(&["validate", "old.toml"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("were not checked against the Karpenter CRDs") && text.contains("kbp init"), "{text}");
-    assert!(cache_files(&cache, "tgz").is_empty(), "validate pulled nothing");
+    assert!(!cache.exists() || cache_files(&cache, "tgz").is_empty(), "validate pulled nothing");
 
     for file in ["old.toml", "new.toml"] {
         let (code, text) = kbp(&["init", file]);

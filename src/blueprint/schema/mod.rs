@@ -67,6 +67,9 @@ pub(crate) enum Presence {
 /// classes and pools): those are kept as written, mapped onto the CRD by name and judged by the CRD.
 pub(crate) const OTHER_CRD_FIELDS: &str = "*";
 
+/// What an integer-or-string field the CRD judges is said to expect; such a field passes any value on to it.
+pub(crate) const CRD_JUDGED: &str = "an integer or a string";
+
 pub(crate) struct Field {
     pub name: &'static str,
     pub ty: Ty,

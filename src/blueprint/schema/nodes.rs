@@ -1,9 +1,9 @@
 //! The schema of what Karpenter launches: EC2NodeClasses and NodePools (fields of the v1.14.1 CRDs), and the
 //! taints the controller's node group shares with them.
 
-use super::stack::{LABEL_VALUE, TAG_VALUE};
+use super::stack::TAG_VALUE;
 use super::Presence::{Computed, Default, Optional, Required};
-use super::{field, str_rule, Field, Rule, Ty, OTHER_CRD_FIELDS};
+use super::{field, str_rule, Field, Rule, Ty, CRD_JUDGED, OTHER_CRD_FIELDS};
 use crate::blueprint::rules::{k8s, karpenter};
 
 /// A taint, as both the node group and NodePools take it (NodePool CRD `taints[]` / `startupTaints[]`).
@@ -19,34 +19,44 @@ const TAINT: Ty = Ty::Table(&[
 ]);
 pub(super) const TAINTS: Ty = Ty::List { item: &TAINT, max: 50, unique: false, non_empty: false };
 
+/// A NodePool's taint: the CRD judges key, value and effect.
+const POOL_TAINT: Ty = Ty::Table(&[
+    field("key", ANY, Required, "Taint key."),
+    field("value", ANY, Optional, "Taint value."),
+    field(
+        "effect",
+        ANY,
+        Optional,
+        "What the taint does to pods that do not tolerate it: `NoSchedule`, `PreferNoSchedule` or `NoExecute`.",
+    ),
+]);
+const POOL_TAINTS: Ty = Ty::List { item: &POOL_TAINT, max: usize::MAX, unique: false, non_empty: false };
+
+/// A string the CRD of `karpenter.version` judges (its patterns, enums and CEL rules), not kbp's schema.
+const ANY: Ty = Ty::Str(None);
+/// An integer the CRD judges.
+const ANY_INT: Ty = Ty::Int { min: i64::MIN, max: i64::MAX };
+/// Integer-or-string the CRD judges.
+const ANY_INT_OR_STR: Ty = Ty::IntOrStr(Rule { expected: CRD_JUDGED, check: k8s::anything });
+
 const ROOT_VOLUME: &[Field] = &[
-    field(
-        "size",
-        str_rule("a volume size such as `20Gi` (EC2NodeClass volumeSize pattern)", karpenter::volume_size),
-        Default("\"20Gi\""),
-        "Volume size.",
-    ),
-    field(
-        "type",
-        Ty::Enum(&["standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"]),
-        Default("\"gp3\""),
-        "EBS volume type.",
-    ),
+    field("size", ANY, Default("\"20Gi\""), "Volume size."),
+    field("type", ANY, Default("\"gp3\""), "EBS volume type."),
     field("encrypted", Ty::Bool, Default("true"), "Encrypt the volume."),
     field(
         "device_name",
-        str_rule("a device name such as `/dev/xvda`", karpenter::device_name),
+        ANY,
         Computed("`/dev/xvdb` for Bottlerocket (its data volume), `/dev/sda1` for Windows, `/dev/xvda` otherwise"),
         "Block device the volume is attached as.",
     ),
-    field("iops", Ty::Int { min: 100, max: 256_000 }, Optional, "Provisioned IOPS (io1, io2 and gp3 only)."),
-    field("throughput", Ty::Int { min: 125, max: 2000 }, Optional, "Throughput in MiB/s (gp3 only)."),
+    field("iops", ANY_INT, Optional, "Provisioned IOPS (io1, io2 and gp3 only)."),
+    field("throughput", ANY_INT, Optional, "Throughput in MiB/s (gp3 only)."),
 ];
 
 pub(super) const NODE_CLASS: Ty = Ty::Table(&[
     field(
         "ami_alias",
-        str_rule("an AMI alias `family@version`", karpenter::ami_alias),
+        ANY,
         Default("\"bottlerocket@latest\""),
         "EKS-optimized AMI to use (EC2NodeClass `amiSelectorTerms[].alias`).",
     ),
@@ -60,12 +70,9 @@ pub(super) const NODE_CLASS: Ty = Ty::Table(&[
     field(
         "tags",
         Ty::Map {
-            key: Rule {
-                expected: "an AWS tag key not reserved by Karpenter or EKS",
-                check: karpenter::nodeclass_tag_key,
-            },
+            key: Rule { expected: "an AWS tag key", check: k8s::anything },
             value: &TAG_VALUE,
-            max: 48,
+            max: usize::MAX,
             implied: &[],
         },
         Default("{}"),
@@ -84,18 +91,8 @@ pub(super) const NODE_CLASS: Ty = Ty::Table(&[
 ]);
 
 const REQUIREMENT: Ty = Ty::Table(&[
-    field(
-        "key",
-        str_rule("a label key Karpenter allows in requirements", karpenter::requirement_key),
-        Required,
-        "Node label the requirement selects on.",
-    ),
-    field(
-        "operator",
-        Ty::Enum(&["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]),
-        Required,
-        "How the label relates to `values`.",
-    ),
+    field("key", ANY, Required, "Node label the requirement selects on."),
+    field("operator", ANY, Required, "How the label relates to `values`."),
     field(
         "values",
         Ty::List { item: &Ty::Str(None), max: usize::MAX, unique: false, non_empty: false },
@@ -104,34 +101,19 @@ const REQUIREMENT: Ty = Ty::Table(&[
     ),
     field(
         "min_values",
-        Ty::Int { min: 1, max: 50 },
+        ANY_INT,
         Optional,
         "Minimum number of distinct values Karpenter must keep (at most the number of `values` with `In`).",
     ),
 ]);
 
 const BUDGET: Ty = Ty::Table(&[
-    field(
-        "nodes",
-        Ty::IntOrStr(Rule { expected: "a node count or a percentage such as `10%`", check: k8s::budget_nodes }),
-        Default("\"10%\""),
-        "How many nodes may be disrupted at once.",
-    ),
-    field(
-        "schedule",
-        str_rule("a cron schedule", k8s::schedule),
-        Optional,
-        "When the budget starts to apply (cron syntax, UTC); needs `duration`.",
-    ),
-    field(
-        "duration",
-        str_rule("hours and minutes such as `1h30m`", k8s::budget_duration),
-        Optional,
-        "How long the budget applies after each `schedule` hit; needs `schedule`.",
-    ),
+    field("nodes", ANY_INT_OR_STR, Default("\"10%\""), "How many nodes may be disrupted at once."),
+    field("schedule", ANY, Optional, "When the budget starts to apply (cron syntax, UTC); needs `duration`."),
+    field("duration", ANY, Optional, "How long the budget applies after each `schedule` hit; needs `schedule`."),
     field(
         "reasons",
-        Ty::List { item: &Ty::Enum(&["Underutilized", "Empty", "Drifted"]), max: 50, unique: true, non_empty: false },
+        Ty::List { item: &ANY, max: usize::MAX, unique: false, non_empty: false },
         Default("[]"),
         "Disruption reasons the budget limits; all when empty.",
     ),
@@ -140,45 +122,40 @@ const BUDGET: Ty = Ty::Table(&[
 const DISRUPTION: &[Field] = &[
     field(
         "consolidation_policy",
-        Ty::Enum(&["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"]),
+        ANY,
         Default("\"WhenEmptyOrUnderutilized\""),
         "Which nodes consolidation may remove or replace.",
     ),
-    field(
-        "consolidate_after",
-        str_rule("a duration such as `30s`, or `Never`", k8s::duration_or_never),
-        Default("\"0s\""),
-        "How long a node must be consolidatable before Karpenter acts.",
-    ),
+    field("consolidate_after", ANY, Default("\"0s\""), "How long a node must be consolidatable before Karpenter acts."),
     field(
         "budgets",
-        Ty::List { item: &BUDGET, max: 50, unique: false, non_empty: false },
+        Ty::List { item: &BUDGET, max: usize::MAX, unique: false, non_empty: false },
         Default("[{ nodes = \"10%\" }]"),
         "Limits on how many nodes may be disrupted at once.",
     ),
 ];
 
-const DURATION_OR_NEVER: Ty = str_rule("a duration such as `720h`, or `Never`", k8s::duration_or_never);
+const DURATION_OR_NEVER: Ty = ANY;
 
 pub(super) const NODE_POOL: Ty = Ty::Table(&[
     field(
         "node_class",
-        str_rule("a node class name", k8s::object_name),
+        ANY,
         Default("\"default\""),
         "Name of the `[node_classes.<name>]` the pool launches nodes with.",
     ),
-    field("weight", Ty::Int { min: 1, max: 100 }, Optional, "Priority among pools; higher is tried first."),
+    field("weight", ANY_INT, Optional, "Priority among pools; higher is tried first."),
     field(
         "requirements",
-        Ty::List { item: &REQUIREMENT, max: 100, unique: false, non_empty: false },
+        Ty::List { item: &REQUIREMENT, max: usize::MAX, unique: false, non_empty: false },
         Default("[]"),
         "Constraints on the instances the pool may launch.",
     ),
     field(
         "limits",
         Ty::Map {
-            key: Rule { expected: "a resource name", check: k8s::qualified_name },
-            value: &Ty::IntOrStr(Rule { expected: "a Kubernetes quantity", check: k8s::quantity }),
+            key: Rule { expected: "a resource name", check: k8s::anything },
+            value: &ANY_INT_OR_STR,
             max: usize::MAX,
             implied: &[],
         },
@@ -188,23 +165,18 @@ pub(super) const NODE_POOL: Ty = Ty::Table(&[
     field(
         "labels",
         Ty::Map {
-            key: Rule { expected: "a label key Karpenter allows on nodes", check: karpenter::nodepool_label_key },
-            value: &LABEL_VALUE,
-            max: 100,
+            key: Rule { expected: "a label key", check: karpenter::nodepool_label_key },
+            value: &ANY,
+            max: usize::MAX,
             implied: &[],
         },
         Default("{}"),
         "Labels of the pool's nodes.",
     ),
-    field("taints", TAINTS, Default("[]"), "Taints of the pool's nodes."),
-    field("startup_taints", TAINTS, Default("[]"), "Taints a DaemonSet removes once the node is ready."),
+    field("taints", POOL_TAINTS, Default("[]"), "Taints of the pool's nodes."),
+    field("startup_taints", POOL_TAINTS, Default("[]"), "Taints a DaemonSet removes once the node is ready."),
     field("expire_after", DURATION_OR_NEVER, Default("\"720h\""), "Age at which nodes are replaced."),
-    field(
-        "termination_grace_period",
-        str_rule("a duration such as `48h`", k8s::duration),
-        Optional,
-        "How long draining may take before pods are deleted anyway.",
-    ),
+    field("termination_grace_period", ANY, Optional, "How long draining may take before pods are deleted anyway."),
     field("disruption", Ty::Table(DISRUPTION), Default("{}"), "Consolidation and disruption budgets."),
     field(
         OTHER_CRD_FIELDS,

@@ -1,6 +1,6 @@
-//! Semantic rules of EC2NodeClasses and NodePools: the NodePool CRD's x-kubernetes-validations on requirements
-//! and budgets (karpenter.sh_nodepools.yaml, v1.14.1), references from pools to classes, and the EBS limits a
-//! launch would hit.
+//! Rules of EC2NodeClasses and NodePools the CRDs do not make (those are checked on the rendered objects, see
+//! `cli::crd_check`): references from pools to classes, and, as warnings that say where it would fail, what the
+//! API server accepts but Karpenter's runtime validation or an EC2 launch would refuse.
 
 use std::collections::HashMap;
 
@@ -26,7 +26,7 @@ pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
         let vol = child(&base, "root_volume");
         let ty = v.volume_type.as_str();
         // EC2 refuses IOPS on volume types without provisioned performance, and throughput on all but gp3.
-        if let Some(iops) = v.iops {
+        if let Some(iops) = v.iops.filter(|_| !class.spec.contains_key("blockDeviceMappings")) {
             let range = match ty {
                 "gp3" => Some(3000..=80_000),
                 "io1" => Some(100..=64_000),
@@ -36,8 +36,12 @@ pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
             let at = child(&vol, "iops");
             match range {
                 None => {
-                    c.error(&at, &[&child(&vol, "type")], format!("`iops` cannot be set on a {ty} volume"))
-                        .map(|b| b.hint("use type gp3, io1 or io2, or remove `iops`"));
+                    c.warning(
+                        &at,
+                        &[&child(&vol, "type")],
+                        format!("EC2 refuses `iops` on a {ty} volume: launches will fail"),
+                    )
+                    .map(|b| b.hint("use type gp3, io1 or io2, or remove `iops`"));
                 }
                 Some(r) if !r.contains(&iops) => {
                     let msg =
@@ -48,10 +52,10 @@ pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
             }
         }
         if v.throughput.is_some() && ty != "gp3" {
-            c.error(
+            c.warning(
                 &child(&vol, "throughput"),
                 &[&child(&vol, "type")],
-                format!("`throughput` cannot be set on a {ty} volume"),
+                format!("EC2 refuses `throughput` on a {ty} volume: launches will fail"),
             )
             .map(|b| b.hint("only gp3 volumes take a throughput"));
         }
@@ -110,7 +114,6 @@ pub(super) fn node_pools(c: &mut Checker, bp: &Blueprint) {
         for (i, r) in pool.requirements.iter().enumerate() {
             requirement(c, r, &item(&child(&base, "requirements"), i));
         }
-        budgets(c, pool, &child(&child(&base, "disruption"), "budgets"));
     }
 }
 
@@ -145,7 +148,8 @@ impl<'a> Suggest<'a> {
     }
 }
 
-/// The NodePool CRD's rules on `requirements[]` (x-kubernetes-validations of `template.spec.requirements`).
+/// What the CRD accepts in a requirement but will not work as meant: Karpenter's runtime validation, or a
+/// selection that matches nothing. The CRD's own rules on requirements are checked with the rendered NodePool.
 fn requirement(c: &mut Checker, r: &Requirement, path: &str) {
     let values = child(path, "values");
     let op_path = child(path, "operator");
@@ -153,27 +157,6 @@ fn requirement(c: &mut Checker, r: &Requirement, path: &str) {
     let op = r.operator.as_str();
     let n = r.values.len();
     match op {
-        // "requirements with operator 'In' must have a value defined"
-        "In" if n == 0 => {
-            c.error(&values, &reads, "`In` needs at least one value".into())
-                .map(|b| b.expected("at least one value").hint("list the values to select, or use `Exists`"));
-        }
-        // "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
-        "Gt" | "Lt" | "Gte" | "Lte" => {
-            if n != 1 {
-                let msg =
-                    format!("`{op}` takes exactly one integer value, found {n} value{}", if n == 1 { "" } else { "s" });
-                c.error(&values, &reads, msg)
-                    .map(|b| b.expected("exactly one non-negative integer").hint("write `values = [\"2\"]`; to bound both sides, add a second requirement with the opposite operator"));
-            } else if !r.values[0].parse::<i64>().is_ok_and(|v| v >= 0) {
-                let msg =
-                    format!("`{op}` compares with an integer, but `{}` is not a non-negative integer", r.values[0]);
-                c.error(&item(&values, 0), &reads, msg).map(|b| {
-                    b.expected("a non-negative integer as a string, like \"2\"")
-                        .hint(format!("to select by name, use `In` instead of `{op}`"))
-                });
-            }
-        }
         "Exists" | "DoesNotExist" if n > 0 => {
             c.warning(&values, &reads, format!("`{op}` ignores values")).map(|b| b.hint("remove `values`"));
         }
@@ -181,13 +164,6 @@ fn requirement(c: &mut Checker, r: &Requirement, path: &str) {
             c.warning(&values, &reads, "`NotIn` without values excludes nothing".into());
         }
         _ => {}
-    }
-    // "requirements with 'minValues' must have at least that many values specified in the 'values' field"
-    if let (Some(min), "In") = (r.min_values, op) {
-        if min as usize > n {
-            let msg = format!("min_values ({min}) is more than the {n} value{} listed", if n == 1 { "" } else { "s" });
-            c.error(&child(path, "min_values"), &reads, msg).map(|b| b.expected(format!("at most {n}")));
-        }
     }
     // Karpenter's runtime validation refuses values that are not label values; the CRD does not check them.
     if !matches!(op, "Gt" | "Lt" | "Gte" | "Lte") {
@@ -204,26 +180,6 @@ fn requirement(c: &mut Checker, r: &Requirement, path: &str) {
                     .map(|b| b.expected("`spot`, `on-demand` or `reserved`"));
             }
         }
-    }
-}
-
-/// NodePool CRD `disruption.budgets`: "'schedule' must be set with 'duration'".
-fn budgets(c: &mut Checker, pool: &NodePool, path: &str) {
-    for (i, b) in pool.disruption.budgets.iter().enumerate() {
-        let p = item(path, i);
-        let (missing, present) = match (&b.schedule, &b.duration) {
-            (Some(_), None) => ("duration", "schedule"),
-            (None, Some(_)) => ("schedule", "duration"),
-            _ => continue,
-        };
-        c.error(
-            &child(&p, present),
-            &[],
-            format!("'schedule' must be set with 'duration': this budget has `{present}` without `{missing}`"),
-        )
-        .map(|b| {
-            b.hint("a scheduled budget needs both: when it starts (`schedule`) and how long it lasts (`duration`)")
-        });
     }
 }
 

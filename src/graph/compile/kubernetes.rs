@@ -256,7 +256,10 @@ fn taints(ts: &[Taint]) -> Value {
     Value::Array(
         ts.iter()
             .map(|t| {
-                let mut o = json!({ "key": t.key, "effect": t.effect });
+                let mut o = json!({ "key": t.key });
+                if !t.effect.is_empty() {
+                    o["effect"] = json!(t.effect);
+                }
                 if let Some(v) = &t.value {
                     o["value"] = json!(v);
                 }

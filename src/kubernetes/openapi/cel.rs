@@ -137,7 +137,8 @@ fn evaluate(rule: &str, value: &Value) -> Result<bool, Failure> {
 
 /// The compiled form of a rule, compiled once per process.
 fn program(rule: &str) -> Result<Arc<Program>, Failure> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Result<Arc<Program>, String>>>> = OnceLock::new();
+    type Compiled = Result<Arc<Program>, String>;
+    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
     cache
         .entry(rule.to_string())

@@ -542,6 +542,9 @@ fn every_crd_pattern_compiles() {
     }
 }
 
+/// A named change to a valid object, and what the CRD's rules must then say.
+type Case = (&'static str, fn(&mut Value), &'static str);
+
 /// The messages of `found`, for comparing CEL verdicts.
 fn messages(found: &[Violation]) -> Vec<String> {
     found.iter().map(|v| format!("{}: {}", v.path, v.message)).collect()
@@ -560,7 +563,7 @@ fn every_cel_rule_compiles_and_transition_rules_are_known() {
 
 #[test]
 fn cel_rules_of_the_ec2_node_class_refuse_what_the_server_refuses() {
-    let cases: &[(&str, fn(&mut Value), &str)] = &[
+    let cases: &[Case] = &[
         (
             "role and instanceProfile",
             |o| o["spec"]["instanceProfile"] = json!("p"),
@@ -623,7 +626,7 @@ fn cel_rules_of_the_ec2_node_class_refuse_what_the_server_refuses() {
 #[test]
 fn cel_rules_of_the_node_pool_refuse_what_the_server_refuses() {
     let requirement = |o: &mut Value, r: Value| o["spec"]["template"]["spec"]["requirements"] = json!([r]);
-    let cases: &[(&str, fn(&mut Value), &str)] = &[
+    let cases: &[Case] = &[
         (
             "In without values",
             |o| o["spec"]["template"]["spec"]["requirements"] = json!([{"key": "a", "operator": "In", "values": []}]),
