@@ -229,7 +229,10 @@ fn schema_refuses_unknown_keys_wrong_types_and_missing_fields() {
             format!("{cluster}[[node_pools.p.requirements]]\nkey = \"k\"\noperater = \"In\"\n"),
             "/node_pools/p/requirements/0",
         ),
-        (format!("{cluster}[node_classes.c.root_volume]\ntype = \"gp4\"\n"), "/node_classes/c/root_volume/type"),
+        (
+            format!("{cluster}[node_classes.c.root_volume]\nencrypted = \"yes\"\n"),
+            "/node_classes/c/root_volume/encrypted",
+        ),
         ("[cluster]\nname = \"sbx\"\n".to_string(), "/cluster"),
         (format!("{cluster}[surprise]\n"), ""),
     ] {

@@ -13,6 +13,7 @@ mod cli_conventions;
 mod crd_corpus;
 mod fmt_and_schema;
 mod render_cli;
+mod seed_patterns;
 mod token_cli;
 mod validate_cli;
 

@@ -74,7 +74,9 @@ fn an_object_the_crd_schema_refuses_fails_render_with_its_field_path() {
     let out = render("spot-fallback", dir.path(), &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("NodePool spot") && err.contains("spec.weight"), "{err}");
+    // Refused where the blueprint is loaded, at the field that wrote it, with the CRD's own words.
+    assert!(err.contains("NodePool `spot`: spec.weight: must be less than or equal to 50, got 80"), "{err}");
+    assert!(err.contains("spot-fallback.toml:16:10") && err.contains("node_pools.spot.weight"), "{err}");
     assert!(out.stdout.is_empty(), "nothing is printed when something is invalid");
 }
 
