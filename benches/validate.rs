@@ -1,8 +1,9 @@
 //! Figures, not a test: how long `kbp validate` takes, and how much memory, on realistic blueprints and on the
 //! worst inputs kbp accepts (up to the 1 MiB size limit): many NodePools, many diagnostics, deep nesting, long
 //! strings and keys. For each: input size; errors and warnings found; `load ms`, parse, schema and rules
-//! (`blueprint::check`); `check ms`, that and the graph compile (when valid), which is what `kbp validate` does
-//! before printing; `text ms` and `json ms`, that and rendering as text (at most `diag::SHOWN` diagnostics) or as
+//! (`blueprint::check`); `check ms`, that and the graph compile and the CRD checks (when valid), which is what
+//! `kbp validate` does before printing; `crd ms`, of that, the CRD checks alone (reading the CRDs, naming the CRD
+//! fields, the schema and CEL rules of every NodePool and EC2NodeClass; needs the reference CRDs); `text ms` and `json ms`, that and rendering as text (at most `diag::SHOWN` diagnostics) or as
 //! JSON (all kept); the sizes of both outputs; and the peak heap in use during the run (counted by a wrapping
 //! allocator). Times are the best of a few runs; on a busy machine they vary by half.
 //!
@@ -183,9 +184,37 @@ struct Run {
     json: Duration,
     text_bytes: usize,
     json_bytes: usize,
+    /// Of `check`, the CRD checks of a valid blueprint (None without the reference CRDs or when invalid).
+    crd: Option<Duration>,
     errors: usize,
     warnings: usize,
     peak: usize,
+}
+
+/// The official CRDs the blueprint is checked against (as `kbp validate` reads them from `karpenter.crds_dir`),
+/// when the reference data is at hand: `KBP_KARPENTER_CRDS_DIR`, else `../shared/reference` beside the checkout.
+fn crds_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("KBP_KARPENTER_CRDS_DIR").map(Into::into).or_else(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/karpenter-v1.14.1/crds");
+        dir.is_dir().then_some(dir)
+    })
+}
+
+/// What `kbp validate` does with the CRDs once the blueprint is valid: read them, name the node classes' and
+/// pools' CRD fields, compile, and check every NodePool and EC2NodeClass by the CRD's schema and CEL rules.
+/// Returns the number of problems found.
+fn crd_checks(mut bp: kbp::blueprint::Blueprint, dir: &std::path::Path) -> usize {
+    let crds = kbp::kubernetes::oci::crds_from_dir(dir).expect("the reference CRDs read");
+    kbp::kubernetes::crd_fields::name_all(&mut bp, Some(&crds));
+    let graph = kbp::graph::compile(&bp).expect("a valid blueprint compiles");
+    let unknown = |_: &kbp::graph::Address, _: &str| None;
+    graph
+        .in_order()
+        .into_iter()
+        .filter(|r| r.kind == kbp::graph::kinds::NODE_POOL || r.kind == kbp::graph::kinds::EC2_NODE_CLASS)
+        .map(|r| kbp::graph::value::resolve(&serde_json::Value::Object(r.attrs.clone()), &unknown).0)
+        .map(|attrs| kbp::kubernetes::validate::custom_object(&crds, &attrs["manifest"], kbp::graph::value::UNKNOWN).len())
+        .sum()
 }
 
 fn run(text: &str) -> Run {
@@ -194,10 +223,17 @@ fn run(text: &str) -> Run {
     let started = Instant::now();
     let loaded = kbp::blueprint::check_str("bench.toml", text, &[]);
     let load = started.elapsed();
+    let mut crd = None;
     let diags: Diagnostics = match loaded {
         Ok(loaded) => {
             let graph = kbp::graph::compile(&loaded.blueprint);
             assert!(graph.is_ok(), "a valid blueprint compiles");
+            if let Some(dir) = crds_dir() {
+                let started = Instant::now();
+                let problems = crd_checks(loaded.blueprint.clone(), &dir);
+                assert_eq!(problems, 0, "the bench's valid blueprints are valid by the CRDs too");
+                crd = Some(started.elapsed());
+            }
             loaded.warnings
         }
         Err(d) => d,
@@ -220,6 +256,7 @@ fn run(text: &str) -> Run {
     Run {
         load,
         check,
+        crd,
         text: check + text_time,
         json: check + json_time,
         text_bytes: rendered.len(),
@@ -254,13 +291,14 @@ fn main() {
         }
     }
     println!(
-        "{:<38} {:>8} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+        "{:<38} {:>8} {:>7} {:>6} {:>8} {:>8} {:>7} {:>8} {:>8} {:>8} {:>8} {:>7}",
         "case",
         "bytes",
         "errors",
         "warns",
         "load ms",
         "check ms",
+        "crd ms",
         "text ms",
         "json ms",
         "text out",
@@ -283,13 +321,14 @@ fn main() {
         let mut line = String::new();
         let _ = write!(
             line,
-            "{:<38} {:>8} {:>7} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7.1}",
+            "{:<38} {:>8} {:>7} {:>6} {:>8} {:>8} {:>7} {:>8} {:>8} {:>8} {:>8} {:>7.1}",
             name,
             text.len(),
             r.errors,
             r.warnings,
             ms(best(|r| r.load)),
             ms(best(|r| r.check)),
+            runs.iter().filter_map(|r| r.crd).min().map_or("—".to_string(), ms),
             ms(best(|r| r.text)),
             ms(best(|r| r.json)),
             r.text_bytes,
