@@ -212,6 +212,30 @@ mod tests {
         assert_eq!(env(d, "METRICS_PORT"), Some(&Value::from("8080")));
     }
 
+    /// Without CPU_REQUESTS the controller sizes its concurrency for its default of one CPU, whatever
+    /// `karpenter.cpu` says; both come from the container's own resources, as the chart wires them.
+    #[test]
+    fn the_controller_reads_its_cpu_request_and_memory_limit_from_its_container() {
+        let objects = controller(&values()).unwrap();
+        let d = find(&objects, "Deployment", "karpenter");
+        let from_resources = |name: &str| {
+            d["spec"]["template"]["spec"]["containers"][0]["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["name"] == name)
+                .map(|e| e["valueFrom"]["resourceFieldRef"].clone())
+        };
+        assert_eq!(
+            from_resources("CPU_REQUESTS"),
+            Some(serde_json::json!({"containerName": "controller", "divisor": "1m", "resource": "requests.cpu"}))
+        );
+        assert_eq!(
+            from_resources("MEMORY_LIMIT"),
+            Some(serde_json::json!({"containerName": "controller", "divisor": "0", "resource": "limits.memory"}))
+        );
+    }
+
     #[test]
     fn irsa_annotates_the_service_account_and_no_queue_drops_the_setting() {
         let mut v = values();
