@@ -145,6 +145,8 @@ pub fn to_yaml_stream(objects: &[Value]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn values() -> ControllerValues {
@@ -234,6 +236,118 @@ mod tests {
             from_resources("MEMORY_LIMIT"),
             Some(serde_json::json!({"containerName": "controller", "divisor": "0", "resource": "limits.memory"}))
         );
+    }
+
+    /// Every permission of a role, one `group/resource verb[ name]` each, so that two ways of writing the same
+    /// rules compare equal.
+    fn grants(role: &Value) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for rule in role["rules"].as_array().unwrap() {
+            let list = |key: &str| -> Vec<String> {
+                rule[key].as_array().map_or(vec![], |a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            };
+            let names = list("resourceNames");
+            for group in list("apiGroups") {
+                for resource in list("resources") {
+                    for verb in list("verbs") {
+                        let at = format!("{group}/{resource} {verb}");
+                        if names.is_empty() {
+                            out.insert(at);
+                        } else {
+                            out.extend(names.iter().map(|n| format!("{at} {n}")));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `verbs` on each of `resources` of `group`.
+    fn each(group: &str, resources: &[&str], verbs: &[&str]) -> Vec<String> {
+        resources.iter().flat_map(|r| verbs.iter().map(move |v| format!("{group}/{r} {v}"))).collect()
+    }
+
+    /// The permissions of the chart's roles (charts/karpenter/templates of aws/karpenter-provider-aws v1.14.1,
+    /// role.yaml, clusterrole-core.yaml, clusterrole.yaml, aggregate-clusterrole.yaml); kbp grants the same.
+    #[test]
+    fn the_roles_grant_what_the_chart_grants_and_no_more() {
+        let objects = controller(&values()).unwrap();
+        let read = ["get", "list", "watch"];
+        let roles: Vec<(String, String)> = objects
+            .iter()
+            .filter(|o| o["kind"] == "Role")
+            .map(|o| {
+                (o["metadata"]["namespace"].as_str().unwrap().into(), o["metadata"]["name"].as_str().unwrap().into())
+            })
+            .collect();
+        assert_eq!(
+            roles,
+            [("karpenter".to_string(), "karpenter".to_string()), ("kube-system".into(), "karpenter-dns".into())],
+            "the chart's two Roles, nothing in kube-node-lease"
+        );
+        let expected = |v: Vec<String>| v.into_iter().collect::<BTreeSet<String>>();
+        assert_eq!(
+            grants(find(&objects, "Role", "karpenter")),
+            expected(vec![
+                "coordination.k8s.io/leases get".into(),
+                "coordination.k8s.io/leases watch".into(),
+                "coordination.k8s.io/leases create".into(),
+                "coordination.k8s.io/leases patch karpenter-leader-election".into(),
+                "coordination.k8s.io/leases update karpenter-leader-election".into(),
+            ])
+        );
+        assert_eq!(grants(find(&objects, "Role", "karpenter-dns")), expected(vec!["/services get kube-dns".into()]));
+
+        let mut core = each(
+            "karpenter.sh",
+            &[
+                "nodepools",
+                "nodepools/status",
+                "nodeclaims",
+                "nodeclaims/status",
+                "nodeoverlays",
+                "nodeoverlays/status",
+            ],
+            &read,
+        );
+        core.extend(each("autoscaling.x-k8s.io", &["capacitybuffers", "capacitybuffers/status"], &read));
+        core.extend(each(
+            "",
+            &["podtemplates", "pods", "nodes", "persistentvolumes", "persistentvolumeclaims", "replicationcontrollers"],
+            &read,
+        ));
+        core.extend(each("", &["namespaces", "events"], &read));
+        core.extend(each("storage.k8s.io", &["storageclasses", "csinodes", "volumeattachments"], &read));
+        core.extend(each("apps", &["daemonsets", "deployments", "replicasets", "statefulsets"], &read));
+        core.extend(each("policy", &["poddisruptionbudgets"], &read));
+        core.extend(each(
+            "karpenter.sh",
+            &["nodeclaims", "nodeclaims/status"],
+            &["create", "delete", "update", "patch"],
+        ));
+        core.extend(each(
+            "karpenter.sh",
+            &["nodepools", "nodepools/status", "nodeoverlays/status"],
+            &["update", "patch"],
+        ));
+        core.extend(each("autoscaling.x-k8s.io", &["capacitybuffers/status"], &["update", "patch"]));
+        core.extend(each("", &["events"], &["create", "patch"]));
+        core.extend(each("", &["nodes"], &["patch", "delete", "update"]));
+        core.extend(each("", &["pods/eviction"], &["create"]));
+        core.extend(each("", &["pods"], &["delete"]));
+        assert_eq!(grants(find(&objects, "ClusterRole", "karpenter-core")), expected(core));
+
+        let mut aws = each("karpenter.k8s.aws", &["ec2nodeclasses"], &read);
+        aws.extend(each("karpenter.k8s.aws", &["ec2nodeclasses", "ec2nodeclasses/status"], &["patch", "update"]));
+        assert_eq!(grants(find(&objects, "ClusterRole", "karpenter")), expected(aws));
+
+        let write = ["get", "list", "watch", "create", "delete", "patch"];
+        let mut admin =
+            each("karpenter.sh", &["nodepools", "nodepools/status", "nodeclaims", "nodeclaims/status"], &write);
+        admin.extend(each("karpenter.k8s.aws", &["ec2nodeclasses"], &write));
+        assert_eq!(grants(find(&objects, "ClusterRole", "karpenter-admin")), expected(admin));
+        assert_eq!(objects.iter().filter(|o| o["kind"] == "ClusterRole").count(), 3);
     }
 
     #[test]
