@@ -23,6 +23,13 @@ const TEMPLATES: &[(&str, &str)] = &[
 
 /// Name of the controller's Deployment, service account, service and roles.
 pub const CONTROLLER_NAME: &str = "karpenter";
+/// The controller image of the default Karpenter version, pinned by the digest its chart pins
+/// (`controller.image.digest` in the chart's values), so that a re-pushed tag cannot change what runs.
+const PINNED_IMAGE: PinnedImage = PinnedImage {
+    version: "1.14.1",
+    repository: "public.ecr.aws/karpenter/controller",
+    digest: "sha256:723130949e4cab989461ff07d1be4cd781d63515432494641b33c235f300ae23",
+};
 const METRICS_PORT: u16 = 8080;
 const HEALTH_PORT: u16 = 8081;
 /// Namespaces Kubernetes itself owns: kbp puts the controller in them but never creates or deletes them.
@@ -83,6 +90,30 @@ impl ControllerValues {
     }
 }
 
+struct PinnedImage {
+    version: &'static str,
+    repository: &'static str,
+    digest: &'static str,
+}
+
+/// The controller image as the Deployment names it: `repository:tag`, plus `@digest` for the default version from
+/// the official repository. Another version, or a mirror (which may have re-pushed the image under another
+/// digest), runs by tag: kbp knows no digest for it.
+pub fn image_reference(repository: &str, version: &str) -> String {
+    let tag = version.trim_start_matches('v');
+    if tag == PINNED_IMAGE.version && repository == PINNED_IMAGE.repository {
+        format!("{repository}:{tag}@{}", PINNED_IMAGE.digest)
+    } else {
+        format!("{repository}:{tag}")
+    }
+}
+
+/// `(repository, tag)` of an image reference `image_reference` made, the digest dropped.
+pub fn split_image_reference(image: &str) -> Option<(&str, &str)> {
+    let named = image.split_once('@').map_or(image, |(named, _digest)| named);
+    named.rsplit_once(':').filter(|(repository, _)| !repository.is_empty())
+}
+
 fn selector() -> BTreeMap<&'static str, String> {
     BTreeMap::from([
         ("app.kubernetes.io/name", CONTROLLER_NAME.to_string()),
@@ -101,7 +132,7 @@ pub fn controller(values: &ControllerValues) -> Result<Vec<Value>, RenderError> 
     let ctx = minijinja::context! {
         name => CONTROLLER_NAME,
         own_namespace => !SYSTEM_NAMESPACES.contains(&values.namespace.as_str()),
-        image => format!("{}:{}", values.image, values.version.trim_start_matches('v')),
+        image => image_reference(&values.image, &values.version),
         labels => labels,
         admin_labels => admin_labels,
         selector => selector(),
@@ -206,7 +237,10 @@ mod tests {
         assert!(tolerations.iter().any(|t| t["key"] == "CriticalAddonsOnly"));
         assert_eq!(pod["topologySpreadConstraints"][0]["topologyKey"], "topology.kubernetes.io/zone");
         let c = &pod["containers"][0];
-        assert_eq!(c["image"], "public.ecr.aws/karpenter/controller:1.14.1");
+        assert_eq!(
+            c["image"],
+            "public.ecr.aws/karpenter/controller:1.14.1@sha256:723130949e4cab989461ff07d1be4cd781d63515432494641b33c235f300ae23"
+        );
         assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
         assert_eq!(c["resources"]["limits"]["cpu"], "1");
         assert_eq!(env(d, "CLUSTER_NAME"), Some(&Value::from("demo")));
@@ -348,6 +382,30 @@ mod tests {
         admin.extend(each("karpenter.k8s.aws", &["ec2nodeclasses"], &write));
         assert_eq!(grants(find(&objects, "ClusterRole", "karpenter-admin")), expected(admin));
         assert_eq!(objects.iter().filter(|o| o["kind"] == "ClusterRole").count(), 3);
+    }
+
+    #[test]
+    fn only_the_default_version_from_the_official_repository_is_pinned_by_digest() {
+        let official = "public.ecr.aws/karpenter/controller";
+        let pinned = image_reference(official, "v1.14.1");
+        assert_eq!(pinned, format!("{official}:1.14.1@{}", PINNED_IMAGE.digest));
+        assert_eq!(image_reference(official, "1.13.0"), format!("{official}:1.13.0"));
+        let mirror = "123456789012.dkr.ecr.us-west-2.amazonaws.com/karpenter/controller";
+        assert_eq!(image_reference(mirror, "1.14.1"), format!("{mirror}:1.14.1"));
+        assert_eq!(split_image_reference(&pinned), Some((official, "1.14.1")));
+        assert_eq!(
+            split_image_reference("localhost:5000/k/controller:1.13.0"),
+            Some(("localhost:5000/k/controller", "1.13.0"))
+        );
+    }
+
+    /// Bumping the default version without the new chart's digest would run the new tag unpinned.
+    #[test]
+    fn the_pinned_image_is_of_the_blueprints_default_version() {
+        let bp =
+            crate::blueprint::load_str("t.toml", "[cluster]\nname = \"t\"\nregion = \"us-west-2\"\n", &[]).unwrap();
+        assert_eq!(bp.karpenter.version, PINNED_IMAGE.version);
+        assert_eq!(bp.karpenter.image, PINNED_IMAGE.repository);
     }
 
     #[test]

@@ -203,7 +203,7 @@ fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) 
         .collect();
     let env_value = |name: &str| env.get(name).map(|v| (*v).clone()).unwrap_or(Value::Null);
     attrs.insert("replicas".into(), deployment["spec"]["replicas"].clone());
-    if let Some((image, tag)) = container["image"].as_str().and_then(|i| i.rsplit_once(':')) {
+    if let Some((image, tag)) = container["image"].as_str().and_then(manifests::split_image_reference) {
         attrs.insert("image".into(), json!(image));
         attrs.insert("version".into(), json!(tag));
     }
