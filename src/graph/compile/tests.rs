@@ -249,6 +249,19 @@ fn karpenter_nodes_join_the_cluster_security_group() {
     assert!(class.dependencies().contains(&addr("eks_cluster.main")), "{terms}");
 }
 
+#[test]
+fn windows_node_classes_join_with_an_ec2_windows_access_entry() {
+    let entry_type = |bp: &Blueprint| {
+        compile(bp).unwrap().get(&addr("eks_access_entry.karpenter_node")).unwrap().attrs["type"].clone()
+    };
+    let mut bp = sample();
+    assert_eq!(entry_type(&bp), "EC2_LINUX");
+    for family in ["windows2019", "windows2022", "windows2025"] {
+        bp.node_classes.get_mut("default").unwrap().ami_alias = format!("{family}@latest");
+        assert_eq!(entry_type(&bp), "EC2_WINDOWS", "{family}");
+    }
+}
+
 /// `v` with the caller identity's outputs filled in, and every other reference left as the plan shows it.
 fn with_caller(v: &Value) -> Value {
     crate::graph::value::resolve(v, &|a, o| match (a.to_string().as_str(), o) {
