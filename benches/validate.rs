@@ -213,7 +213,9 @@ fn crd_checks(mut bp: kbp::blueprint::Blueprint, dir: &std::path::Path) -> usize
         .into_iter()
         .filter(|r| r.kind == kbp::graph::kinds::NODE_POOL || r.kind == kbp::graph::kinds::EC2_NODE_CLASS)
         .map(|r| kbp::graph::value::resolve(&serde_json::Value::Object(r.attrs.clone()), &unknown).0)
-        .map(|attrs| kbp::kubernetes::validate::custom_object(&crds, &attrs["manifest"], kbp::graph::value::UNKNOWN).len())
+        .map(|attrs| {
+            kbp::kubernetes::validate::custom_object(&crds, &attrs["manifest"], kbp::graph::value::UNKNOWN).len()
+        })
         .sum()
 }
 

@@ -251,6 +251,13 @@ pub struct NodeClass {
     pub spec: BTreeMap<String, serde_json::Value>,
 }
 
+impl NodeClass {
+    /// Whether the class launches Windows nodes (`windows2019`, `windows2022`, `windows2025`).
+    pub fn windows(&self) -> bool {
+        self.ami_alias.starts_with("windows")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RootVolume {
     pub device_name: String,

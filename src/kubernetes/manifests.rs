@@ -23,6 +23,13 @@ const TEMPLATES: &[(&str, &str)] = &[
 
 /// Name of the controller's Deployment, service account, service and roles.
 pub const CONTROLLER_NAME: &str = "karpenter";
+/// The controller image of the default Karpenter version, pinned by the digest its chart pins
+/// (`controller.image.digest` in the chart's values), so that a re-pushed tag cannot change what runs.
+const PINNED_IMAGE: PinnedImage = PinnedImage {
+    version: "1.14.1",
+    repository: "public.ecr.aws/karpenter/controller",
+    digest: "sha256:723130949e4cab989461ff07d1be4cd781d63515432494641b33c235f300ae23",
+};
 const METRICS_PORT: u16 = 8080;
 const HEALTH_PORT: u16 = 8081;
 /// Namespaces Kubernetes itself owns: kbp puts the controller in them but never creates or deletes them.
@@ -83,6 +90,30 @@ impl ControllerValues {
     }
 }
 
+struct PinnedImage {
+    version: &'static str,
+    repository: &'static str,
+    digest: &'static str,
+}
+
+/// The controller image as the Deployment names it: `repository:tag`, plus `@digest` for the default version from
+/// the official repository. Another version, or a mirror (which may have re-pushed the image under another
+/// digest), runs by tag: kbp knows no digest for it.
+pub fn image_reference(repository: &str, version: &str) -> String {
+    let tag = version.trim_start_matches('v');
+    if tag == PINNED_IMAGE.version && repository == PINNED_IMAGE.repository {
+        format!("{repository}:{tag}@{}", PINNED_IMAGE.digest)
+    } else {
+        format!("{repository}:{tag}")
+    }
+}
+
+/// `(repository, tag)` of an image reference `image_reference` made, the digest dropped.
+pub fn split_image_reference(image: &str) -> Option<(&str, &str)> {
+    let named = image.split_once('@').map_or(image, |(named, _digest)| named);
+    named.rsplit_once(':').filter(|(repository, _)| !repository.is_empty())
+}
+
 fn selector() -> BTreeMap<&'static str, String> {
     BTreeMap::from([
         ("app.kubernetes.io/name", CONTROLLER_NAME.to_string()),
@@ -101,7 +132,7 @@ pub fn controller(values: &ControllerValues) -> Result<Vec<Value>, RenderError> 
     let ctx = minijinja::context! {
         name => CONTROLLER_NAME,
         own_namespace => !SYSTEM_NAMESPACES.contains(&values.namespace.as_str()),
-        image => format!("{}:{}", values.image, values.version.trim_start_matches('v')),
+        image => image_reference(&values.image, &values.version),
         labels => labels,
         admin_labels => admin_labels,
         selector => selector(),
@@ -145,6 +176,8 @@ pub fn to_yaml_stream(objects: &[Value]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn values() -> ControllerValues {
@@ -204,12 +237,175 @@ mod tests {
         assert!(tolerations.iter().any(|t| t["key"] == "CriticalAddonsOnly"));
         assert_eq!(pod["topologySpreadConstraints"][0]["topologyKey"], "topology.kubernetes.io/zone");
         let c = &pod["containers"][0];
-        assert_eq!(c["image"], "public.ecr.aws/karpenter/controller:1.14.1");
+        assert_eq!(
+            c["image"],
+            "public.ecr.aws/karpenter/controller:1.14.1@sha256:723130949e4cab989461ff07d1be4cd781d63515432494641b33c235f300ae23"
+        );
         assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
         assert_eq!(c["resources"]["limits"]["cpu"], "1");
         assert_eq!(env(d, "CLUSTER_NAME"), Some(&Value::from("demo")));
         assert_eq!(env(d, "INTERRUPTION_QUEUE"), Some(&Value::from("demo")));
         assert_eq!(env(d, "METRICS_PORT"), Some(&Value::from("8080")));
+    }
+
+    /// Without CPU_REQUESTS the controller sizes its concurrency for its default of one CPU, whatever
+    /// `karpenter.cpu` says; both come from the container's own resources, as the chart wires them.
+    #[test]
+    fn the_controller_reads_its_cpu_request_and_memory_limit_from_its_container() {
+        let objects = controller(&values()).unwrap();
+        let d = find(&objects, "Deployment", "karpenter");
+        let from_resources = |name: &str| {
+            d["spec"]["template"]["spec"]["containers"][0]["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["name"] == name)
+                .map(|e| e["valueFrom"]["resourceFieldRef"].clone())
+        };
+        assert_eq!(
+            from_resources("CPU_REQUESTS"),
+            Some(serde_json::json!({"containerName": "controller", "divisor": "1m", "resource": "requests.cpu"}))
+        );
+        assert_eq!(
+            from_resources("MEMORY_LIMIT"),
+            Some(serde_json::json!({"containerName": "controller", "divisor": "0", "resource": "limits.memory"}))
+        );
+    }
+
+    /// Every permission of a role, one `group/resource verb[ name]` each, so that two ways of writing the same
+    /// rules compare equal.
+    fn grants(role: &Value) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for rule in role["rules"].as_array().unwrap() {
+            let list = |key: &str| -> Vec<String> {
+                rule[key].as_array().map_or(vec![], |a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            };
+            let names = list("resourceNames");
+            for group in list("apiGroups") {
+                for resource in list("resources") {
+                    for verb in list("verbs") {
+                        let at = format!("{group}/{resource} {verb}");
+                        if names.is_empty() {
+                            out.insert(at);
+                        } else {
+                            out.extend(names.iter().map(|n| format!("{at} {n}")));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// `verbs` on each of `resources` of `group`.
+    fn each(group: &str, resources: &[&str], verbs: &[&str]) -> Vec<String> {
+        resources.iter().flat_map(|r| verbs.iter().map(move |v| format!("{group}/{r} {v}"))).collect()
+    }
+
+    /// The permissions of the chart's roles (charts/karpenter/templates of aws/karpenter-provider-aws v1.14.1,
+    /// role.yaml, clusterrole-core.yaml, clusterrole.yaml, aggregate-clusterrole.yaml); kbp grants the same.
+    #[test]
+    fn the_roles_grant_what_the_chart_grants_and_no_more() {
+        let objects = controller(&values()).unwrap();
+        let read = ["get", "list", "watch"];
+        let roles: Vec<(String, String)> = objects
+            .iter()
+            .filter(|o| o["kind"] == "Role")
+            .map(|o| {
+                (o["metadata"]["namespace"].as_str().unwrap().into(), o["metadata"]["name"].as_str().unwrap().into())
+            })
+            .collect();
+        assert_eq!(
+            roles,
+            [("karpenter".to_string(), "karpenter".to_string()), ("kube-system".into(), "karpenter-dns".into())],
+            "the chart's two Roles, nothing in kube-node-lease"
+        );
+        let expected = |v: Vec<String>| v.into_iter().collect::<BTreeSet<String>>();
+        assert_eq!(
+            grants(find(&objects, "Role", "karpenter")),
+            expected(vec![
+                "coordination.k8s.io/leases get".into(),
+                "coordination.k8s.io/leases watch".into(),
+                "coordination.k8s.io/leases create".into(),
+                "coordination.k8s.io/leases patch karpenter-leader-election".into(),
+                "coordination.k8s.io/leases update karpenter-leader-election".into(),
+            ])
+        );
+        assert_eq!(grants(find(&objects, "Role", "karpenter-dns")), expected(vec!["/services get kube-dns".into()]));
+
+        let mut core = each(
+            "karpenter.sh",
+            &[
+                "nodepools",
+                "nodepools/status",
+                "nodeclaims",
+                "nodeclaims/status",
+                "nodeoverlays",
+                "nodeoverlays/status",
+            ],
+            &read,
+        );
+        core.extend(each("autoscaling.x-k8s.io", &["capacitybuffers", "capacitybuffers/status"], &read));
+        core.extend(each(
+            "",
+            &["podtemplates", "pods", "nodes", "persistentvolumes", "persistentvolumeclaims", "replicationcontrollers"],
+            &read,
+        ));
+        core.extend(each("", &["namespaces", "events"], &read));
+        core.extend(each("storage.k8s.io", &["storageclasses", "csinodes", "volumeattachments"], &read));
+        core.extend(each("apps", &["daemonsets", "deployments", "replicasets", "statefulsets"], &read));
+        core.extend(each("policy", &["poddisruptionbudgets"], &read));
+        core.extend(each(
+            "karpenter.sh",
+            &["nodeclaims", "nodeclaims/status"],
+            &["create", "delete", "update", "patch"],
+        ));
+        core.extend(each(
+            "karpenter.sh",
+            &["nodepools", "nodepools/status", "nodeoverlays/status"],
+            &["update", "patch"],
+        ));
+        core.extend(each("autoscaling.x-k8s.io", &["capacitybuffers/status"], &["update", "patch"]));
+        core.extend(each("", &["events"], &["create", "patch"]));
+        core.extend(each("", &["nodes"], &["patch", "delete", "update"]));
+        core.extend(each("", &["pods/eviction"], &["create"]));
+        core.extend(each("", &["pods"], &["delete"]));
+        assert_eq!(grants(find(&objects, "ClusterRole", "karpenter-core")), expected(core));
+
+        let mut aws = each("karpenter.k8s.aws", &["ec2nodeclasses"], &read);
+        aws.extend(each("karpenter.k8s.aws", &["ec2nodeclasses", "ec2nodeclasses/status"], &["patch", "update"]));
+        assert_eq!(grants(find(&objects, "ClusterRole", "karpenter")), expected(aws));
+
+        let write = ["get", "list", "watch", "create", "delete", "patch"];
+        let mut admin =
+            each("karpenter.sh", &["nodepools", "nodepools/status", "nodeclaims", "nodeclaims/status"], &write);
+        admin.extend(each("karpenter.k8s.aws", &["ec2nodeclasses"], &write));
+        assert_eq!(grants(find(&objects, "ClusterRole", "karpenter-admin")), expected(admin));
+        assert_eq!(objects.iter().filter(|o| o["kind"] == "ClusterRole").count(), 3);
+    }
+
+    #[test]
+    fn only_the_default_version_from_the_official_repository_is_pinned_by_digest() {
+        let official = "public.ecr.aws/karpenter/controller";
+        let pinned = image_reference(official, "v1.14.1");
+        assert_eq!(pinned, format!("{official}:1.14.1@{}", PINNED_IMAGE.digest));
+        assert_eq!(image_reference(official, "1.13.0"), format!("{official}:1.13.0"));
+        let mirror = "123456789012.dkr.ecr.us-west-2.amazonaws.com/karpenter/controller";
+        assert_eq!(image_reference(mirror, "1.14.1"), format!("{mirror}:1.14.1"));
+        assert_eq!(split_image_reference(&pinned), Some((official, "1.14.1")));
+        assert_eq!(
+            split_image_reference("localhost:5000/k/controller:1.13.0"),
+            Some(("localhost:5000/k/controller", "1.13.0"))
+        );
+    }
+
+    /// Bumping the default version without the new chart's digest would run the new tag unpinned.
+    #[test]
+    fn the_pinned_image_is_of_the_blueprints_default_version() {
+        let bp =
+            crate::blueprint::load_str("t.toml", "[cluster]\nname = \"t\"\nregion = \"us-west-2\"\n", &[]).unwrap();
+        assert_eq!(bp.karpenter.version, PINNED_IMAGE.version);
+        assert_eq!(bp.karpenter.image, PINNED_IMAGE.repository);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The in-cluster stage end to end: `kbp apply` of karpenter-mng against the emulator installs Karpenter's CRDs,
 //! the controller and the default EC2NodeClass and NodePool into the Kubernetes API stand-in the emulator serves
 //! at the cluster's endpoint; they are read back over that API (with kbp's own EKS token), a second plan is
-//! empty, a NodePool edit is one in-place update, and destroy takes NodePools, then the controller, then the
-//! cluster down in that order.
+//! empty, a NodePool edit is one in-place update, an update of the controller removes the node-lease Role earlier
+//! releases made, and destroy takes NodePools, then the controller, then the cluster down in that order.
 
 use crate::support::*;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
@@ -81,6 +81,16 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
     let setting = |name: &str| env.iter().find(|e| e["name"] == name).map(|e| e["value"].clone());
     assert_eq!(setting("CLUSTER_NAME"), Some(Value::from(STACK)));
     assert_eq!(setting("INTERRUPTION_QUEUE"), Some(Value::from(STACK)));
+    // What the chart runs: the image pinned by the chart's digest, the CPU request passed down, RBAC no wider.
+    let image = d["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap().to_string();
+    assert!(image.starts_with("public.ecr.aws/karpenter/controller:1.14.1@sha256:"), "{image}");
+    let cpu = env.iter().find(|e| e["name"] == "CPU_REQUESTS").expect("CPU_REQUESTS is set");
+    assert_eq!(cpu["valueFrom"]["resourceFieldRef"]["resource"], "requests.cpu");
+    let rbac = "rbac.authorization.k8s.io/v1";
+    let role = get(&client, rbac, "Role", "roles", Some("karpenter"), "karpenter").await.expect("Role");
+    let rules = role["rules"].to_string();
+    assert!(!rules.contains("secrets") && !rules.contains("configmaps"), "{rules}");
+    assert!(get(&client, rbac, "Role", "roles", Some("kube-node-lease"), "karpenter-lease").await.is_none());
     let managers: Vec<&str> =
         d["metadata"]["managedFields"].as_array().unwrap().iter().filter_map(|m| m["manager"].as_str()).collect();
     assert!(managers.contains(&"kbp"), "applied by kbp's field manager: {managers:?}");
@@ -137,6 +147,31 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
     assert_eq!(changes[0]["address"], "node_pool.main[\"default\"]");
     assert_eq!(changes[0]["action"], "update");
     assert!(edit.to_string().contains("manifest.spec.limits.cpu"), "the changed field is named: {}", changes[0]);
+
+    // The node-lease Role an earlier kbp made goes with the next update of the controller; a namesake without
+    // kbp's label stays.
+    let lease_role = |managed_by: &str| {
+        serde_json::from_value::<DynamicObject>(serde_json::json!({
+            "apiVersion": rbac, "kind": "Role",
+            "metadata": {"name": "karpenter-lease", "namespace": "kube-node-lease",
+                         "labels": {"app.kubernetes.io/managed-by": managed_by}},
+            "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "delete"]}],
+        }))
+        .unwrap()
+    };
+    let roles: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "kube-node-lease",
+        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", "Role"), "roles"),
+    );
+    roles.create(&Default::default(), &lease_role("kbp")).await.unwrap();
+    let update = ["apply", ws.blueprint_arg(), "--auto-approve", "--set", "karpenter.log_level=debug"];
+    kbp_ok(&em, &update, ws.path());
+    assert!(roles.get_opt("karpenter-lease").await.unwrap().is_none(), "the retired Role is deleted");
+    roles.create(&Default::default(), &lease_role("someone-else")).await.unwrap();
+    let update = ["apply", ws.blueprint_arg(), "--auto-approve"];
+    kbp_ok(&em, &update, ws.path());
+    assert!(roles.get_opt("karpenter-lease").await.unwrap().is_some(), "a Role kbp did not make stays");
 
     let out = kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
     let destroyed = stderr(&out);

@@ -372,6 +372,7 @@ async fn caller_identity_reports_account_and_partition() {
     assert_eq!(applied.outputs["id"], ACCOUNT_ID);
     assert_eq!(applied.outputs["account_id"], ACCOUNT_ID);
     assert_eq!(applied.outputs["partition"], "aws");
+    assert_eq!(applied.outputs["url_suffix"], "amazonaws.com");
     let me = f.em.sts().await.get_caller_identity().send().await.unwrap();
     assert_eq!(applied.outputs["arn"], me.arn().unwrap());
     assert_eq!(applied.outputs["user_id"], me.user_id().unwrap());

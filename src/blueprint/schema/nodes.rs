@@ -58,7 +58,7 @@ pub(super) const NODE_CLASS: Ty = Ty::Table(&[
         "ami_alias",
         ANY,
         Default("\"bottlerocket@latest\""),
-        "EKS-optimized AMI to use (EC2NodeClass `amiSelectorTerms[].alias`).",
+        "EKS-optimized AMI to use (EC2NodeClass `amiSelectorTerms[].alias`). Windows families get the node role an EC2_WINDOWS access entry; since a role has one, the classes are all Windows or all Linux.",
     ),
     field(
         "root_volume",

@@ -322,7 +322,7 @@ pub(super) const KARPENTER: &[Field] = &[
         "image",
         str_rule("an image repository without tag", karpenter::image_repository),
         Default("\"public.ecr.aws/karpenter/controller\""),
-        "Controller image repository; the tag is `version`. Point it at a mirror for private registries.",
+        "Controller image repository; the tag is `version`, and for the default version from this repository the digest the chart pins. Point it at a mirror for private registries (run by tag).",
     ),
     field("log_level", Ty::Enum(&["debug", "info", "error"]), Default("\"info\""), "Controller log level."),
     field(

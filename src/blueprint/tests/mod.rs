@@ -310,3 +310,21 @@ fn state_table_names_where_state_lives_and_refuses_the_other_backends_fields() {
         assert!(e.contains(says), "{table}: {e}");
     }
 }
+
+/// The node role has one EKS access entry, of one type, so Linux and Windows classes cannot share it.
+#[test]
+fn node_classes_are_all_windows_or_all_linux() {
+    let windows_only =
+        format!("{HEADER}[node_classes.default]\nami_alias = \"windows2022@latest\"\n[node_classes.old]\nami_alias = \"windows2019@latest\"\n");
+    assert!(load_str("w.toml", &windows_only, &[]).is_ok());
+    let mixed = format!(
+        "{HEADER}[node_classes.default]\nami_alias = \"al2023@latest\"\n[node_classes.win]\nami_alias = \"windows2025@latest\"\n"
+    );
+    let d = load_str("mixed.toml", &mixed, &[]).unwrap_err();
+    assert_eq!(errors(&d).len(), 1, "{}", d.render(false));
+    let e = &d.items[0];
+    assert_eq!(e.path.as_deref(), Some("node_classes.win.ami_alias"));
+    assert!(e.message.contains("one access entry, either EC2_WINDOWS or EC2_LINUX"), "{}", e.message);
+    assert!(e.message.contains("KarpenterNodeRole-t"), "names the shared role: {}", e.message);
+    assert_eq!(e.related[0].position.line, 5, "points at the Linux class's alias");
+}

@@ -11,6 +11,7 @@ use crate::blueprint::schema::code_list;
 use crate::blueprint::tree::{child, item};
 
 pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
+    one_node_os(c, bp);
     for (name, class) in &bp.node_classes {
         let base = child("node_classes", name);
         let alias = &class.ami_alias;
@@ -71,6 +72,29 @@ pub(super) fn node_classes(c: &mut Checker, bp: &Blueprint) {
             c.warning(&child(&vol, "size"), &[&child(&vol, "type")], msg);
         }
     }
+}
+
+/// Every class launches its nodes with the one node role, and EKS gives a role one access entry, of one type:
+/// EC2_LINUX or EC2_WINDOWS. A role cannot be both, so the classes are all Linux or all Windows.
+fn one_node_os(c: &mut Checker, bp: &Blueprint) {
+    let windows = bp.node_classes.iter().find(|(_, class)| class.windows());
+    let linux = bp.node_classes.iter().find(|(_, class)| !class.windows());
+    let (Some((win, win_class)), Some((lin, lin_class))) = (windows, linux) else { return };
+    let at = child(&child("node_classes", win), "ami_alias");
+    let other = child(&child("node_classes", lin), "ami_alias");
+    let related = c.place(&other);
+    let msg = format!(
+        "node class `{win}` launches Windows nodes (`{}`) and `{lin}` Linux nodes (`{}`), but both join with the \
+         node role `{}`, and EKS gives a role one access entry, either EC2_WINDOWS or EC2_LINUX",
+        win_class.ami_alias, lin_class.ami_alias, bp.karpenter.node_role_name
+    );
+    c.error(&at, &[&other], msg).map(|b| {
+        b.hint(
+            "make every node class Windows or every one Linux (the controller node group runs Linux either way), \
+             or keep one family of nodes in a stack of its own",
+        )
+        .related(related.0, related.1, "a Linux node class")
+    });
 }
 
 /// A volume size (already matching the CRD pattern) in GiB, rounded down.

@@ -1,6 +1,7 @@
 //! The EKS layer: the node security group Karpenter's nodes join (found by its discovery tag), the cluster,
-//! access entries (the applying identity as cluster admin, Karpenter's node role as EC2_LINUX), the tainted
-//! controller node group, the add-ons, and Karpenter's Pod Identity association.
+//! access entries (the applying identity as cluster admin, Karpenter's node role as EC2_LINUX, or EC2_WINDOWS
+//! when the node classes launch Windows), the tainted controller node group, the add-ons, and Karpenter's Pod
+//! Identity association.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use serde_json::json;
 
 use super::iam::role_address;
 use super::{kinds, Builder};
-use crate::blueprint::Identity;
+use crate::blueprint::{Identity, NodeClass};
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -84,13 +85,15 @@ pub fn compile(b: &mut Builder) {
             "tags": b.tags(&[], None),
         }),
     ));
+    // One entry per principal, of one type: validation keeps the node classes all Linux or all Windows.
+    let node_entry_type = if bp.node_classes.values().any(NodeClass::windows) { "EC2_WINDOWS" } else { "EC2_LINUX" };
     b.add(Resource::new(
         Address::new("eks_access_entry", "karpenter_node"),
         kinds::EKS_ACCESS_ENTRY,
         json!({
             "cluster_name": reference(&cluster, "name"),
             "principal_arn": reference(&role_address("karpenter_node"), "arn"),
-            "type": "EC2_LINUX",
+            "type": node_entry_type,
             "policy_arns": [],
             "tags": b.tags(&[], None),
         }),

@@ -24,11 +24,11 @@ pub fn compile(b: &mut Builder) {
         b.add(role(b, "cluster", &format!("{name}-eks-cluster"), service_trust("eks.amazonaws.com", true)));
     attach_managed(b, &cluster_role, "cluster", &["AmazonEKSClusterPolicy"]);
 
-    let ng_role = b.add(role(b, "node_group", &format!("{name}-eks-nodes"), service_trust("ec2.amazonaws.com", false)));
+    let ng_role = b.add(role(b, "node_group", &format!("{name}-eks-nodes"), service_trust(ec2_principal(b), false)));
     attach_managed(b, &ng_role, "node_group", NODE_POLICIES);
 
     let node_role_name = b.bp.karpenter.node_role_name.clone();
-    let node_role = b.add(role(b, "karpenter_node", &node_role_name, service_trust("ec2.amazonaws.com", false)));
+    let node_role = b.add(role(b, "karpenter_node", &node_role_name, service_trust(ec2_principal(b), false)));
     attach_managed(b, &node_role, "karpenter_node", NODE_POLICIES);
 
     let trust = match b.bp.karpenter.identity {
@@ -83,7 +83,13 @@ pub fn attachment(address: Address, role: &Address, policy_arn: Value) -> Resour
     )
 }
 
-fn service_trust(service: &str, tag_session: bool) -> Value {
+/// EC2's service principal in the caller's partition: `ec2.amazonaws.com`, `ec2.amazonaws.com.cn` in China.
+fn ec2_principal(b: &Builder) -> Value {
+    join(vec![json!("ec2."), reference(&b.caller(), "url_suffix")])
+}
+
+fn service_trust(service: impl Into<Value>, tag_session: bool) -> Value {
+    let service: Value = service.into();
     let actions: Vec<&str> =
         if tag_session { vec!["sts:AssumeRole", "sts:TagSession"] } else { vec!["sts:AssumeRole"] };
     json!({

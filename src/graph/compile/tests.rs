@@ -251,14 +251,44 @@ fn karpenter_nodes_join_the_cluster_security_group() {
     assert!(class.dependencies().contains(&addr("eks_cluster.main")), "{terms}");
 }
 
+#[test]
+fn windows_node_classes_join_with_an_ec2_windows_access_entry() {
+    let entry_type = |bp: &Blueprint| {
+        compile(bp).unwrap().get(&addr("eks_access_entry.karpenter_node")).unwrap().attrs["type"].clone()
+    };
+    let mut bp = sample();
+    assert_eq!(entry_type(&bp), "EC2_LINUX");
+    for family in ["windows2019", "windows2022", "windows2025"] {
+        bp.node_classes.get_mut("default").unwrap().ami_alias = format!("{family}@latest");
+        assert_eq!(entry_type(&bp), "EC2_WINDOWS", "{family}");
+    }
+}
+
 /// `v` with the caller identity's outputs filled in, and every other reference left as the plan shows it.
 fn with_caller(v: &Value) -> Value {
     crate::graph::value::resolve(v, &|a, o| match (a.to_string().as_str(), o) {
         ("caller_identity.current", "partition") => Some(json!("aws")),
         ("caller_identity.current", "account_id") => Some(json!("123456789012")),
+        ("caller_identity.current", "url_suffix") => Some(json!("amazonaws.com")),
         _ => None,
     })
     .0
+}
+
+#[test]
+fn node_roles_trust_ec2_by_the_partitions_url_suffix() {
+    let g = compile(&sample()).unwrap();
+    for role in ["iam_role.karpenter_node", "iam_role.node_group"] {
+        let trust = &g.get(&addr(role)).unwrap().attrs["assume_role_policy"];
+        let principal = |suffix: &str| {
+            let caller = addr("caller_identity.current");
+            let resolved =
+                crate::graph::value::resolve(trust, &|a, o| (*a == caller && o == "url_suffix").then(|| json!(suffix)));
+            resolved.0["Statement"][0]["Principal"].clone()
+        };
+        assert_eq!(principal("amazonaws.com"), json!({"Service": "ec2.amazonaws.com"}), "{role}");
+        assert_eq!(principal("amazonaws.com.cn"), json!({"Service": "ec2.amazonaws.com.cn"}), "{role}");
+    }
 }
 
 #[test]

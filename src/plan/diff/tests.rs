@@ -66,7 +66,7 @@ fn applied(graph: &ResourceGraph, registry: &Registry) -> State {
         assert!(missing.is_empty());
         let id = format!("id-{}", r.address);
         let outputs = json!({"id": id, "arn": format!("arn:{id}"), "name": id, "partition": "aws",
-                             "account_id": "123456789012"});
+                             "url_suffix": "amazonaws.com", "account_id": "123456789012"});
         s.resources.insert(
             r.address.clone(),
             ResourceState {

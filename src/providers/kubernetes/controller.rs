@@ -38,6 +38,26 @@ fn render(attrs: &Attrs) -> Result<Vec<Value>> {
     manifests::controller(&values).map_err(|e| ProviderError::new("karpenter:render", "", e.to_string()))
 }
 
+/// Objects earlier kbp releases applied and the templates no longer render: gone from the render of the prior
+/// attributes too, so only this list can remove them from a cluster set up before.
+fn retired() -> [ObjectRef; 2] {
+    // A Role on node leases, which the chart never granted.
+    let lease = |kind| ObjectRef::new("rbac.authorization.k8s.io/v1", kind, Some("kube-node-lease"), "karpenter-lease");
+    [lease("RoleBinding"), lease("Role")]
+}
+
+/// Deletes the [`retired`] objects that exist and carry kbp's label (a namesake someone else made stays).
+async fn remove_retired(session: &Session<'_>) -> Result<()> {
+    for r in retired() {
+        let ours =
+            session.get(&r).await?.is_some_and(|o| o["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "kbp");
+        if ours {
+            session.delete(&r, false).await?;
+        }
+    }
+    Ok(())
+}
+
 fn deployment_ref(namespace: &str) -> ObjectRef {
     ObjectRef::new("apps/v1", "Deployment", Some(namespace), CONTROLLER_NAME)
 }
@@ -71,6 +91,7 @@ impl Controller {
                     session.delete(&r, false).await?;
                 }
             }
+            remove_retired(&session).await?;
         }
         let namespace = desired.attrs.get("namespace").and_then(Value::as_str).unwrap_or(CONTROLLER_NAME).to_string();
         let timeout = desired
@@ -182,7 +203,7 @@ fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) 
         .collect();
     let env_value = |name: &str| env.get(name).map(|v| (*v).clone()).unwrap_or(Value::Null);
     attrs.insert("replicas".into(), deployment["spec"]["replicas"].clone());
-    if let Some((image, tag)) = container["image"].as_str().and_then(|i| i.rsplit_once(':')) {
+    if let Some((image, tag)) = container["image"].as_str().and_then(manifests::split_image_reference) {
         attrs.insert("image".into(), json!(image));
         attrs.insert("version".into(), json!(tag));
     }
@@ -243,6 +264,7 @@ impl Provider for Controller {
                 session.delete(&r, false).await?;
             }
         }
+        remove_retired(&session).await?;
         Ok(())
     }
 }

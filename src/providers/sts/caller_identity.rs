@@ -1,5 +1,6 @@
-//! `aws_caller_identity`: a data source for the account, ARN and partition of the identity kbp runs as. It
-//! owns nothing in AWS, so create and read are the same lookup and delete does nothing.
+//! `aws_caller_identity`: a data source for the account, ARN and partition of the identity kbp runs as, and the
+//! partition's URL suffix (what service principals such as `ec2.<suffix>` end in). It owns nothing in AWS, so
+//! create and read are the same lookup and delete does nothing.
 
 use async_trait::async_trait;
 use serde_json::json;
@@ -68,12 +69,27 @@ fn partition_of(arn: &str) -> Option<&str> {
     fields.next().filter(|p| !p.is_empty())
 }
 
+/// The domain names of `partition` end in (CloudFormation's `AWS::URLSuffix`; `dnsSuffix` in the SDK's
+/// partition table): `amazonaws.com`, or `amazonaws.com.cn` in China, and the isolated partitions' own.
+fn url_suffix(partition: &str) -> &'static str {
+    match partition {
+        "aws-cn" => "amazonaws.com.cn",
+        "aws-eusc" => "amazonaws.eu",
+        "aws-iso" => "c2s.ic.gov",
+        "aws-iso-b" => "sc2s.sgov.gov",
+        "aws-iso-e" => "cloud.adc-e.uk",
+        "aws-iso-f" => "csp.hci.ic.gov",
+        _ => "amazonaws.com",
+    }
+}
+
 fn applied(me: Identity) -> Applied {
     let outputs = json!({
         "id": me.account_id,
         "account_id": me.account_id,
         "arn": me.arn,
         "user_id": me.user_id,
+        "url_suffix": url_suffix(&me.partition),
         "partition": me.partition,
     });
     let outputs = match outputs {
@@ -94,5 +110,20 @@ mod tests {
         assert_eq!(partition_of("arn:aws-us-gov:iam::123456789012:root"), Some("aws-us-gov"));
         assert_eq!(partition_of("not-an-arn"), None);
         assert_eq!(partition_of("arn::iam::1:root"), None);
+    }
+
+    #[test]
+    fn the_url_suffix_follows_the_partition() {
+        assert_eq!(url_suffix("aws"), "amazonaws.com");
+        assert_eq!(url_suffix("aws-us-gov"), "amazonaws.com");
+        assert_eq!(url_suffix("aws-cn"), "amazonaws.com.cn");
+        let me = |partition: &str| Identity {
+            account_id: "123456789012".into(),
+            arn: format!("arn:{partition}:iam::123456789012:root"),
+            user_id: "AIDA".into(),
+            partition: partition.into(),
+        };
+        assert_eq!(applied(me("aws-cn")).outputs["url_suffix"], "amazonaws.com.cn");
+        assert_eq!(applied(me("aws-iso")).outputs["url_suffix"], "c2s.ic.gov");
     }
 }
