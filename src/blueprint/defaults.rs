@@ -22,7 +22,10 @@ pub(crate) fn complete(mut doc: Json, index: &mut Index, diags: &mut Diagnostics
     }
     if let Some(classes) = doc.get_mut("node_classes").and_then(Json::as_object_mut) {
         for class in classes.values_mut() {
-            let device = default_device_name(class["ami_alias"].as_str().unwrap_or_default());
+            let spec: std::collections::BTreeMap<String, Json> =
+                class.as_object().map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default();
+            let family = crate::blueprint::model::ami_family(class["ami_alias"].as_str().unwrap_or_default(), &spec);
+            let device = default_device_name(&family);
             if let Some(volume) = class.get_mut("root_volume").and_then(Json::as_object_mut) {
                 volume.entry("device_name").or_insert_with(|| device.into());
             }

@@ -254,8 +254,28 @@ pub struct NodeClass {
 impl NodeClass {
     /// Whether the class launches Windows nodes (`windows2019`, `windows2022`, `windows2025`).
     pub fn windows(&self) -> bool {
-        self.ami_alias.starts_with("windows")
+        self.family().starts_with("windows")
     }
+
+    /// The AMI family the class launches, lower case (`bottlerocket`, `al2023`, `windows2022`, `custom`…): from
+    /// `ami_selector_terms`' alias or `ami_family` when the blueprint writes them, else from `ami_alias`.
+    pub fn family(&self) -> String {
+        ami_family(&self.ami_alias, &self.spec)
+    }
+}
+
+/// The AMI family of a node class whose `ami_alias` and other CRD fields (`spec`, named as written or as the CRD
+/// names them) are these.
+pub fn ami_family(ami_alias: &str, spec: &BTreeMap<String, serde_json::Value>) -> String {
+    let field = |name: &str| spec.iter().find(|(k, _)| k.replace('_', "").eq_ignore_ascii_case(name)).map(|(_, v)| v);
+    let alias = field("amiSelectorTerms")
+        .and_then(|terms| terms.as_array()?.iter().find_map(|t| t.as_object()?.get("alias")?.as_str()));
+    let family = match (alias, field("amiFamily").and_then(|f| f.as_str())) {
+        (Some(alias), _) => alias,
+        (None, Some(family)) if field("amiSelectorTerms").is_some() => family,
+        _ => ami_alias,
+    };
+    family.split('@').next().unwrap_or_default().to_ascii_lowercase()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

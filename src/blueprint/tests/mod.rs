@@ -328,3 +328,32 @@ fn node_classes_are_all_windows_or_all_linux() {
     assert!(e.message.contains("KarpenterNodeRole-t"), "names the shared role: {}", e.message);
     assert_eq!(e.related[0].position.line, 5, "points at the Linux class's alias");
 }
+
+#[test]
+fn the_ami_family_comes_from_the_crd_fields_when_the_blueprint_writes_them() {
+    let load_classes = |classes: &str| {
+        let text = format!("[cluster]\nname = \"sbx\"\nregion = \"us-west-2\"\n{classes}");
+        load_str("bp.toml", &text, &[]).map(|bp| bp.node_classes)
+    };
+    let c =
+        load_classes("[node_classes.default]\nami_selector_terms = [{ alias = \"windows2022@latest\" }]\n").unwrap();
+    assert!(c["default"].windows());
+    assert_eq!(c["default"].root_volume.device_name, "/dev/sda1", "the device follows the family launched");
+    let c = load_classes(
+        "[node_classes.default]\namiSelectorTerms = [{ id = \"ami-0123456789abcdef0\" }]\nami_family = \"AL2023\"\n\
+         [node_classes.short]\nami_alias = \"bottlerocket@latest\"\n",
+    )
+    .unwrap();
+    assert_eq!((c["default"].family(), c["short"].family()), ("al2023".to_string(), "bottlerocket".to_string()));
+    assert_eq!(
+        (c["default"].root_volume.device_name.as_str(), c["short"].root_volume.device_name.as_str()),
+        ("/dev/xvda", "/dev/xvdb")
+    );
+    // A Windows class by its selector terms beside a Linux one: one node role cannot be both.
+    let mixed = load_classes(
+        "[node_classes.default]\nami_selector_terms = [{ alias = \"windows2022@latest\" }]\n\
+         [node_classes.linux]\nami_alias = \"al2023@latest\"\n",
+    )
+    .unwrap_err();
+    assert!(mixed.items.iter().any(|d| d.message.contains("Windows nodes (`windows2022`)")), "{}", mixed.render(false));
+}

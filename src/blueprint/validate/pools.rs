@@ -86,7 +86,9 @@ fn one_node_os(c: &mut Checker, bp: &Blueprint) {
     let msg = format!(
         "node class `{win}` launches Windows nodes (`{}`) and `{lin}` Linux nodes (`{}`), but both join with the \
          node role `{}`, and EKS gives a role one access entry, either EC2_WINDOWS or EC2_LINUX",
-        win_class.ami_alias, lin_class.ami_alias, bp.karpenter.node_role_name
+        win_class.family(),
+        lin_class.family(),
+        bp.karpenter.node_role_name
     );
     c.error(&at, &[&other], msg).map(|b| {
         b.hint(

@@ -158,7 +158,7 @@ const BOTTLEROCKET_OS_SIZE: &str = "4Gi";
 /// kubelet and container data on `/dev/xvdb`; once a node class declares any mapping, Karpenter leaves the
 /// undeclared volume to the AMI's own mapping, which is not encrypted unless the account encrypts EBS by default.
 fn block_devices(c: &NodeClass, ebs: Value) -> Value {
-    let bottlerocket = c.ami_alias.split('@').next() == Some("bottlerocket");
+    let bottlerocket = c.family() == "bottlerocket";
     let mut devices = Vec::new();
     if bottlerocket && c.root_volume.device_name != BOTTLEROCKET_OS_DEVICE {
         devices.push(json!({
