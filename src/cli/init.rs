@@ -17,18 +17,7 @@ pub async fn run(a: InitArgs, g: &Global) -> u8 {
     };
     let k = &loaded.blueprint.karpenter;
     let version = k.version.trim_start_matches('v').to_string();
-    let result = async {
-        let (crds, place) = match &k.crds_dir {
-            Some(dir) => (oci::crds_from_dir(std::path::Path::new(dir))?, format!("karpenter.crds_dir {dir}")),
-            None => {
-                let chart: oci::ChartRef = k.chart.parse()?;
-                let cache = oci::ChartCache::default_location()?;
-                let archive = cache.chart(&chart, &version).await?;
-                (oci::crds_from_chart(&archive)?, cache.place_of(&chart, &version)?.display().to_string())
-            }
-        };
-        Ok::<_, oci::OciError>((crds, place))
-    };
+    let result = oci::release_crds(&k.chart, &version, k.crds_dir.as_deref());
     match result.await {
         Ok((crds, place)) => {
             let names: Vec<&str> = crds.iter().filter_map(|c| c.pointer("/metadata/name")?.as_str()).collect();

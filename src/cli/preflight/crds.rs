@@ -6,53 +6,34 @@
 //! the preflight timeout, so apply finds it there. The Karpenter chart is tens of kilobytes, and asking for its
 //! manifest alone would not say whether the chart holds CRDs.
 
-use std::path::PathBuf;
-
 use super::Problem;
 use crate::blueprint::Blueprint;
 use crate::kubernetes::oci::{self, OciError};
 
 pub(super) async fn check(bp: &Blueprint) -> Option<Problem> {
     let k = &bp.karpenter;
-    match &k.crds_dir {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            let read = tokio::task::spawn_blocking(move || oci::crds_from_dir(&dir)).await;
-            match read {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(problem("the Karpenter CRDs cannot be read from karpenter.crds_dir", &e)),
-                Err(e) => Some(Problem::new(
-                    format!("reading the Karpenter CRDs from karpenter.crds_dir failed: {e}"),
-                    "this is a kbp bug; please report it",
-                )),
-            }
+    let version = k.version.trim_start_matches('v');
+    let pulled = oci::release_crds(&k.chart, version, k.crds_dir.as_deref());
+    let limit = crate::aws::preflight_timeout_config().operation_timeout();
+    let limited = match limit {
+        Some(limit) => tokio::time::timeout(limit, pulled).await,
+        None => Ok(pulled.await),
+    };
+    match limited {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) if k.crds_dir.is_some() => {
+            Some(problem("the Karpenter CRDs cannot be read from karpenter.crds_dir", &e))
         }
-        None => {
-            let version = k.version.trim_start_matches('v');
-            let pulled = async {
-                let chart: oci::ChartRef = k.chart.parse()?;
-                let archive = oci::ChartCache::default_location()?.chart(&chart, version).await?;
-                oci::crds_from_chart(&archive).map(drop)
-            };
-            let limit = crate::aws::preflight_timeout_config().operation_timeout();
-            let limited = match limit {
-                Some(limit) => tokio::time::timeout(limit, pulled).await,
-                None => Ok(pulled.await),
-            };
-            match limited {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(problem("the Karpenter CRDs cannot be had from karpenter.chart", &e)),
-                Err(_) => Some(Problem::new(
-                    format!(
-                        "the Karpenter chart {} {version} could not be pulled within KBP_AWS_PREFLIGHT_TIMEOUT ({})",
-                        k.chart,
-                        humantime::format_duration(limit.unwrap_or_default())
-                    ),
-                    "check network access to the registry (DNS, proxy, firewall), or set karpenter.crds_dir to a \
-                     directory holding the CRDs for air-gapped use",
-                )),
-            }
-        }
+        Ok(Err(e)) => Some(problem("the Karpenter CRDs cannot be had from karpenter.chart", &e)),
+        Err(_) => Some(Problem::new(
+            format!(
+                "the Karpenter chart {} {version} could not be pulled within KBP_AWS_PREFLIGHT_TIMEOUT ({})",
+                k.chart,
+                humantime::format_duration(limit.unwrap_or_default())
+            ),
+            "check network access to the registry (DNS, proxy, firewall), or set karpenter.crds_dir to a \
+             directory holding the CRDs for air-gapped use",
+        )),
     }
 }
 

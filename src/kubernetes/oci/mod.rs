@@ -69,6 +69,23 @@ pub enum OciError {
     NoCrds { place: String, hint: String },
 }
 
+/// The CRDs of a Karpenter release and where they came from: `crds_dir` when set, else the release's chart
+/// through kbp's cache (pulled when not cached yet). For `kbp init` and apply's preflight.
+pub async fn release_crds(
+    chart: &str,
+    version: &str,
+    crds_dir: Option<&str>,
+) -> Result<(Vec<serde_json::Value>, String), OciError> {
+    if let Some(dir) = crds_dir {
+        return Ok((crds_from_dir(std::path::Path::new(dir))?, format!("karpenter.crds_dir {dir}")));
+    }
+    let version = version.trim_start_matches('v');
+    let chart: ChartRef = chart.parse()?;
+    let cache = ChartCache::default_location()?;
+    let archive = cache.chart(&chart, version).await?;
+    Ok((crds_from_chart(&archive)?, cache.place_of(&chart, version)?.display().to_string()))
+}
+
 /// Where the CRDs that validate a blueprint were found, or why they were not.
 pub enum OfflineCrds {
     /// The CRDs, and where they came from (for messages).
