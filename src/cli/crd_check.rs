@@ -10,7 +10,7 @@ use crate::diag::Diagnostics;
 use crate::graph::value::{resolve, UNKNOWN};
 use crate::graph::{kinds, ResourceGraph};
 use crate::kubernetes::oci::{self, OfflineCrds};
-use crate::kubernetes::{crd_fields, validate};
+use crate::kubernetes::{crd_fields, openapi, validate};
 
 /// The NodePool and EC2NodeClass manifests of `graph`, values known only after apply left as [`UNKNOWN`].
 pub fn custom_objects(graph: &ResourceGraph) -> Vec<Value> {
@@ -18,10 +18,8 @@ pub fn custom_objects(graph: &ResourceGraph) -> Vec<Value> {
         .in_order()
         .into_iter()
         .filter(|r| r.kind == kinds::EC2_NODE_CLASS || r.kind == kinds::NODE_POOL)
-        .filter_map(|r| {
-            let resolved = resolve(&Value::Object(r.attrs.clone()), &|_: &crate::graph::Address, _: &str| None).0;
-            resolved.get("manifest").cloned()
-        })
+        .filter_map(|r| r.attrs.get("manifest"))
+        .map(|manifest| resolve(manifest, &|_: &crate::graph::Address, _: &str| None).0)
         .collect()
 }
 
@@ -94,10 +92,11 @@ pub fn check(loaded: &Loaded, graph: &ResourceGraph, crds: &Crds) -> Result<(), 
     let version = &loaded.blueprint.karpenter.version;
     let objects = custom_objects(graph);
     let mut problems = Vec::new();
+    let mut validator = openapi::Validator::new(&crds.objects);
     for object in &objects {
         let kind = object["kind"].as_str().unwrap_or("?");
         let name = object["metadata"]["name"].as_str().unwrap_or("?");
-        for violation in validate::custom_object(&crds.objects, object, UNKNOWN) {
+        for violation in validate::custom_object(&mut validator, object, UNKNOWN) {
             problems.push(ManifestProblem { kind, name, violation });
         }
     }

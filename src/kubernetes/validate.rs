@@ -11,12 +11,13 @@ use super::{builtin, openapi};
 /// checked (there is no schema to check them against).
 pub fn all(crds: Option<&[Value]>, objects: &[Value], unknown: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut validator = crds.map(openapi::Validator::new);
     for object in objects {
         let custom =
             object["apiVersion"].as_str().is_some_and(|v| v.contains(".k8s.aws/") || v.starts_with("karpenter.sh/"));
-        let violations = match (custom, crds) {
+        let violations = match (custom, validator.as_mut()) {
             (true, None) => continue,
-            (true, Some(crds)) => openapi::validate_custom_object(crds, object),
+            (true, Some(validator)) => validator.custom_object(object),
             (false, _) => builtin::validate_builtin_object(object),
         };
         let name = format!(
@@ -31,9 +32,11 @@ pub fn all(crds: Option<&[Value]>, objects: &[Value], unknown: &str) -> Vec<Stri
     out
 }
 
-/// What the CRDs refuse in the custom object `object`, leaving out values not known until apply (`unknown`).
-pub fn custom_object(crds: &[Value], object: &Value, unknown: &str) -> Vec<Violation> {
-    openapi::validate_custom_object(crds, object)
+/// What the CRDs of `validator` refuse in the custom object `object`, leaving out values not known until apply
+/// (`unknown`).
+pub fn custom_object(validator: &mut openapi::Validator, object: &Value, unknown: &str) -> Vec<Violation> {
+    validator
+        .custom_object(object)
         .into_iter()
         .filter(|v| at(object, &v.path).and_then(Value::as_str) != Some(unknown))
         .collect()

@@ -3,18 +3,22 @@
 //! pattern compiled once per process.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use regex::Regex;
 
-/// The compiled form of a schema pattern, compiled once per process.
-pub(super) fn compiled(pattern: &str) -> Result<Regex, String> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Result<Regex, String>>>> = OnceLock::new();
+/// The compiled form of a schema pattern, compiled once per process. Shared, not cloned: a cloned `Regex`
+/// starts with an empty match cache and would build its automaton again on every use.
+pub(super) fn compiled(pattern: &str) -> Result<Arc<Regex>, String> {
+    type Compiled = Result<Arc<Regex>, String>;
+    static CACHE: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
     let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
-    cache
-        .entry(pattern.to_string())
-        .or_insert_with(|| Regex::new(&go_pattern(pattern)).map_err(|e| e.to_string().replace('\n', " ")))
-        .clone()
+    if let Some(compiled) = cache.get(pattern) {
+        return compiled.clone();
+    }
+    let compiled = Regex::new(&go_pattern(pattern)).map(Arc::new).map_err(|e| e.to_string().replace('\n', " "));
+    cache.insert(pattern.to_string(), compiled.clone());
+    compiled
 }
 
 /// Rewrites a pattern written for the API server (Go's RE2 syntax) so the regex crate reads it the same way:

@@ -25,6 +25,7 @@ mod tests;
 
 use serde_json::Value;
 
+use self::cel::Verdicts;
 pub use self::cel::{cel_rules, is_transition};
 use super::meta::check_object_meta;
 use super::names::NameRule;
@@ -34,45 +35,69 @@ use super::violation::{describe, Violation};
 /// validation does. When the schema declares `metadata` (every resource root does), the object is a resource:
 /// `apiVersion`, `kind` and `metadata.name` are checked instead of validating `metadata` against the schema.
 pub fn validate(schema: &Value, object: &Value) -> Vec<Violation> {
+    check_root(schema, object, &mut Verdicts::default())
+}
+
+fn check_root(schema: &Value, object: &Value, verdicts: &mut Verdicts) -> Vec<Violation> {
     let mut out = Vec::new();
     if schema.pointer("/properties/metadata").is_some() {
         check_resource_identity(object, &mut out);
     }
-    schema::check(schema, object, "", true, &mut out);
+    schema::check(schema, object, "", true, &mut out, verdicts);
     out
 }
 
 /// Finds in `crds` (CustomResourceDefinition objects as JSON) the CRD and served version for the object's
 /// apiVersion and kind, and validates the object against that version's schema.
 pub fn validate_custom_object(crds: &[Value], object: &Value) -> Vec<Violation> {
-    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let (crd, version) = match find_version(crds, api_version, kind) {
-        Ok(found) => found,
-        Err(violation) => return vec![violation],
-    };
-    let Some(schema) = version.pointer("/schema/openAPIV3Schema") else {
-        let name = crd.pointer("/metadata/name").and_then(Value::as_str).unwrap_or(kind);
-        return vec![Violation::new("", format!("the CRD {name} has no openAPIV3Schema for {api_version}"))];
-    };
-    let mut out = validate(schema, object);
-    if version.pointer("/subresources/status").is_some() && object.get("status").is_some_and(|s| !s.is_null()) {
-        out.push(Violation::new(
-            "status",
-            format!(
-                "{kind} has the status subresource: the API server ignores status sent with the object, \
-                 so it would be lost"
-            ),
-        ));
+    Validator::new(crds).custom_object(object)
+}
+
+/// Validates many custom objects against the same CRDs, each CEL rule judging a value it has judged before
+/// (the same requirement key or node class reference in every NodePool) from memory. It borrows the CRDs for as
+/// long as it lives, which is what makes its memory sound (schema nodes are told apart by address).
+pub struct Validator<'a> {
+    crds: &'a [Value],
+    verdicts: Verdicts,
+}
+
+impl<'a> Validator<'a> {
+    pub fn new(crds: &'a [Value]) -> Self {
+        Validator { crds, verdicts: Verdicts::default() }
     }
-    let cluster_scoped = crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster");
-    if cluster_scoped && object.pointer("/metadata/namespace").is_some_and(|n| !n.is_null()) {
-        out.push(Violation::new(
-            "metadata.namespace",
-            format!("{kind} is cluster-scoped: the API server ignores a namespace, so it would be lost; remove it"),
-        ));
+
+    /// Finds the CRD and served version for the object's apiVersion and kind, and validates the object against
+    /// that version's schema.
+    pub fn custom_object(&mut self, object: &Value) -> Vec<Violation> {
+        let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let (crd, version) = match find_version(self.crds, api_version, kind) {
+            Ok(found) => found,
+            Err(violation) => return vec![violation],
+        };
+        let Some(schema) = version.pointer("/schema/openAPIV3Schema") else {
+            let name = crd.pointer("/metadata/name").and_then(Value::as_str).unwrap_or(kind);
+            return vec![Violation::new("", format!("the CRD {name} has no openAPIV3Schema for {api_version}"))];
+        };
+        let mut out = check_root(schema, object, &mut self.verdicts);
+        if version.pointer("/subresources/status").is_some() && object.get("status").is_some_and(|s| !s.is_null()) {
+            out.push(Violation::new(
+                "status",
+                format!(
+                    "{kind} has the status subresource: the API server ignores status sent with the object, \
+                     so it would be lost"
+                ),
+            ));
+        }
+        let cluster_scoped = crd.pointer("/spec/scope").and_then(Value::as_str) == Some("Cluster");
+        if cluster_scoped && object.pointer("/metadata/namespace").is_some_and(|n| !n.is_null()) {
+            out.push(Violation::new(
+                "metadata.namespace",
+                format!("{kind} is cluster-scoped: the API server ignores a namespace, so it would be lost; remove it"),
+            ));
+        }
+        out
     }
-    out
 }
 
 /// The CRD and served version that serve `api_version` and `kind`, or a violation naming what `crds` do serve.

@@ -6,13 +6,21 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Number, Value};
 
+use super::cel::Verdicts;
 use super::format::string_format_problem;
 use super::go_regex::compiled;
 use crate::kubernetes::violation::{child, describe, index, short, Violation};
 
 /// Validates `value` at `path`. `structural` is false inside allOf/anyOf/oneOf/not, which only constrain values:
 /// there a field the subschema does not list is not unknown (the structural schema declares it).
-pub(super) fn check(schema: &Value, value: &Value, path: &str, structural: bool, out: &mut Vec<Violation>) {
+pub(super) fn check(
+    schema: &Value,
+    value: &Value,
+    path: &str,
+    structural: bool,
+    out: &mut Vec<Violation>,
+    verdicts: &mut Verdicts,
+) {
     if value.is_null() {
         if !flag(schema, "nullable") {
             if let Some(expected) = expected_type(schema) {
@@ -25,7 +33,7 @@ pub(super) fn check(schema: &Value, value: &Value, path: &str, structural: bool,
         return;
     }
     if structural {
-        super::cel::check(schema, value, path, out);
+        super::cel::check(schema, value, path, out, verdicts);
     }
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
         if !allowed.iter().any(|candidate| json_eq(candidate, value)) {
@@ -39,24 +47,24 @@ pub(super) fn check(schema: &Value, value: &Value, path: &str, structural: bool,
     match value {
         Value::String(text) => check_string(schema, text, path, out),
         Value::Number(number) => check_number(schema, number, path, out),
-        Value::Array(items) => check_array(schema, items, path, structural, out),
-        Value::Object(fields) => check_object(schema, fields, path, structural, out),
+        Value::Array(items) => check_array(schema, items, path, structural, out, verdicts),
+        Value::Object(fields) => check_object(schema, fields, path, structural, out, verdicts),
         Value::Bool(_) | Value::Null => {}
     }
-    check_junctors(schema, value, path, out);
+    check_junctors(schema, value, path, out, verdicts);
 }
 
-fn check_junctors(schema: &Value, value: &Value, path: &str, out: &mut Vec<Violation>) {
-    let violations_of = |sub: &Value| {
+fn check_junctors(schema: &Value, value: &Value, path: &str, out: &mut Vec<Violation>, verdicts: &mut Verdicts) {
+    let mut violations_of = |sub: &Value| {
         let mut found = Vec::new();
-        check(sub, value, path, false, &mut found);
+        check(sub, value, path, false, &mut found, verdicts);
         found
     };
     for sub in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
         out.extend(violations_of(sub));
     }
     if let Some(alternatives) = schema.get("anyOf").and_then(Value::as_array) {
-        let failures: Vec<Vec<Violation>> = alternatives.iter().map(violations_of).collect();
+        let failures: Vec<Vec<Violation>> = alternatives.iter().map(&mut violations_of).collect();
         if !failures.is_empty() && failures.iter().all(|f| !f.is_empty()) {
             let reasons: Vec<String> = failures.iter().map(|f| f[0].to_string()).collect();
             out.push(Violation::new(path, format!("matches none of the anyOf alternatives: {}", reasons.join("; "))));
@@ -181,7 +189,14 @@ fn check_number(schema: &Value, number: &Number, path: &str, out: &mut Vec<Viola
     }
 }
 
-fn check_array(schema: &Value, items: &[Value], path: &str, structural: bool, out: &mut Vec<Violation>) {
+fn check_array(
+    schema: &Value,
+    items: &[Value],
+    path: &str,
+    structural: bool,
+    out: &mut Vec<Violation>,
+    verdicts: &mut Verdicts,
+) {
     let count = items.len() as u64;
     if let Some(min) = schema.get("minItems").and_then(Value::as_u64).filter(|min| count < *min) {
         out.push(Violation::new(path, format!("must have at least {min} items, has {count}")));
@@ -191,7 +206,7 @@ fn check_array(schema: &Value, items: &[Value], path: &str, structural: bool, ou
     }
     if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
         for (i, item) in items.iter().enumerate() {
-            check(item_schema, item, &index(path, i), structural, out);
+            check(item_schema, item, &index(path, i), structural, out, verdicts);
         }
     }
     match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
@@ -233,7 +248,14 @@ fn check_array(schema: &Value, items: &[Value], path: &str, structural: bool, ou
     }
 }
 
-fn check_object(schema: &Value, fields: &Map<String, Value>, path: &str, structural: bool, out: &mut Vec<Violation>) {
+fn check_object(
+    schema: &Value,
+    fields: &Map<String, Value>,
+    path: &str,
+    structural: bool,
+    out: &mut Vec<Violation>,
+    verdicts: &mut Verdicts,
+) {
     let properties = schema.get("properties").and_then(Value::as_object);
     let additional = schema.get("additionalProperties");
     let preserve = flag(schema, "x-kubernetes-preserve-unknown-fields");
@@ -247,7 +269,7 @@ fn check_object(schema: &Value, fields: &Map<String, Value>, path: &str, structu
         match field_schema {
             // The server drops a null the schema does not allow (or defaults it); `required` catches the gap.
             Some(field_schema) if value.is_null() && !flag(field_schema, "nullable") => {}
-            Some(field_schema) => check(field_schema, value, &at, structural, out),
+            Some(field_schema) => check(field_schema, value, &at, structural, out, verdicts),
             None if !structural || preserve || additional == Some(&Value::Bool(true)) => {}
             None if flag(schema, "x-kubernetes-embedded-resource")
                 && ["apiVersion", "kind", "metadata"].contains(&key.as_str()) => {}

@@ -551,10 +551,11 @@ fn messages(found: &[Violation]) -> Vec<String> {
 }
 
 #[test]
-fn every_cel_rule_compiles_and_transition_rules_are_known() {
+fn every_cel_rule_parses_as_the_reference_parser_reads_it_and_transition_rules_are_known() {
     for crd in karpenter_crds() {
         for (path, rule, _) in cel_rules(&crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]) {
-            assert!(super::cel::compiles(&rule), "{path}: `{rule}` does not compile");
+            let parsed = super::cel::parses_as_the_reference_parser(&rule);
+            assert!(parsed, "{path}: `{rule}` does not parse, or not as the reference parser reads it");
         }
     }
     assert!(is_transition("self.group == oldSelf.group"));
@@ -724,4 +725,28 @@ fn a_rule_that_fails_to_evaluate_refuses_with_its_message_and_unknown_functions_
         field(json!({"type": "string", "x-kubernetes-validations": [{"rule": "self.find('[0-9]+') == '12'"}]})),
         json!({"f": "ab12cd3"}),
     );
+}
+
+#[test]
+fn a_validator_judges_a_value_met_again_the_same_and_reports_it_where_it_is_met() {
+    let crds = karpenter_crds();
+    let with_requirements = |requirements: Value| {
+        let mut pool = good_node_pool();
+        pool["spec"]["template"]["spec"]["requirements"] = requirements;
+        pool
+    };
+    let refused = json!({"key": "karpenter.sh/nodepool", "operator": "Exists"});
+    let kept = json!({"key": "team", "operator": "Exists"});
+    let first = with_requirements(json!([refused.clone()]));
+    let second = with_requirements(json!([kept.clone(), kept, refused]));
+    let mut validator = Validator::new(&crds);
+    let remembered = [validator.custom_object(&first), validator.custom_object(&second)];
+    let fresh = [validate_custom_object(&crds, &first), validate_custom_object(&crds, &second)];
+    assert_eq!(remembered, fresh);
+    assert!(!fresh[0].is_empty(), "the reserved key is refused");
+    let paths: Vec<&str> = fresh[1].iter().map(|v| v.path.as_str()).collect();
+    assert!(paths.iter().all(|p| p.starts_with("spec.template.spec.requirements[2]")), "{paths:?}");
+    // A value judged clean stays clean wherever it is met again.
+    assert_eq!(validator.custom_object(&good_node_pool()), []);
+    assert_eq!(validator.custom_object(&good_node_pool()), []);
 }
