@@ -99,6 +99,11 @@ impl ChartCache {
     }
 }
 
+/// Where kbp keeps what it parsed of CRD files (`parsed/` beside `charts/`), when there is a cache directory.
+pub(super) fn parsed_location() -> Option<PathBuf> {
+    cache_root(|name| std::env::var_os(name)).map(|root| root.join("parsed"))
+}
+
 fn cache_root(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     let dir = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     dir("KBP_CACHE_DIR")
@@ -125,7 +130,7 @@ fn read_cached(archive: &Path, record: &Path) -> Result<Option<Vec<u8>>, String>
 
 /// Writes through a temporary file in the same directory and a rename, so readers see the old file or the new
 /// one, never a partial one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -19,10 +19,13 @@ mod reference;
 mod registry;
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use self::cache::parsed_location as parsed;
 
 pub use self::cache::ChartCache;
 pub use self::chart::{crds_from_chart, crds_from_dir};
+use self::chart::{crds_of_chart, crds_of_dir};
 pub use self::reference::ChartRef;
 use self::registry::CHART_LAYER_MEDIA_TYPE;
 
@@ -77,13 +80,13 @@ pub async fn release_crds(
     crds_dir: Option<&str>,
 ) -> Result<(Vec<serde_json::Value>, String), OciError> {
     if let Some(dir) = crds_dir {
-        return Ok((crds_from_dir(std::path::Path::new(dir))?, format!("karpenter.crds_dir {dir}")));
+        return Ok((crds_of_dir(Path::new(dir), parsed().as_deref())?, format!("karpenter.crds_dir {dir}")));
     }
     let version = version.trim_start_matches('v');
     let chart: ChartRef = chart.parse()?;
     let cache = ChartCache::default_location()?;
     let archive = cache.chart(&chart, version).await?;
-    Ok((crds_from_chart(&archive)?, cache.place_of(&chart, version)?.display().to_string()))
+    Ok((crds_of_chart(&archive, parsed().as_deref())?, cache.place_of(&chart, version)?.display().to_string()))
 }
 
 /// Where the CRDs that validate a blueprint were found, or why they were not.
@@ -99,14 +102,16 @@ pub enum OfflineCrds {
 /// error; a cache without the release is [`OfflineCrds::Missing`].
 pub fn offline_crds(chart: &str, version: &str, crds_dir: Option<&str>) -> Result<OfflineCrds, OciError> {
     if let Some(dir) = crds_dir {
-        return Ok(OfflineCrds::Found(crds_from_dir(std::path::Path::new(dir))?, format!("karpenter.crds_dir {dir}")));
+        let crds = crds_of_dir(Path::new(dir), parsed().as_deref())?;
+        return Ok(OfflineCrds::Found(crds, format!("karpenter.crds_dir {dir}")));
     }
     let version = version.trim_start_matches('v');
     let chart: ChartRef = chart.parse()?;
     let cache = ChartCache::default_location()?;
     match cache.cached(&chart, version)? {
         Some(archive) => {
-            Ok(OfflineCrds::Found(crds_from_chart(&archive)?, format!("the cached chart {chart} {version}")))
+            let crds = crds_of_chart(&archive, parsed().as_deref())?;
+            Ok(OfflineCrds::Found(crds, format!("the cached chart {chart} {version}")))
         }
         None => Ok(OfflineCrds::Missing(format!("{}", cache.place_of(&chart, version)?.display()))),
     }
