@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # THE test command: everything kbp's tests need, on a fresh machine too.
 #   scripts/test.sh [extra nextest args, e.g. a filter]
-# Installs the pinned AWS emulator (moto) if needed, then runs the emulator extension's own tests (pytest,
+# Installs the pinned AWS emulator (moto) and builds the test control plane (scripts/kube.sh) if needed, then runs the emulator extension's own tests (pytest,
 # emulator/tests), doctests (if any) and every test with cargo-nextest. Each integration test starts its own
 # emulator; nothing needs to be running beforehand.
 set -euo pipefail
@@ -37,6 +37,16 @@ need_apt() { # COMMAND PACKAGE WHY
 }
 need_apt docker-registry docker-registry tests/it/oci_chart.rs
 need_apt jq jq tests/it/json_contract.rs
+need_apt openssl openssl "scripts/kube.sh (the control plane's certificates)"
+
+# A real Kubernetes control plane (kube-apiserver, controller-manager and scheduler v1.34.4 and etcd v3.6, built
+# from the Kubernetes project's Go modules, kube/go.mod): tests/it/crd_corpus.rs sends every corpus object to
+# it. Built once per machine into ~/.cache/kbp-kube (about 5 minutes on 2 cores); a no-op after that.
+if ! command -v go >/dev/null 2>&1; then
+  echo "error: Go is needed to build the test control plane (scripts/kube.sh install); install Go 1.26 or newer" >&2
+  exit 1
+fi
+scripts/kube.sh install
 
 # The official Karpenter CRDs the manifests are validated against are the project's reference data, kept
 # outside the repository (../shared/reference). Tests read KBP_KARPENTER_CRDS_DIR; point it at them when

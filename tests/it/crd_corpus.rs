@@ -9,6 +9,11 @@
 //! to judge: that too is a disagreement (kbp's blueprint stands between the user and a field the CRD accepts).
 //! The oracle runs once, over every case's object, with the emulator's virtualenv (scripts/emulator.sh installs
 //! cel-python and jsonschema there; `KBP_EMULATOR_VENV` points elsewhere).
+//!
+//! A second judge is the real thing: a kube-apiserver v1.34.4 built from the Kubernetes project's modules
+//! (`scripts/kube.sh`; `scripts/test.sh` builds it once per machine) with the same CRDs, to which every object is
+//! sent as a dry-run create with strict field validation (`scripts/crd_apiserver.py`). kbp must agree with it
+//! too, so the model oracle cannot drift from the server unnoticed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -212,9 +217,7 @@ fn run_oracle(objects: &[(String, Value)], crds_dir: &Path, scratch: &Path) -> B
     let input = scratch.join("objects.json");
     let list: Vec<Value> = objects.iter().map(|(id, o)| json!({"id": id, "object": o})).collect();
     std::fs::write(&input, serde_json::to_vec(&list).unwrap()).expect("write the oracle's input");
-    let venv =
-        std::env::var_os("KBP_EMULATOR_VENV").map(PathBuf::from).unwrap_or_else(|| repo().join(".venv-emulator"));
-    let python = venv.join("bin/python");
+    let python = venv_python();
     let out = Command::new(&python)
         .arg(repo().join("scripts/crd_oracle.py"))
         .arg("--crds")
@@ -231,6 +234,79 @@ fn run_oracle(objects: &[(String, Value)], crds_dir: &Path, scratch: &Path) -> B
     });
     assert_eq!(verdicts.len(), objects.len(), "one verdict per object");
     verdicts.into_iter().map(|v| (v.id.clone(), v)).collect()
+}
+
+/// A real control plane (`scripts/kube.sh start`) with its state in a scratch directory, stopped when dropped
+/// (and by the script itself if this process dies first).
+struct ControlPlane {
+    dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl ControlPlane {
+    fn start() -> Self {
+        let dir = tempfile::Builder::new().prefix("kbp-kube-").tempdir().expect("a scratch directory");
+        let out = Command::new("bash")
+            .arg(repo().join("scripts/kube.sh"))
+            .arg("start")
+            .arg(dir.path())
+            .env("KBP_KUBE_WATCH_PID", std::process::id().to_string())
+            .output()
+            .expect("run scripts/kube.sh");
+        // Made before the check, so that a half-started control plane is stopped too.
+        let mut plane = ControlPlane { env: Vec::new(), dir };
+        assert!(out.status.success(), "scripts/kube.sh start failed:\n{}", output_text(&out));
+        plane.env = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| line.strip_prefix("export ")?.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        plane
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        let _ = Command::new("bash").arg(repo().join("scripts/kube.sh")).arg("stop").arg(self.dir.path()).output();
+    }
+}
+
+/// A real kube-apiserver's verdict on one object (dry-run create, strict field validation).
+#[derive(Debug, Deserialize)]
+struct ServerVerdict {
+    id: String,
+    valid: bool,
+    errors: Vec<String>,
+}
+
+/// Sends every rendered object to a real kube-apiserver holding the same CRDs; its verdicts by case name.
+fn run_apiserver(objects: &[(String, Value)], crds_dir: &Path, scratch: &Path) -> BTreeMap<String, ServerVerdict> {
+    let input = scratch.join("objects.json");
+    let plane = ControlPlane::start();
+    let out = Command::new(venv_python())
+        .arg(repo().join("scripts/crd_apiserver.py"))
+        .arg("--crds")
+        .arg(crds_dir)
+        .args(["--unknown", UNKNOWN])
+        .arg(&input)
+        .envs(plane.env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .expect("run scripts/crd_apiserver.py");
+    assert!(out.status.success(), "crd_apiserver.py failed:\n{}", output_text(&out));
+    let verdicts: Vec<ServerVerdict> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("crd_apiserver.py's answer is not its JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
+    });
+    assert_eq!(verdicts.len(), objects.len(), "one verdict per object");
+    let refused = verdicts.iter().filter(|v| !v.valid).count();
+    assert!(refused > 0 && refused < verdicts.len(), "the server refused {refused} of {} objects", verdicts.len());
+    eprintln!("kube-apiserver: {refused} of {} objects refused", verdicts.len());
+    verdicts.into_iter().map(|v| (v.id.clone(), v)).collect()
+}
+
+fn venv_python() -> PathBuf {
+    let venv =
+        std::env::var_os("KBP_EMULATOR_VENV").map(PathBuf::from).unwrap_or_else(|| repo().join(".venv-emulator"));
+    venv.join("bin/python")
 }
 
 /// Every CEL rule of the CRD, as (kind, schema path, rule), but the transition rules (they use `oldSelf`, and
@@ -317,6 +393,7 @@ fn kbp_validate_agrees_with_the_crd_oracle_on_every_corpus_case() {
         .filter_map(|(c, k)| k.rendered.as_ref().ok().map(|o| (c.name.clone(), o.clone())))
         .collect();
     let verdicts = run_oracle(&objects, &crds_dir, scratch.path());
+    let server = run_apiserver(&objects, &crds_dir, scratch.path());
 
     // Agreement, case by case.
     let mut disagreements = String::new();
@@ -324,8 +401,22 @@ fn kbp_validate_agrees_with_the_crd_oracle_on_every_corpus_case() {
     let mut wrong_intents = String::new();
     let mut fired: BTreeSet<(String, String, String)> = BTreeSet::new();
     let mut by_kind: BTreeMap<(&str, bool), usize> = BTreeMap::new();
+    let mut server_disagreements = String::new();
     for (case, kbp) in cases.iter().zip(&results) {
         let verdict = verdicts.get(&case.name);
+        if let (Some(real), Ok(valid)) = (server.get(&case.name), &kbp.valid) {
+            if real.valid != *valid {
+                let _ = write!(
+                    server_disagreements,
+                    "\n  {} ({}): kube-apiserver says {}{}\n    kbp: {}",
+                    case.name,
+                    case.file,
+                    if real.valid { "valid" } else { "invalid" },
+                    real.errors.iter().map(|e| format!("\n      {e}")).collect::<String>(),
+                    describe_kbp(kbp)
+                );
+            }
+        }
         if let Some(v) = verdict {
             *by_kind.entry((case.kind, v.valid)).or_default() += 1;
             for e in &v.errors {
@@ -390,6 +481,9 @@ fn kbp_validate_agrees_with_the_crd_oracle_on_every_corpus_case() {
         for (kind, path, rule) in &uncovered {
             let _ = write!(problems, "\n  {kind} {path}: {rule}");
         }
+    }
+    if !server_disagreements.is_empty() {
+        let _ = write!(problems, "\ncases where the real kube-apiserver and kbp disagree:{server_disagreements}");
     }
     if !wrong_intents.is_empty() {
         let _ = write!(
