@@ -212,11 +212,17 @@ fn pick_object(yaml: &str, kind: &str, name: &str) -> Result<Value, String> {
     found.ok_or_else(|| format!("render printed no {kind} named {name}"))
 }
 
-/// Runs the oracle once over every rendered object; its verdicts by case name.
-fn run_oracle(objects: &[(String, Value)], crds_dir: &Path, scratch: &Path) -> BTreeMap<String, Verdict> {
+/// The judges' input: `[{"id", "object"}]`, in a file in `scratch`.
+fn write_objects(objects: &[(String, Value)], scratch: &Path) -> PathBuf {
     let input = scratch.join("objects.json");
     let list: Vec<Value> = objects.iter().map(|(id, o)| json!({"id": id, "object": o})).collect();
-    std::fs::write(&input, serde_json::to_vec(&list).unwrap()).expect("write the oracle's input");
+    std::fs::write(&input, serde_json::to_vec(&list).unwrap()).expect("write the judges' input");
+    input
+}
+
+/// Runs the oracle once over every rendered object; its verdicts by case name.
+fn run_oracle(objects: &[(String, Value)], crds_dir: &Path, scratch: &Path) -> BTreeMap<String, Verdict> {
+    let input = write_objects(objects, scratch);
     let python = venv_python();
     let out = Command::new(&python)
         .arg(repo().join("scripts/crd_oracle.py"))
@@ -281,7 +287,7 @@ struct ServerVerdict {
 
 /// Sends every rendered object to a real kube-apiserver holding the same CRDs; its verdicts by case name.
 fn run_apiserver(objects: &[(String, Value)], crds_dir: &Path, scratch: &Path) -> BTreeMap<String, ServerVerdict> {
-    let input = scratch.join("objects.json");
+    let input = write_objects(objects, scratch);
     let plane = ControlPlane::start();
     let out = Command::new(venv_python())
         .arg(repo().join("scripts/crd_apiserver.py"))

@@ -26,22 +26,12 @@ pub async fn load(attrs: &Attrs) -> Result<Vec<Value>> {
     let op = "karpenter:crds";
     let text = |k: &str| attrs.get(k).and_then(Value::as_str);
     let version = text("version").unwrap_or_default();
-    let loaded = match (text("crds_dir"), text("chart")) {
-        (Some(dir), _) => oci::crds_from_dir(std::path::Path::new(dir)),
-        (None, Some(chart)) => {
-            let pulled = async {
-                let chart: oci::ChartRef = chart.parse()?;
-                let archive =
-                    oci::ChartCache::default_location()?.chart(&chart, version.trim_start_matches('v')).await?;
-                oci::crds_from_chart(&archive)
-            };
-            pulled.await
-        }
-        (None, None) => {
-            return Err(ProviderError::new(op, "", "neither karpenter.chart nor karpenter.crds_dir is set"))
-        }
-    };
-    loaded.map_err(|e| ProviderError::new(op, "", e.to_string()))
+    let (dir, chart) = (text("crds_dir"), text("chart"));
+    if dir.is_none() && chart.is_none() {
+        return Err(ProviderError::new(op, "", "neither karpenter.chart nor karpenter.crds_dir is set"));
+    }
+    let loaded = oci::release_crds(chart.unwrap_or_default(), version, dir).await;
+    loaded.map(|(crds, _)| crds).map_err(|e| ProviderError::new(op, "", e.to_string()))
 }
 
 fn name_of(crd: &Value) -> String {
