@@ -78,7 +78,8 @@ def install_crds(server: Server, crds_dir: Path) -> list[dict]:
         name = crd["metadata"]["name"]
         while True:
             _, got = server.call("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-            conditions = (got or {}).get("status", {}).get("conditions", [])
+            # A CRD just created may answer `conditions: null` until the server has looked at its names.
+            conditions = ((got or {}).get("status") or {}).get("conditions") or []
             if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
                 break
             if time.monotonic() > deadline:
