@@ -22,6 +22,13 @@
 #   KBP_KUBE_WATCH_PID      if set, the control plane is stopped when that process exits (so a killed test
 #                           process does not leak one)
 #   KBP_KUBE_NICE           niceness of the Go build (default 10: it takes minutes on every core there is)
+#   KBP_KUBE_CA_CERT, KBP_KUBE_CA_KEY
+#                           PEM files of an existing cluster CA to use instead of a new one (the emulator passes
+#                           the CA its DescribeCluster reports, as an EKS cluster's endpoint is signed by its own)
+#   KBP_KUBE_TOKEN_WEBHOOK  URL of a TokenReview webhook (authentication.k8s.io/v1) that authenticates bearer
+#                           tokens, as EKS's aws-iam-authenticator does; the admin token keeps working beside it
+#   KBP_KUBE_TOKEN_WEBHOOK_CACHE_TTL
+#                           how long the apiserver trusts a webhook answer (default 10s; kube's default is 2m)
 #   KBP_PYTHON              interpreter used to find free ports (default python3)
 set -euo pipefail
 
@@ -180,9 +187,13 @@ make_pki() { # DIR
   (
     cd "$pki"
     umask 077
-    openssl ecparam -name prime256v1 -genkey -noout -out ca.key 2>/dev/null
-    openssl req -x509 -new -key ca.key -out ca.crt -days 3650 -subj "/CN=kbp-kube-ca" \
-      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" 2>/dev/null
+    if [ -n "${KBP_KUBE_CA_CERT:-}" ]; then
+      cp "$KBP_KUBE_CA_CERT" ca.crt && cp "${KBP_KUBE_CA_KEY:?KBP_KUBE_CA_KEY must name the key of KBP_KUBE_CA_CERT}" ca.key
+    else
+      openssl ecparam -name prime256v1 -genkey -noout -out ca.key 2>/dev/null
+      openssl req -x509 -new -key ca.key -out ca.crt -days 3650 -subj "/CN=kbp-kube-ca" \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" 2>/dev/null
+    fi
     issue apiserver "/CN=kube-apiserver" serverAuth \
       "DNS:localhost,IP:127.0.0.1,IP:$KUBERNETES_SERVICE_IP,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
     # The CN is the user name, O the group: the bootstrap RBAC policy binds system:kube-controller-manager
@@ -306,13 +317,37 @@ start_processes() { # DIR
     --initial-cluster "kbp=http://127.0.0.1:$peer_port" --unsafe-no-fsync --log-level warn
   wait_for "$dir" etcd "$deadline" http_ok "http://127.0.0.1:$etcd_port/health" || return $?
 
+  local webhook=()
+  if [ -n "${KBP_KUBE_TOKEN_WEBHOOK:-}" ]; then
+    # The webhook is a "cluster" to the apiserver, described by a kubeconfig; plain HTTP on loopback.
+    cat >"$dir/token-webhook.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: token-webhook
+  cluster:
+    server: $KBP_KUBE_TOKEN_WEBHOOK
+users:
+- name: apiserver
+contexts:
+- name: token-webhook
+  context:
+    cluster: token-webhook
+    user: apiserver
+current-context: token-webhook
+EOF
+    webhook=(--authentication-token-webhook-config-file="$dir/token-webhook.kubeconfig"
+      --authentication-token-webhook-version=v1
+      --authentication-token-webhook-cache-ttl="${KBP_KUBE_TOKEN_WEBHOOK_CACHE_TTL:-10s}")
+  fi
+
   # --endpoint-reconciler-type=none: the reconciler would publish 127.0.0.1 as the endpoint of the
   # kubernetes Service, which Endpoints validation rejects (loopback), and log that error forever.
   launch "$dir" kube-apiserver "$KUBE_BIN/kube-apiserver" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-    --client-ca-file="$pki/ca.crt" --token-auth-file="$dir/tokens.csv" \
+    --client-ca-file="$pki/ca.crt" --token-auth-file="$dir/tokens.csv" ${webhook[@]+"${webhook[@]}"} \
     --authorization-mode=Node,RBAC \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
@@ -321,11 +356,11 @@ start_processes() { # DIR
   # policy, the CRD informers and the other post-start hooks are done.
   wait_for "$dir" kube-apiserver "$deadline" http_ok --cacert "$pki/ca.crt" "$server/readyz" || return $?
 
-  # The controller manager and the scheduler get client certificates; the admin token is the only thing that
-  # the EKS token webhook replaces later. Their own HTTPS ports serve /healthz (always allowed), used below
-  # to see them up. No --authentication/authorization-kubeconfig: that delegation would look for a
-  # front-proxy CA this apiserver does not have and log an error about it every few seconds, and nothing
-  # here needs their /metrics.
+  # The controller manager and the scheduler get client certificates; users come with the admin token or,
+  # when KBP_KUBE_TOKEN_WEBHOOK is set, with whatever bearer token that webhook accepts (EKS tokens).
+  # Their own HTTPS ports serve /healthz (always allowed), used below to see them up. No
+  # --authentication/authorization-kubeconfig: that delegation would look for a front-proxy CA this apiserver
+  # does not have and log an error about it every few seconds, and nothing here needs their /metrics.
   local c port
   for c in kube-controller-manager kube-scheduler; do
     write_kubeconfig "$dir/$c.kubeconfig" "$server" "$pki/ca.crt" \
@@ -369,7 +404,8 @@ start() { # [DIR]
   rm -f "$dir/server"
   mkdir -p "$dir/logs"
   make_pki "$dir"
-  # A static admin credential for now: one bearer token in group system:masters.
+  # A static admin credential for the tests' and the emulator's own calls: one bearer token in group
+  # system:masters.
   local token
   token="$(openssl rand -hex 24)"
   (umask 077 && echo "$token,kbp-admin,kbp-admin,\"system:masters\"" >"$dir/tokens.csv" && echo "$token" >"$dir/admin.token")

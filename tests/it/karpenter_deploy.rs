@@ -1,14 +1,26 @@
-//! The in-cluster stage end to end: `kbp apply` of karpenter-mng against the emulator installs Karpenter's CRDs,
-//! the controller and the default EC2NodeClass and NodePool into the Kubernetes API stand-in the emulator serves
-//! at the cluster's endpoint; they are read back over that API (with kbp's own EKS token), a second plan is
+//! The in-cluster stage end to end, against a real Kubernetes control plane: `kbp apply` of karpenter-mng
+//! against the emulator installs Karpenter's CRDs, the controller and the default EC2NodeClass and NodePool into
+//! the kube-apiserver (v1.34, with its controller manager and scheduler) that serves the cluster's endpoint,
+//! authenticating with kbp's EKS token through the emulator's TokenReview webhook, RBAC on. They are read back
+//! over that API (with kbp's own token), the controller's pods run on the node group's Nodes, a second plan is
 //! empty, a NodePool edit is one in-place update, an update of the controller removes the node-lease Role earlier
-//! releases made, and destroy takes NodePools, then the controller, then the cluster down in that order.
+//! releases made, and destroy takes NodePools (waiting for their NodeClaims' finalizers), then the controller,
+//! then the cluster down in that order.
 
 use crate::support::*;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
-use serde_json::Value;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use serde_json::{json, Value};
 
 const STACK: &str = "ex-karpenter-mng";
+
+fn dynamic(client: &kube::Client, api_version: &str, kind: &str, plural: &str, ns: Option<&str>) -> Api<DynamicObject> {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    match ns {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
 
 async fn get(
     client: &kube::Client,
@@ -18,18 +30,68 @@ async fn get(
     ns: Option<&str>,
     name: &str,
 ) -> Option<Value> {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-    let api: Api<DynamicObject> = match ns {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    };
+    let api = dynamic(client, api_version, kind, plural, ns);
     api.get_opt(name).await.unwrap().map(|o| serde_json::to_value(o).unwrap())
+}
+
+/// A Node Karpenter launched for NodePool `pool`, and its NodeClaim (owned by the pool, as Karpenter makes it)
+/// once the simulated controller holds it with its `karpenter.sh/termination` finalizer.
+async fn launched_node(client: &kube::Client, pool: &Value, node: &str) {
+    let nodes = dynamic(client, "v1", "Node", "nodes", None);
+    let labels = json!({"karpenter.sh/nodepool": pool["metadata"]["name"], "kubernetes.io/hostname": node});
+    let object = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": labels}});
+    nodes.create(&PostParams::default(), &serde_json::from_value(object).unwrap()).await.unwrap();
+    let claims = dynamic(client, "karpenter.sh/v1", "NodeClaim", "nodeclaims", None);
+    let claim = json!({
+        "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+        "metadata": {
+            "name": "default-x7k2p",
+            "labels": {"karpenter.sh/nodepool": pool["metadata"]["name"]},
+            "ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "name": pool["metadata"]["name"],
+                                 "uid": pool["metadata"]["uid"], "blockOwnerDeletion": true}],
+        },
+        "spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+        },
+    });
+    claims.create(&PostParams::default(), &serde_json::from_value(claim).unwrap()).await.unwrap();
+    let status = json!({"status": {"nodeName": node, "providerID": "aws:///us-west-2a/i-0123456789abcdef0"}});
+    claims.patch_status("default-x7k2p", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    for _ in 0..100 {
+        let claim = claims.get("default-x7k2p").await.unwrap();
+        if claim.metadata.finalizers.unwrap_or_default().contains(&"karpenter.sh/termination".to_string()) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("Karpenter did not put its finalizer on the NodeClaim");
+}
+
+/// Watches objects (label, API, name) while `destroy` runs; the labels in the order the objects went.
+fn watch_gone(
+    objects: Vec<(&'static str, Api<DynamicObject>, &'static str)>,
+) -> tokio::task::JoinHandle<Vec<&'static str>> {
+    tokio::spawn(async move {
+        let mut gone = Vec::new();
+        while gone.len() < objects.len() {
+            for (label, api, name) in &objects {
+                match api.get_opt(name).await {
+                    Ok(Some(_)) => {}
+                    // Gone, or the cluster itself is gone: what is still here went with it.
+                    Ok(None) | Err(_) if !gone.contains(label) => gone.push(*label),
+                    _ => {}
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        gone
+    })
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
-    let em = Emulator::start_with("realistic", 0.01);
+    let em = Emulator::start_with_real_kube("realistic", 0.01);
     let ws = Workspace::with_blueprint("karpenter-mng");
 
     let plan = events::plan(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()));
@@ -77,6 +139,17 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
     assert_eq!(d["spec"]["replicas"], 2);
     assert_eq!(d["status"]["availableReplicas"], 2, "{}", d["status"]);
     assert_eq!(d["spec"]["template"]["spec"]["nodeSelector"]["karpenter.sh/controller"], "true");
+    // Scheduled by kube-scheduler onto the node group's (tainted) Nodes, and nowhere else.
+    let pods = dynamic(&client, "v1", "Pod", "pods", Some("karpenter")).list(&Default::default()).await.unwrap();
+    let nodes = dynamic(&client, "v1", "Node", "nodes", None);
+    assert_eq!(pods.items.len(), 2, "two controller pods");
+    for pod in &pods.items {
+        let pod = serde_json::to_value(pod).unwrap();
+        let on = pod["spec"]["nodeName"].as_str().expect("the pod is bound");
+        let node = serde_json::to_value(nodes.get(on).await.unwrap()).unwrap();
+        assert_eq!(node["metadata"]["labels"]["eks.amazonaws.com/nodegroup"], "karpenter", "{on}");
+        assert_eq!(pod["status"]["phase"], "Running");
+    }
     let env = d["spec"]["template"]["spec"]["containers"][0]["env"].as_array().unwrap().clone();
     let setting = |name: &str| env.iter().find(|e| e["name"] == name).map(|e| e["value"].clone());
     assert_eq!(setting("CLUSTER_NAME"), Some(Value::from(STACK)));
@@ -173,7 +246,18 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
     kbp_ok(&em, &update, ws.path());
     assert!(roles.get_opt("karpenter-lease").await.unwrap().is_some(), "a Role kbp did not make stays");
 
+    // A node Karpenter launched: its NodeClaim's finalizer holds the NodePool until the node is gone.
+    let pool = get(&client, "karpenter.sh/v1", "NodePool", "nodepools", None, "default").await.unwrap();
+    launched_node(&client, &pool, "ip-10-0-99-9.us-west-2.compute.internal").await;
+    let watch = watch_gone(vec![
+        ("node", nodes.clone(), "ip-10-0-99-9.us-west-2.compute.internal"),
+        ("nodeclaim", dynamic(&client, "karpenter.sh/v1", "NodeClaim", "nodeclaims", None), "default-x7k2p"),
+        ("nodepool", dynamic(&client, "karpenter.sh/v1", "NodePool", "nodepools", None), "default"),
+        ("controller", dynamic(&client, "apps/v1", "Deployment", "deployments", Some("karpenter")), "karpenter"),
+    ]);
+
     let out = kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    assert_eq!(watch.await.unwrap(), ["node", "nodeclaim", "nodepool", "controller"], "{}", stderr(&out));
     let destroyed = stderr(&out);
     let done = stamps(&destroyed, "destroyed");
     let started = stamps(&destroyed, "destroying");
@@ -193,7 +277,7 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_controller_that_cannot_start_fails_apply_with_the_reason() {
-    let em = Emulator::start_with("instant", 1.0);
+    let em = Emulator::start_with_real_kube("instant", 1.0);
     let ws = Workspace::with_blueprint("karpenter-mng");
     let out = kbp(
         &em,
@@ -204,7 +288,7 @@ async fn a_controller_that_cannot_start_fails_apply_with_the_reason() {
             "--set",
             "karpenter.image=registry.invalid/karpenter/controller",
             "--set",
-            "karpenter.rollout_timeout=3s",
+            "karpenter.rollout_timeout=15s",
         ],
         ws.path(),
     );

@@ -16,15 +16,19 @@ import logging
 import os
 from typing import Any
 
+from . import real
 from .controlplane import ControlPlane
 from .tls import Authority, new_authority
 
 __all__ = ["Authority", "ControlPlane", "install", "new_authority", "start", "stop"]
 
 
-def start(backend: Any, cluster: Any, authority: Authority) -> ControlPlane:
-    """Starts the control plane of a new cluster; its `url` is the cluster's endpoint."""
-    plane = ControlPlane(backend, cluster, authority)
+def start(backend: Any, cluster: Any, authority: Authority) -> ControlPlane | real.RealPlane:
+    """Starts the control plane of a new cluster; its `url` is the cluster's endpoint.
+
+    The stand-in, or with KBP_EMULATOR_KUBE=real a real kube-apiserver and its controllers (see real/).
+    """
+    plane = real.RealPlane(backend, cluster, authority) if real.enabled() else ControlPlane(backend, cluster, authority)
     cluster._kbp_kube = plane
     return plane
 
