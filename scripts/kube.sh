@@ -468,9 +468,28 @@ stop() { # [DIR]
 
 # The watchdog: stops the control plane once the watched process is gone.
 watch() { # PID DIR
-  while kill -0 "$1" 2>/dev/null && running_pid "$2" kube-apiserver >/dev/null; do sleep 1; done
-  rm -f "$2/watchdog.pid"
-  stop_all "$2" quiet
+  # The pids are read now: whoever started the plane may delete DIR (a test's temporary directory) before or
+  # as it exits, and the processes must still go then. Each is checked to still be ours (its command line names
+  # DIR) before it is signalled.
+  local dir="$2" name pids=() pid
+  for name in "${PROCESSES[@]}"; do
+    pid="$(running_pid "$dir" "$name" || true)"
+    [ -z "$pid" ] || pids=("$pid" "${pids[@]}")  # reversed: stopped in the reverse order of start
+  done
+  while kill -0 "$1" 2>/dev/null && [ -n "${pids[*]}" ] && ours "${pids[-1]}" "$dir"; do sleep 1; done
+  rm -f "$dir/watchdog.pid" 2>/dev/null || true
+  for pid in "${pids[@]}"; do
+    ours "$pid" "$dir" || continue
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+    if alive "$pid"; then kill -9 "$pid" 2>/dev/null || true; fi
+  done
+  [ ! -d "$dir" ] || stop_all "$dir" quiet
+}
+
+# Whether PID is alive and was started with DIR in its command line.
+ours() { # PID DIR
+  alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2/"
 }
 
 case "${1:-}" in
