@@ -8,7 +8,7 @@
 pub(crate) mod controller;
 pub(crate) mod crds;
 pub(crate) mod custom_object;
-pub(crate) mod session;
+pub mod session;
 
 use async_trait::async_trait;
 

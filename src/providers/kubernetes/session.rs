@@ -271,9 +271,15 @@ pub fn error(operation: &str, r: &ObjectRef, e: kube::Error) -> ProviderError {
         kube::Error::Api(s) => {
             let reason = if s.reason.is_empty() { format!("HTTP{}", s.code) } else { s.reason.clone() };
             let mut message = format!("{r}: {}", s.message);
-            if let Some(causes) = s.details.as_ref().map(|d| &d.causes).filter(|c| !c.is_empty()) {
-                for c in causes {
-                    message.push_str(&format!("\n  {}: {}", c.field, c.message));
+            // The causes, one per line with the field each is about, unless the message already says it
+            // (the API server usually spells its causes out in the message; an admission webhook may not).
+            for c in s.details.iter().flat_map(|d| &d.causes) {
+                if s.message.contains(&c.message) && s.message.contains(&c.field) {
+                    continue;
+                }
+                match c.field.is_empty() {
+                    false => message.push_str(&format!("\n  {}: {}", c.field, c.message)),
+                    true => message.push_str(&format!("\n  {}", c.message)),
                 }
             }
             let err = ProviderError::new(operation, &reason, message);
@@ -300,3 +306,43 @@ pub const NODES_DRAIN: Budget = Budget {
     first_interval: Duration::from_millis(500),
     max_interval: Duration::from_secs(10),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal as the API server sends it: its message, and its causes (field, message).
+    fn refusal(message: &str, causes: &[(&str, &str)]) -> kube::Error {
+        kube::Error::Api(Box::new(
+            serde_json::from_value(serde_json::json!({
+                "status": "Failure", "code": 422, "reason": "Invalid", "message": message,
+                "details": {"causes": causes.iter().map(|(f, m)| serde_json::json!({"field": f, "message": m}))
+                    .collect::<Vec<_>>()},
+            }))
+            .unwrap(),
+        ))
+    }
+
+    #[test]
+    fn a_refusal_names_each_cause_the_message_does_not_already_say_once() {
+        let r = ObjectRef::new("karpenter.sh/v1", "NodePool", None, "default");
+        let said = "NodePool.karpenter.sh \"default\" is invalid: spec.limits: Invalid value: \"object\": no";
+        let e = error("kubernetes:apply", &r, refusal(said, &[("spec.limits", "Invalid value: \"object\": no")]));
+        assert_eq!(e.to_string().matches("Invalid value").count(), 1, "{e}");
+        let denied = "is forbidden: ValidatingAdmissionPolicy 'cap' denied request: too big";
+        let e = error(
+            "kubernetes:apply",
+            &r,
+            refusal(denied, &[("", "ValidatingAdmissionPolicy 'cap' denied request: too big")]),
+        );
+        assert_eq!(e.to_string().matches("too big").count(), 1, "{e}");
+        let webhook = error(
+            "kubernetes:apply",
+            &r,
+            refusal("admission webhook denied the request", &[("spec.weight", "must be even")]),
+        );
+        assert!(webhook.to_string().contains("\n  spec.weight: must be even"), "{webhook}");
+        let unnamed = error("kubernetes:apply", &r, refusal("denied", &[("", "the reason")]));
+        assert!(unnamed.to_string().contains("\n  the reason"), "{unnamed}");
+    }
+}
