@@ -23,6 +23,7 @@ use std::process::{Command, Output};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::support::control_plane::ControlPlane;
 use crate::support::{kbp_offline, reference_crds_dir, repo};
 
 const MIN_CASES: usize = 150;
@@ -240,41 +241,6 @@ fn run_oracle(objects: &[(String, Value)], crds_dir: &Path, scratch: &Path) -> B
     });
     assert_eq!(verdicts.len(), objects.len(), "one verdict per object");
     verdicts.into_iter().map(|v| (v.id.clone(), v)).collect()
-}
-
-/// A real control plane (`scripts/kube.sh start`) with its state in a scratch directory, stopped when dropped
-/// (and by the script itself if this process dies first).
-struct ControlPlane {
-    dir: tempfile::TempDir,
-    env: Vec<(String, String)>,
-}
-
-impl ControlPlane {
-    fn start() -> Self {
-        let dir = tempfile::Builder::new().prefix("kbp-kube-").tempdir().expect("a scratch directory");
-        let out = Command::new("bash")
-            .arg(repo().join("scripts/kube.sh"))
-            .arg("start")
-            .arg(dir.path())
-            .env("KBP_KUBE_WATCH_PID", std::process::id().to_string())
-            .output()
-            .expect("run scripts/kube.sh");
-        // Made before the check, so that a half-started control plane is stopped too.
-        let mut plane = ControlPlane { env: Vec::new(), dir };
-        assert!(out.status.success(), "scripts/kube.sh start failed:\n{}", output_text(&out));
-        plane.env = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| line.strip_prefix("export ")?.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        plane
-    }
-}
-
-impl Drop for ControlPlane {
-    fn drop(&mut self) {
-        let _ = Command::new("bash").arg(repo().join("scripts/kube.sh")).arg("stop").arg(self.dir.path()).output();
-    }
 }
 
 /// A real kube-apiserver's verdict on one object (dry-run create, strict field validation).

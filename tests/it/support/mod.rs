@@ -8,6 +8,7 @@
 //! `Emulator::start()` makes every long operation instant; `Emulator::start_with` gives them the delays of a
 //! latency profile (emulator/profiles/), scaled.
 
+pub mod control_plane;
 pub mod events;
 pub mod fault_proxy;
 pub mod inventory;
