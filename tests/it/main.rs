@@ -54,6 +54,9 @@ mod teardown_cli;
 mod teardown_in_cluster;
 mod teardown_kinds;
 
+// The cluster's own API, served by a real kube-apiserver: who may call it.
+mod cluster_auth;
+
 // What real AWS does to a run: lost answers, throttling, kbp killed at any moment.
 mod faults;
 mod kill_matrix;
