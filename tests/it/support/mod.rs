@@ -61,7 +61,7 @@ impl Emulator {
     /// `profile` (a name in emulator/profiles/ or a path) times `time_scale`: `start_with("realistic", 0.01)`
     /// makes a cluster CREATING for 6 s.
     pub fn start_with(profile: &str, time_scale: f64) -> Emulator {
-        Emulator::start_serving(profile, time_scale, "stand-in")
+        Emulator::start_serving(profile, time_scale, "real")
     }
 
     /// Like [`Emulator::start_with`], but each EKS cluster is served by a real control plane (kube-apiserver,

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 
 from ... import lifecycle
 from ..tls import Authority
-from . import karpenter, kubelets, webhook
+from . import ebs_csi, karpenter, kubelets, webhook
 from .client import Client
 
 log = logging.getLogger("kbp_emulator.k8s.real")
@@ -104,7 +104,7 @@ class RealPlane:
                 return
             if not self.serving():
                 continue
-            for step in (kubelets.reconcile, karpenter.reconcile):
+            for step in (kubelets.reconcile, karpenter.reconcile, ebs_csi.reconcile):
                 try:
                     step(self)
                 except Exception as e:  # the API may be briefly unavailable; the next tick retries
