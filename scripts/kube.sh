@@ -8,6 +8,8 @@
 #   scripts/kube.sh start [DIR]    install if needed, start a control plane with its state in DIR, print export lines
 #   scripts/kube.sh stop [DIR]     stop the processes started for DIR (idempotent)
 #   scripts/kube.sh env [DIR]      print the export lines only
+#   scripts/kube.sh restart-controller-manager [DIR]
+#                                  restart kube-controller-manager, as it was started, and wait for its controllers
 #
 # Only the `export ...` lines go to stdout, so `eval "$(scripts/kube.sh start)"` works; everything else goes
 # to stderr. The exports: KBP_KUBE_SERVER (https://127.0.0.1:PORT), KBP_KUBE_CA (the cluster CA, PEM),
@@ -279,6 +281,7 @@ launch() { # DIR NAME BINARY ARGS...
   # stdio goes to the log, so callers that capture our output (tests) are not held open by the servers.
   nohup "$bin" "$@" </dev/null >"$dir/logs/$name.log" 2>&1 &
   echo $! >"$dir/$name.pid"
+  printf '%s\0' "$bin" "$@" >"$dir/$name.cmd"  # for restart
 }
 
 # Waits until CHECK succeeds, or fails if NAME exits or the deadline passes. Returns 2 when NAME died
@@ -478,15 +481,23 @@ stop() { # [DIR]
 
 # The watchdog: stops the control plane once the watched process is gone.
 watch() { # PID DIR
-  # The pids are read now: whoever started the plane may delete DIR (a test's temporary directory) before or
-  # as it exits, and the processes must still go then. Each is checked to still be ours (its command line names
-  # DIR) before it is signalled.
+  # The pids are kept in memory: whoever started the plane may delete DIR (a test's temporary directory) before
+  # or as it exits, and the processes must still go then. They are read again while DIR is there (a restarted
+  # controller manager has a new one). Each is checked to still be ours (its command line names DIR) before it
+  # is signalled.
   local dir="$2" name pids=() pid
-  for name in "${PROCESSES[@]}"; do
-    pid="$(running_pid "$dir" "$name" || true)"
-    [ -z "$pid" ] || pids=("$pid" "${pids[@]}")  # reversed: stopped in the reverse order of start
+  while kill -0 "$1" 2>/dev/null; do
+    if [ -d "$dir" ]; then
+      local now=()
+      for name in "${PROCESSES[@]}"; do
+        pid="$(running_pid "$dir" "$name" || true)"
+        [ -z "$pid" ] || now=("$pid" "${now[@]}")  # reversed: stopped in the reverse order of start
+      done
+      pids=("${now[@]}")
+    fi
+    [ -n "${pids[*]}" ] && ours "${pids[-1]}" "$dir" || break
+    sleep 1
   done
-  while kill -0 "$1" 2>/dev/null && [ -n "${pids[*]}" ] && ours "${pids[-1]}" "$dir"; do sleep 1; done
   rm -f "$dir/watchdog.pid" 2>/dev/null || true
   for pid in "${pids[@]}"; do
     ours "$pid" "$dir" || continue
@@ -502,11 +513,32 @@ ours() { # PID DIR
   alive "$1" && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2/"
 }
 
+# The controller manager's garbage collector looks for new resource kinds every 30 s (a fixed period): a
+# custom object deleted in the foreground within 30 s of its CRD waits that long for the collector to notice
+# it. A restarted controller manager knows every kind there is at once; the emulator restarts it when CRDs
+# have been added.
+restart_controller_manager() { # [DIR]
+  local dir pid name=kube-controller-manager cmd=() deadline
+  dir="$(state_dir "${1:-}")"
+  [ -f "$dir/$name.cmd" ] || die "no $name was started from $dir"
+  mapfile -d '' cmd <"$dir/$name.cmd"
+  if pid="$(running_pid "$dir" "$name")"; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+    if alive "$pid"; then kill -9 "$pid" 2>/dev/null || true; fi
+  fi
+  deadline=$(( $(now_ms) + START_TIMEOUT_SECS * 1000 ))
+  launch "$dir" "$name" "${cmd[@]}"
+  wait_for "$dir" "$name" "$deadline" grep -q "all resource monitors have synced" "$dir/logs/$name.log" \
+    || die "$name did not come back; its log: $dir/logs/$name.log"
+}
+
 case "${1:-}" in
   install) install ;;
   start) start "${2:-}" ;;
   stop) stop "${2:-}" ;;
   env) print_env "$(state_dir "${2:-}")" "${2:-}" ;;
+  restart-controller-manager) restart_controller_manager "${2:-}" ;;
   _watch) watch "$2" "$3" ;;
   *) echo "usage: $0 install | start [DIR] | stop [DIR] | env [DIR]" >&2; exit 2 ;;
 esac

@@ -61,7 +61,9 @@ impl Emulator {
     /// `profile` (a name in emulator/profiles/ or a path) times `time_scale`: `start_with("realistic", 0.01)`
     /// makes a cluster CREATING for 6 s.
     pub fn start_with(profile: &str, time_scale: f64) -> Emulator {
-        Emulator::start_serving(profile, time_scale, "real")
+        // KBP_TEST_KUBE=stand-in runs the tests against the emulator's in-process model instead (to compare).
+        let kube = if std::env::var("KBP_TEST_KUBE").as_deref() == Ok("stand-in") { "stand-in" } else { "real" };
+        Emulator::start_serving(profile, time_scale, kube)
     }
 
     /// Like [`Emulator::start_with`], but each EKS cluster is served by a real control plane (kube-apiserver,

@@ -40,6 +40,9 @@ class RealPlane:
         self.node_addresses: dict[Any, str] = {}
         self.node_instances: dict[Any, str] = {}
         self.karpenter = karpenter.Memory()
+        # CRD names the controller manager knows of: new ones (settled for a tick) make it restart.
+        self.kinds_known: set[str] = set()
+        self.kinds_seen: set[str] = set()
         self._stopped = threading.Event()
         root = Path(os.environ.get("KBP_EMULATOR_DIR") or tempfile.gettempdir()) / "kube"
         root.mkdir(parents=True, exist_ok=True)
@@ -104,11 +107,26 @@ class RealPlane:
                 return
             if not self.serving():
                 continue
-            for step in (kubelets.reconcile, karpenter.reconcile, ebs_csi.reconcile):
+            for step in (self._notice_new_kinds, kubelets.reconcile, karpenter.reconcile, ebs_csi.reconcile):
                 try:
                     step(self)
                 except Exception as e:  # the API may be briefly unavailable; the next tick retries
                     log.debug("cluster %s: %s: %s", self.name, step.__module__, e)
+
+    def _notice_new_kinds(self, _: "RealPlane | None" = None) -> None:
+        """Restarts the controller manager once CRDs were added and have settled (see kube.sh for why)."""
+        established = {
+            crd["metadata"]["name"] for crd in self.api.items("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+            if any(c.get("type") == "Established" and c.get("status") == "True"
+                   for c in (crd.get("status") or {}).get("conditions") or [])
+        }
+        settled, self.kinds_seen = established == self.kinds_seen, established
+        if settled and established - self.kinds_known:
+            subprocess.run([str(KUBE_SH), "restart-controller-manager", str(self.dir / "plane")],
+                           capture_output=True, timeout=START_TIMEOUT, check=True)
+            log.info("cluster %s: controller manager restarted for %s", self.name, sorted(established - self.kinds_known))
+        if settled:
+            self.kinds_known = established
 
     def stop(self) -> None:
         """Stops the processes in the background; the endpoint refuses connections within seconds."""
