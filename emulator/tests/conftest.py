@@ -5,6 +5,7 @@ The server runs in this process, so tests can switch the latency profile with `t
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 
 import boto3
@@ -24,6 +25,9 @@ NODE_ROLE = f"arn:aws:iam::{ACCOUNT}:role/node"
 
 @pytest.fixture(scope="session")
 def endpoint():
+    # The extension's own tests look at the stand-in's API (tests/test_k8s_*.py); a real control plane per
+    # cluster (the emulator's default) is what kbp's integration tests run against.
+    os.environ["KBP_EMULATOR_KUBE"] = "stand-in"
     kbp_emulator.install(profile.load("instant"))
     server = ThreadedMotoServer("127.0.0.1", 0, verbose=False)
     server.start()

@@ -4,7 +4,7 @@ kube-apiserver posts every bearer token it does not know itself (`authentication
 `http://127.0.0.1:<port>/authenticate/<plane>`. A token must first pass the checks aws-iam-authenticator makes
 before it asks STS (../auth.py); then the caller is the identity STS reports for the access key the URL was
 presigned with (this emulator's STS, in process), turned into its IAM principal as EKS does (an assumed role is
-its role). The cluster's access entry for that principal gives the user name and groups, as on EKS:
+its role, whatever the role's path). The cluster's access entry for that principal gives the user name and groups, as on EKS:
 
 - `username`: the entry's (for a role, `{{SessionName}}` is the session's name);
 - `groups`: the entry's `kubernetesGroups`, plus one group per access policy associated with cluster scope,
@@ -100,7 +100,13 @@ def review(plane: "RealPlane", token: str) -> tuple[dict[str, Any] | None, str]:
     from ...eks.clusters import _iam_principal
 
     principal = _iam_principal(caller)
-    entry = extras(plane.cluster).access_entries.get(principal)
+    entries = extras(plane.cluster).access_entries
+    entry = entries.get(principal)
+    if entry is None and ":assumed-role/" in caller:
+        # An assumed-role ARN has no path; the entry names the role with it (role/ci/deployer): same role name.
+        prefix, name = principal.split(":role/", 1)
+        entry = next((e for arn, e in entries.items() if arn.startswith(prefix + ":role/")
+                      and arn.rsplit("/", 1)[-1] == name), None)
     if entry is None:
         return None, f"no access entry on cluster {plane.name} for {principal} (caller {caller})"
     session = caller.rsplit("/", 1)[-1] if ":assumed-role/" in caller else ""
