@@ -20,9 +20,9 @@
 #                           test process does not leak its server)
 #   KBP_EMULATOR_PROFILE    latency profile: a name in emulator/profiles/ or a path (default instant)
 #   KBP_EMULATOR_TIME_SCALE multiplies the profile's delays (default 1; 0.01 makes a 600 s cluster take 6 s)
-#   KBP_EMULATOR_KUBE       what serves each EKS cluster's Kubernetes API: `real` (default), a control plane
-#                           of its own started with scripts/kube.sh (built on first use, about 5 minutes), or
-#                           `stand-in`, the emulator's in-process model (emulator/kbp_emulator/k8s/README.md)
+#   KBP_EMULATOR_KUBE       `none`: clusters get no Kubernetes API server (AWS-only tests); by default each
+#                           has a real control plane of its own, started with scripts/kube.sh (built before
+#                           the emulator starts if need be: about 5 minutes once per machine)
 #   KBP_PYTHON              interpreter used to create the virtualenv (default python3, 3.10 or newer)
 set -euo pipefail
 
@@ -138,7 +138,7 @@ start() {
   fi
   install
   # Built now, not inside the first CreateCluster (whose caller would time out on a 5-minute Go build).
-  if [ "${KBP_EMULATOR_KUBE:-real}" = real ]; then "$REPO_ROOT/scripts/kube.sh" install; fi
+  if [ "${KBP_EMULATOR_KUBE:-real}" != none ]; then "$REPO_ROOT/scripts/kube.sh" install; fi
   mkdir -p "$STATE_DIR"
   local logfile="$STATE_DIR/moto.log"
   : >"$logfile"

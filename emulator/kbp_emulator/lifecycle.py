@@ -55,7 +55,7 @@ def busy(resource: Any) -> bool:
 def effective(resource: Any, attr: str) -> Any:
     """`resource.<attr>` as the next request will see it: a due phase counts as settled, without settling it.
 
-    For readers outside an AWS request (the Kubernetes stand-in's threads), which must not change AWS state.
+    For readers outside an AWS request (the threads that simulate each cluster's kubelets), which must not change AWS state.
     GONE means the resource is as good as deleted.
     """
     phase = getattr(resource, "_kbp_phase", None)

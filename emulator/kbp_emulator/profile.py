@@ -41,8 +41,7 @@ OPERATIONS = {
     "eks.create_pod_identity_association": "always 0: a pod identity association has no status",
     "ec2.create_nat_gateway": "NAT gateway pending until available",
     "ec2.delete_nat_gateway": "NAT gateway deleting until deleted",
-    # The Kubernetes API stand-in (package k8s): its simulated controllers.
-    "k8s.crd_established": "CRD created until Established (its resources served)",
+    # What the emulator simulates around each cluster's real control plane (package k8s).
     "k8s.deployment_ready": "pod bound to a node until its containers run and are Ready",
     "k8s.node_termination": "NodeClaim deleted until Karpenter removes its finalizer (instance terminated)",
 }

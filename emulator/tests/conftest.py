@@ -25,9 +25,8 @@ NODE_ROLE = f"arn:aws:iam::{ACCOUNT}:role/node"
 
 @pytest.fixture(scope="session")
 def endpoint():
-    # The extension's own tests look at the stand-in's API (tests/test_k8s_*.py); a real control plane per
-    # cluster (the emulator's default) is what kbp's integration tests run against.
-    os.environ["KBP_EMULATOR_KUBE"] = "stand-in"
+    # These tests are of the AWS side: no control plane per cluster (kbp's integration tests run against those).
+    os.environ["KBP_EMULATOR_KUBE"] = "none"
     kbp_emulator.install(profile.load("instant"))
     server = ThreadedMotoServer("127.0.0.1", 0, verbose=False)
     server.start()
@@ -130,31 +129,6 @@ def error_of(excinfo) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def kube_for(eks):
-    """Connects to a cluster's Kubernetes API stand-in the way kbp does: DescribeCluster's endpoint and CA, and an
-    EKS token."""
-    from kube import Kube
-
-    clients = []
-
-    def connect(name: str):
-        c = eks.describe_cluster(name=name)["cluster"]
-        client = Kube(c["endpoint"], c["certificateAuthority"]["data"], name)
-        clients.append(client)
-        return client
-
-    yield connect
-    for client in clients:
-        client.close()
-
-
-@pytest.fixture
-def kube(cluster, kube_for):
-    """A client of the ACTIVE cluster's Kubernetes API."""
-    return kube_for(cluster)
-
-
-@pytest.fixture
 def node_group(eks, cluster, network):
     """Creates a managed node group of `size` nodes in the cluster; extra keyword arguments go to CreateNodegroup."""
 
@@ -164,15 +138,3 @@ def node_group(eks, cluster, network):
         return name
 
     return make
-
-
-@pytest.fixture
-def k8s_delays(tmp_path):
-    """Switches to a profile where only the Kubernetes stand-in's operations take time (seconds given)."""
-
-    def use(**seconds: float) -> None:
-        path = tmp_path / "k8s.toml"
-        path.write_text("".join(f"k8s.{op} = {value}\n" for op, value in seconds.items()))
-        lifecycle.use(profile.load(str(path)))
-
-    return use

@@ -11,7 +11,7 @@ from cryptography import x509
 
 def test_describe_reports_what_aws_reports(eks, ec2, cluster, network):
     c = eks.describe_cluster(name=cluster)["cluster"]
-    # The endpoint is the cluster's Kubernetes API stand-in on loopback (tests/test_k8s_*.py).
+    # The endpoint is the cluster's Kubernetes API on loopback (none listens under KBP_EMULATOR_KUBE=none).
     assert re.fullmatch(r"https://127\.0\.0\.1:\d+", c["endpoint"])
     ident = c["identity"]["oidc"]["issuer"].rsplit("/", 1)[1]
     assert len(ident) == 32 and ident == ident.upper()

@@ -1,4 +1,4 @@
-"""The TokenReview webhook real control planes authenticate EKS tokens with (k8s/real/webhook.py): who a token's
+"""The TokenReview webhook real control planes authenticate EKS tokens with (k8s/webhook.py): who a token's
 caller is, and which user name and groups the cluster's access entries give them."""
 
 import base64
@@ -9,7 +9,7 @@ import boto3
 from conftest import ACCOUNT, REGION
 from moto.eks.models import eks_backends
 
-from kbp_emulator.k8s.real import webhook
+from kbp_emulator.k8s import webhook
 
 ADMIN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 VIEW = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"

@@ -95,7 +95,7 @@ async fn who_am_i(endpoint: &str, ca: &str, token: &str) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tokens_are_authenticated_as_on_eks_and_access_entries_decide_who_may_do_what() {
-    let em = Emulator::start_with_real_kube("instant", 1.0);
+    let em = Emulator::start_with("instant", 1.0);
     let (endpoint, ca) = cluster(&em).await;
     let creator = Credentials::new("testing", "testing", None, None, "test");
 

@@ -102,7 +102,7 @@ async fn cluster_is_creating_until_the_scaled_delay_then_active_then_deleting_th
     let cluster = eks.describe_cluster().name(CLUSTER).send().await.expect("DescribeCluster").cluster.unwrap();
     let endpoint = cluster.endpoint().expect("an endpoint");
     let issuer = cluster.identity().and_then(|i| i.oidc()).and_then(|o| o.issuer()).expect("an OIDC issuer");
-    // The endpoint is where the emulator serves the cluster's Kubernetes API stand-in.
+    // The endpoint is where the cluster's own control plane serves its Kubernetes API.
     assert!(endpoint.starts_with("https://127.0.0.1:"), "{endpoint}");
     let id = issuer.strip_prefix("https://oidc.eks.us-west-2.amazonaws.com/id/").expect("the regional issuer form");
     assert!(id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()), "{issuer}");

@@ -91,7 +91,7 @@ fn watch_gone(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
-    let em = Emulator::start_with_real_kube("realistic", 0.01);
+    let em = Emulator::start_with("realistic", 0.01);
     let ws = Workspace::with_blueprint("karpenter-mng");
 
     let plan = events::plan(&kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path()));
@@ -277,7 +277,7 @@ async fn karpenter_mng_deploys_karpenter_plans_clean_and_tears_down_in_order() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_controller_that_cannot_start_fails_apply_with_the_reason() {
-    let em = Emulator::start_with_real_kube("instant", 1.0);
+    let em = Emulator::start_with("instant", 1.0);
     let ws = Workspace::with_blueprint("karpenter-mng");
     let out = kbp(
         &em,
@@ -307,7 +307,7 @@ async fn a_controller_that_cannot_start_fails_apply_with_the_reason() {
 /// CRDs allow: `kbp validate` cannot know it, so apply must surface the server's own words and field.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_nodepool_the_servers_admission_refuses_fails_apply_with_the_servers_message_and_field() {
-    let em = Emulator::start_with_real_kube("instant", 1.0);
+    let em = Emulator::start_with("instant", 1.0);
     let ws = Workspace::with_blueprint("karpenter-mng");
     kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
 

@@ -1,4 +1,4 @@
-//! Releasing what in-cluster controllers made, against the emulator's Kubernetes stand-in: after `kbp apply` of
+//! Releasing what in-cluster controllers made, against the cluster's real control plane: after `kbp apply` of
 //! the minimal blueprint, `teardown::in_cluster::release` deletes the LoadBalancer Services, the Ingresses and the
 //! claims of `Delete` volumes in every namespace, waits for them (and those volumes) to go, leaves everything else
 //! alone (ClusterIP Services, a `Retain` claim, an unbound claim), and reports an object whose finalizer nobody
@@ -76,7 +76,7 @@ fn volume_and_claim(volume: &str, policy: &str, ns: &str, claim: &str) -> (Value
     (pv, pvc)
 }
 
-/// Polls `check` for up to ten seconds: the stand-in's controllers act within a fraction of a second.
+/// Polls `check` for up to ten seconds: the controller manager acts within a second or two.
 async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,

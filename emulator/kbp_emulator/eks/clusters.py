@@ -4,7 +4,7 @@ UpdateClusterVersion and AssociateEncryptionConfig, which moto 5.2.5 does not se
 CreateCluster here checks the subnets as AWS does (they exist, in one VPC, in at least two zones), creates the
 cluster security group in that VPC, and reports what AWS reports: a per-cluster OIDC issuer, a real base64 PEM CA
 certificate, vpcId and clusterSecurityGroupId, accessConfig, upgradePolicy. Its `endpoint` is
-`https://127.0.0.1:<port>`, where the cluster's Kubernetes API stand-in (package `k8s`) answers with a
+`https://127.0.0.1:<port>`, where the cluster's own Kubernetes control plane (package `k8s`) answers with a
 certificate that CA signed. With an API authentication mode it also makes the creator's cluster-admin access
 entry, unless told not to.
 """
@@ -66,7 +66,7 @@ def vpc_of_subnets(backend: Any, cluster_name: str, subnet_ids: list[str], min_z
 
 
 def release(backend: Any, cluster: Any) -> None:
-    """What a cluster takes with it when it is gone: its Kubernetes API stand-in and its security group."""
+    """What a cluster takes with it when it is gone: its Kubernetes control plane and its security group."""
     k8s.stop(cluster)
     group_id = extras(cluster).security_group_id
     if group_id:
@@ -129,7 +129,7 @@ class ClusterHandlers(EKSHandlers):
         region = self.eks_backend.region_name
         ident = uuid.uuid4().hex.upper()
         cluster.identity = {"oidc": {"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{ident}"}}
-        # The endpoint is the cluster's own Kubernetes API stand-in, whose server certificate the CA signed.
+        # The endpoint is the cluster's own Kubernetes control plane, whose serving certificate the CA signed.
         authority = k8s.new_authority()
         cluster.certificate_authority = {"data": authority.data}
         cluster.endpoint = k8s.start(self.eks_backend, cluster, authority).url

@@ -1,34 +1,53 @@
-"""A Kubernetes API stand-in at each EKS cluster's endpoint.
+"""Each EKS cluster's Kubernetes API: a real control plane of its own.
 
-No real kube-apiserver can run where kbp's tests run, so each cluster the emulator creates gets a small one in
-process: HTTPS on 127.0.0.1 with a certificate from the cluster's own CA (the one DescribeCluster reports),
-EKS bearer tokens, discovery, get/list/create/replace/patch (server-side apply, merge, JSON patch)/delete, CRDs
-with schema pruning/defaulting/validation, finalizers and garbage collection, and simulated controllers
-(deployments, replicasets, scheduler, kubelets, node registration from node groups, Karpenter). See README.md
-in this directory for what is and is not modelled.
+CreateCluster starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler with `scripts/kube.sh`
+(built from the Kubernetes project's own modules, see kube/README.md), the apiserver's serving certificate
+signed by the CA DescribeCluster reports (`tls.py`). Bearer tokens are authenticated by this emulator's
+TokenReview webhook (`webhook.py`, with `auth.py`'s checks) as EKS's aws-iam-authenticator does, and
+authorized by RBAC. What no control plane does by itself is simulated, as little as possible:
 
-`start` is called by CreateCluster, `stop` when the cluster is gone; `install` makes moto's reset stop them too.
+- `kubelets.py` (with `nodes.py`): the node groups' instances register Nodes and keep them Ready; pods bound to
+  them run.
+- `karpenter.py`: Karpenter's finalizers on NodeClaims and EC2NodeClasses, while its controller is Available.
+- `ebs_csi.py`: the EBS CSI driver deleting the disks of released `Delete` volumes.
+
+`start` is called by CreateCluster, `stop` when the cluster is gone; `install` makes moto's reset stop them too,
+and each plane also stops when the emulator exits. See README.md in this directory.
+
+`KBP_EMULATOR_KUBE=none` leaves clusters without an API server (their endpoint refuses connections): for tests
+of the AWS side only, such as the extension's own pytest suite, which should not start a control plane per
+cluster.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 from typing import Any
 
-from . import real
-from .controlplane import ControlPlane
+from .plane import ControlPlane
 from .tls import Authority, new_authority
 
 __all__ = ["Authority", "ControlPlane", "install", "new_authority", "start", "stop"]
 
 
-def start(backend: Any, cluster: Any, authority: Authority) -> ControlPlane | real.RealPlane:
-    """Starts the control plane of a new cluster; its `url` is the cluster's endpoint.
+class Unserved:
+    """A cluster without an API server (KBP_EMULATOR_KUBE=none): an endpoint of its own where nothing listens."""
 
-    The stand-in, or with KBP_EMULATOR_KUBE=real a real kube-apiserver and its controllers (see real/).
-    """
-    plane = real.RealPlane(backend, cluster, authority) if real.enabled() else ControlPlane(backend, cluster, authority)
+    def __init__(self) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.url = f"https://127.0.0.1:{s.getsockname()[1]}"
+
+    def stop(self) -> None:
+        pass
+
+
+def start(backend: Any, cluster: Any, authority: Authority) -> ControlPlane | Unserved:
+    """Starts the control plane of a new cluster; its `url` is the cluster's endpoint."""
+    unserved = os.environ.get("KBP_EMULATOR_KUBE", "real") == "none"
+    plane = Unserved() if unserved else ControlPlane(backend, cluster, authority)
     cluster._kbp_kube = plane
     return plane
 
@@ -45,7 +64,8 @@ _installed = False
 def install() -> None:
     """Makes moto's backend reset (POST /moto-api/reset) stop the control planes of the clusters it forgets.
 
-    With KBP_EMULATOR_K8S_DEBUG set, every request and controller hiccup is logged to stderr (the emulator's log).
+    With KBP_EMULATOR_K8S_DEBUG set, what the simulated kubelets, Karpenter and the token webhook do and what
+    goes wrong for them is logged to stderr (the emulator's log).
     """
     global _installed
     if _installed:

@@ -1,25 +1,21 @@
-"""Nodes of the cluster's EKS managed node groups, as kubelets on their instances would register them.
+"""The Nodes of the cluster's EKS managed node groups, as kubelets on their instances would register them.
 
 Every ACTIVE (or UPDATING) node group of the cluster in the emulator's EKS backend has `desiredSize` Ready nodes
 named `ip-10-0-x-y.<region>.compute.internal` (an address in one of its subnets, zones round-robin), with the
-labels EKS and the kubelet put on them plus the node group's `labels`, and the node group's `taints`. Scaling the
-node group down, or deleting it, removes nodes (and, as the pod garbage collector would, the pods bound to them).
-Nodes created through the API (not from a node group) are left alone.
+labels EKS and the kubelet put on them plus the node group's `labels`, and the node group's `taints`. kubelets.py
+registers them and retires those no node group wants any more; Nodes made through the API are left alone.
 """
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import secrets
 from typing import TYPE_CHECKING, Any
 
 from .. import lifecycle
-from .meta import dig, labels_of, name_of, timestamp
-from .resources import NODES, PODS
 
 if TYPE_CHECKING:
-    from .controlplane import ControlPlane
+    from .plane import ControlPlane
 
 NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
 TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
@@ -169,45 +165,3 @@ def _node(cp: "ControlPlane", ng: Any, name: str, ip: str, zone: str, zone_id: s
             },
         },
     }
-
-
-def reconcile(cp: "ControlPlane") -> bool:
-    changed = False
-    wanted = desired_nodes(cp)
-    for stored in cp.store.list(NODES.key):
-        name = name_of(stored.obj)
-        if NODEGROUP_LABEL in labels_of(stored.obj) and name not in wanted:
-            for pod in cp.store.list(PODS.key):
-                if dig(pod.obj, "spec", "nodeName") == name:
-                    changed |= cp.delete_object(PODS.key, pod.obj, "Background")
-            changed |= cp.delete_object(NODES.key, stored.obj, "Background")
-    for name, node in wanted.items():
-        stored = cp.store.get(NODES.key, "", name)
-        if stored is None:
-            now = timestamp()
-            for cond in node["status"]["conditions"]:
-                cond["lastHeartbeatTime"] = cond["lastTransitionTime"] = now
-            created = cp.create(NODES, node, manager="kubelet")  # registration, then the first status report
-            if created is not None:
-                cp.write_status(NODES, created.obj, node["status"], manager="kubelet")
-                changed = True
-            cp.node_labels[name] = set(node["metadata"]["labels"])
-            continue
-        current = stored.obj
-        new = copy.deepcopy(current)
-        new["metadata"]["labels"] = {**(current["metadata"].get("labels") or {}), **node["metadata"]["labels"]}
-        for key in list(new["metadata"]["labels"]):
-            if key not in node["metadata"]["labels"] and key in _previous_labels(cp, name):
-                del new["metadata"]["labels"][key]
-        if node["spec"].get("taints"):
-            new["spec"]["taints"] = node["spec"]["taints"]
-        else:
-            new["spec"].pop("taints", None)
-        cp.node_labels[name] = set(node["metadata"]["labels"])
-        if new != current:
-            changed |= cp.update(NODES, current, new, manager="eks")
-    return changed
-
-
-def _previous_labels(cp: "ControlPlane", name: str) -> set[str]:
-    return cp.node_labels.get(name, set())

@@ -45,8 +45,6 @@ pub struct Emulator {
     /// KBP_EMULATOR_PROFILE and KBP_EMULATOR_TIME_SCALE for the server.
     profile: String,
     time_scale: f64,
-    /// KBP_EMULATOR_KUBE: what serves each EKS cluster's endpoint, `stand-in` or `real`.
-    kube: &'static str,
 }
 
 impl Emulator {
@@ -59,21 +57,10 @@ impl Emulator {
 
     /// Starts a server whose clusters, node groups, add-ons and NAT gateways take the delays of latency
     /// `profile` (a name in emulator/profiles/ or a path) times `time_scale`: `start_with("realistic", 0.01)`
-    /// makes a cluster CREATING for 6 s.
-    pub fn start_with(profile: &str, time_scale: f64) -> Emulator {
-        // KBP_TEST_KUBE=stand-in runs the tests against the emulator's in-process model instead (to compare).
-        let kube = if std::env::var("KBP_TEST_KUBE").as_deref() == Ok("stand-in") { "stand-in" } else { "real" };
-        Emulator::start_serving(profile, time_scale, kube)
-    }
-
-    /// Like [`Emulator::start_with`], but each EKS cluster is served by a real control plane (kube-apiserver,
+    /// makes a cluster CREATING for 6 s. Each EKS cluster is served by a real control plane (kube-apiserver,
     /// kube-controller-manager, kube-scheduler and etcd, `scripts/kube.sh`) that authenticates kbp's EKS tokens
-    /// through the emulator's TokenReview webhook, with RBAC on; node groups register Nodes whose pods run.
-    pub fn start_with_real_kube(profile: &str, time_scale: f64) -> Emulator {
-        Emulator::start_serving(profile, time_scale, "real")
-    }
-
-    fn start_serving(profile: &str, time_scale: f64, kube: &'static str) -> Emulator {
+    /// through the emulator's TokenReview webhook, RBAC on; node groups register Nodes whose pods run.
+    pub fn start_with(profile: &str, time_scale: f64) -> Emulator {
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS {
             let port = free_loopback_port();
@@ -86,7 +73,6 @@ impl Emulator {
                     .expect("create a tempdir for the emulator"),
                 profile: profile.to_string(),
                 time_scale,
-                kube,
             };
             let out = em.script("start");
             // No pid file means the port already answered (another test's server took it between our probe
@@ -207,7 +193,6 @@ impl Emulator {
             .env("KBP_EMULATOR_DIR", self.state_dir())
             .env("KBP_EMULATOR_PROFILE", &self.profile)
             .env("KBP_EMULATOR_TIME_SCALE", self.time_scale.to_string())
-            .env("KBP_EMULATOR_KUBE", self.kube)
             // If this test process is killed before Drop runs, the script's watchdog stops the server.
             .env("KBP_EMULATOR_WATCH_PID", std::process::id().to_string())
             .stdin(Stdio::null())

@@ -2,7 +2,7 @@
 
 kube-apiserver posts every bearer token it does not know itself (`authentication.k8s.io/v1` TokenReview) to
 `http://127.0.0.1:<port>/authenticate/<plane>`. A token must first pass the checks aws-iam-authenticator makes
-before it asks STS (../auth.py); then the caller is the identity STS reports for the access key the URL was
+before it asks STS (auth.py); then the caller is the identity STS reports for the access key the URL was
 presigned with (this emulator's STS, in process), turned into its IAM principal as EKS does (an assumed role is
 its role, whatever the role's path). The cluster's access entry for that principal gives the user name and groups, as on EKS:
 
@@ -12,7 +12,7 @@ its role, whatever the role's path). The cluster's access entry for that princip
   to (`POLICY_ROLES`, bound by `bind_access_policies` before the cluster is ACTIVE). Namespace-scoped
   associations are not modelled.
 
-Not checked, as in the stand-in: the SigV4 signature (moto keeps no secret to check it with) and the cluster
+Not checked: the SigV4 signature (moto keeps no secret to check it with) and the cluster
 name (`x-k8s-aws-id` is a signed header the URL does not carry). A token with no access entry is refused.
 """
 
@@ -27,13 +27,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from .. import auth
+from . import auth
 from .client import Client, Conflict
 
 if TYPE_CHECKING:
-    from .plane import RealPlane
+    from .plane import ControlPlane
 
-log = logging.getLogger("kbp_emulator.k8s.real")
+log = logging.getLogger("kbp_emulator.k8s")
 POLICY_GROUP_PREFIX = "eks-access-policy:"
 #: The ClusterRole each cluster-scoped access policy grants, as EKS's authorizer does.
 POLICY_ROLES = {
@@ -45,11 +45,11 @@ POLICY_ROLES = {
 }
 
 _lock = threading.Lock()
-_planes: dict[str, "RealPlane"] = {}
+_planes: dict[str, "ControlPlane"] = {}
 _server: ThreadingHTTPServer | None = None
 
 
-def register(plane: "RealPlane") -> str:
+def register(plane: "ControlPlane") -> str:
     """The webhook URL for the plane's apiserver; the server starts with the first plane."""
     global _server
     key = f"{plane.account}-{plane.region}-{plane.name}-{id(plane):x}"
@@ -63,7 +63,7 @@ def register(plane: "RealPlane") -> str:
         return f"http://127.0.0.1:{_server.server_address[1]}/authenticate/{key}"
 
 
-def unregister(plane: "RealPlane") -> None:
+def unregister(plane: "ControlPlane") -> None:
     with _lock:
         _planes.pop(getattr(plane, "webhook_key", ""), None)
 
@@ -83,7 +83,7 @@ def bind_access_policies(api: Client) -> None:
             pass
 
 
-def review(plane: "RealPlane", token: str) -> tuple[dict[str, Any] | None, str]:
+def review(plane: "ControlPlane", token: str) -> tuple[dict[str, Any] | None, str]:
     """(the user info, "") for a token the cluster's access entries admit, else (None, why not)."""
     problem = auth.problem(f"Bearer {token}")
     if problem:
@@ -96,8 +96,8 @@ def review(plane: "RealPlane", token: str) -> tuple[dict[str, Any] | None, str]:
         return None, "presigned URL has no X-Amz-Credential"
     access_key, region = credential[0], credential[2]
     caller = _caller(plane, access_key, region)
-    from ...eks.base import extras  # the EKS side imports this package: import it only when needed
-    from ...eks.clusters import _iam_principal
+    from ..eks.base import extras  # the EKS side imports this package: import it only when needed
+    from ..eks.clusters import _iam_principal
 
     principal = _iam_principal(caller)
     entries = extras(plane.cluster).access_entries
@@ -120,7 +120,7 @@ def review(plane: "RealPlane", token: str) -> tuple[dict[str, Any] | None, str]:
             "extra": {"arn": [caller], "principalId": [access_key], "accessKeyId": [access_key]}}, ""
 
 
-def _caller(plane: "RealPlane", access_key: str, region: str) -> str:
+def _caller(plane: "ControlPlane", access_key: str, region: str) -> str:
     from moto.sts.models import sts_backends
 
     sts = sts_backends[plane.account][getattr(plane.backend, "partition", "aws")]

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from .client import NotFound
 
 if TYPE_CHECKING:
-    from .plane import RealPlane
+    from .plane import ControlPlane
 
 DRIVER = "ebs.csi.aws.com"
 
 
-def reconcile(plane: "RealPlane") -> None:
+def reconcile(plane: "ControlPlane") -> None:
     for pv in plane.api.items("/api/v1/persistentvolumes"):
         spec, meta = pv.get("spec") or {}, pv["metadata"]
         if (spec.get("csi") or {}).get("driver") != DRIVER or spec.get("persistentVolumeReclaimPolicy") != "Delete":

@@ -1,12 +1,12 @@
 """What the node groups' instances would do to a real control plane: kubelets, and EKS's own bootstrap objects.
 
-- Every instance a node group should have now (../nodes.py decides, for the stand-in too) registers its Node with
+- Every instance a node group should have now (nodes.py decides) registers its Node with
   the labels, taints and capacity EKS gives it, and reports Ready every `HEARTBEAT` seconds, so the node
   lifecycle controller never takes it for dead. Scaling down or deleting the node group deletes its Nodes (the
   pod garbage collector then removes their pods).
-- A pod the scheduler bound to one of those Nodes starts: Running, its containers ready — unless an image comes
-  from a registry no node can pull from (anything but `public.ecr.aws`, ECR and `registry.k8s.io`, as in the
-  stand-in's `workloads.pullable`): then it stays Pending in `ImagePullBackOff`, with the kubelet's `Failed`
+- A pod the scheduler bound to one of those Nodes starts the profile's `k8s.deployment_ready` seconds later:
+  Running, its containers ready — unless an image comes
+  from a registry no node can pull from (anything but `public.ecr.aws`, ECR and `registry.k8s.io`): then it stays Pending in `ImagePullBackOff`, with the kubelet's `Failed`
   event. A pod being deleted is removed at once, as the kubelet confirms a deletion once its containers stop.
 
 Nothing runs: no image is pulled, no probe executed, no container ever fails.
@@ -15,29 +15,43 @@ Nothing runs: no image is pulled, no probe executed, no container ever fails.
 from __future__ import annotations
 
 import datetime
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import nodes
-from ..workloads import pullable
+from .. import lifecycle
+from . import nodes
 from .client import Conflict, NotFound
 
 if TYPE_CHECKING:
-    from .plane import RealPlane
+    from .plane import ControlPlane
 
 HEARTBEAT = 10.0
+_ECR = re.compile(r"^[^./]+\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$")
+
+
+def registry_of(image: str) -> str:
+    first, _, rest = image.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return first
+    return "docker.io"
+
+
+def pullable(image: str) -> bool:
+    registry = registry_of(image)
+    return registry in ("public.ecr.aws", "registry.k8s.io") or bool(_ECR.match(registry))
 
 
 def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def reconcile(plane: "RealPlane") -> None:
+def reconcile(plane: "ControlPlane") -> None:
     ours = _nodes(plane)
     _pods(plane, ours)
 
 
-def _nodes(plane: "RealPlane") -> set[str]:
+def _nodes(plane: "ControlPlane") -> set[str]:
     """Registers, refreshes and retires the node groups' Nodes; the names of those that stand."""
     wanted = nodes.desired_nodes(plane)
     heartbeats: dict[str, float] = plane.__dict__.setdefault("heartbeats", {})
@@ -66,7 +80,7 @@ def _nodes(plane: "RealPlane") -> set[str]:
     return set(wanted)
 
 
-def _pods(plane: "RealPlane", ours: set[str]) -> None:
+def _pods(plane: "ControlPlane", ours: set[str]) -> None:
     for pod in plane.api.items("/api/v1/pods"):
         node = (pod.get("spec") or {}).get("nodeName")
         if node not in ours:
@@ -80,7 +94,9 @@ def _pods(plane: "RealPlane", ours: set[str]) -> None:
                 pass
             continue
         started: set[str] = plane.__dict__.setdefault("started_pods", set())
-        if (pod.get("status") or {}).get("phase") == "Pending" and meta["uid"] not in started:
+        ready_at: dict[str, float] = plane.__dict__.setdefault("ready_at", {})
+        due = ready_at.setdefault(meta["uid"], lifecycle.deadline("k8s.deployment_ready"))
+        if (pod.get("status") or {}).get("phase") == "Pending" and meta["uid"] not in started and time.monotonic() >= due:
             images = [c.get("image", "") for c in pod["spec"].get("containers") or []]
             stuck = [image for image in images if not pullable(image)]
             try:
@@ -96,7 +112,7 @@ def _pods(plane: "RealPlane", ours: set[str]) -> None:
 def _running(pod: dict[str, Any]) -> dict[str, Any]:
     stamp = now()
     containers = pod["spec"].get("containers") or []
-    # ip-10-0-3-7.<region>.compute.internal is 10.0.3.7 (../nodes.py names them so).
+    # ip-10-0-3-7.<region>.compute.internal is 10.0.3.7 (nodes.py names them so).
     host_ip = pod["spec"]["nodeName"].split(".", 1)[0].removeprefix("ip-").replace("-", ".")
     status = dict(pod.get("status") or {})
     status.update({
@@ -142,7 +158,7 @@ def _pull_failed(pod: dict[str, Any], stuck: list[str]) -> dict[str, Any]:
     return {**pod, "status": status}
 
 
-def _event(plane: "RealPlane", pod: dict[str, Any], message: str) -> None:
+def _event(plane: "ControlPlane", pod: dict[str, Any], message: str) -> None:
     meta = pod["metadata"]
     stamp = now()
     plane.api.call("POST", f"/api/v1/namespaces/{meta['namespace']}/events", {

@@ -13,13 +13,13 @@ from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 
-from ... import lifecycle
-from ..tls import Authority
+from .. import lifecycle
 from . import ebs_csi, karpenter, kubelets, webhook
 from .client import Client
+from .tls import Authority
 
-log = logging.getLogger("kbp_emulator.k8s.real")
-REPO_ROOT = Path(__file__).resolve().parents[4]
+log = logging.getLogger("kbp_emulator.k8s")
+REPO_ROOT = Path(__file__).resolve().parents[3]
 KUBE_SH = Path(os.environ.get("KBP_KUBE_SCRIPT", REPO_ROOT / "scripts" / "kube.sh"))
 TICK = 0.5
 START_TIMEOUT = 300
@@ -29,14 +29,14 @@ class StartFailed(Exception):
     pass
 
 
-class RealPlane:
+class ControlPlane:
     def __init__(self, backend: Any, cluster: Any, authority: Authority):
         self.backend = backend
         self.cluster = cluster
         self.name = cluster.name
         self.region = backend.region_name
         self.account = backend.account_id
-        # What the node registration shared with the stand-in (../nodes.py) remembers per instance.
+        # What node registration (nodes.py) remembers per instance: its address and instance id.
         self.node_addresses: dict[Any, str] = {}
         self.node_instances: dict[Any, str] = {}
         self.karpenter = karpenter.Memory()
@@ -57,7 +57,7 @@ class RealPlane:
         self.url = self.server
         self.api = Client(self.server, self.ca_file, token)
         webhook.bind_access_policies(self.api)
-        self._thread = threading.Thread(target=self._run, name=f"kube-real-{self.name}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"kube-{self.name}", daemon=True)
         self._thread.start()
 
     @property
@@ -113,7 +113,7 @@ class RealPlane:
                 except Exception as e:  # the API may be briefly unavailable; the next tick retries
                     log.debug("cluster %s: %s: %s", self.name, step.__module__, e)
 
-    def _notice_new_kinds(self, _: "RealPlane | None" = None) -> None:
+    def _notice_new_kinds(self, _: "ControlPlane | None" = None) -> None:
         """Restarts the controller manager once CRDs were added and have settled (see kube.sh for why)."""
         established = {
             crd["metadata"]["name"] for crd in self.api.items("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
@@ -136,5 +136,5 @@ class RealPlane:
         webhook.unregister(self)
         threading.Thread(
             target=subprocess.run, args=([str(KUBE_SH), "stop", str(self.dir / "plane")],),
-            kwargs={"capture_output": True, "timeout": 60}, name=f"kube-real-stop-{self.name}", daemon=True,
+            kwargs={"capture_output": True, "timeout": 60}, name=f"kube-stop-{self.name}", daemon=True,
         ).start()

@@ -19,7 +19,7 @@ class Client:
     def __init__(self, server: str, ca_file: str, token: str):
         self.server = server
         self.session = requests.Session()
-        # REQUESTS_CA_BUNDLE in the environment would replace `verify` (see ../README.md).
+        # REQUESTS_CA_BUNDLE in the environment would replace `verify` (see README.md).
         self.session.trust_env = False
         self.session.verify = ca_file
         self.session.headers["Authorization"] = f"Bearer {token}"
