@@ -40,8 +40,9 @@ need_apt jq jq tests/it/json_contract.rs
 need_apt openssl openssl "scripts/kube.sh (the control plane's certificates)"
 
 # A real Kubernetes control plane (kube-apiserver, controller-manager and scheduler v1.34.4 and etcd v3.6, built
-# from the Kubernetes project's Go modules, kube/go.mod): tests/it/crd_corpus.rs sends every corpus object to
-# it. Built once per machine into ~/.cache/kbp-kube (about 5 minutes on 2 cores); a no-op after that.
+# from the Kubernetes project's Go modules, kube/go.mod): the emulator serves every EKS cluster with one, and
+# the CRD corpus and render tests send their objects to one. Built once per machine into ~/.cache/kbp-kube
+# (about 5 minutes on 2 cores); a no-op after that.
 if ! command -v go >/dev/null 2>&1; then
   echo "error: Go is needed to build the test control plane (scripts/kube.sh install); install Go 1.26 or newer" >&2
   exit 1
