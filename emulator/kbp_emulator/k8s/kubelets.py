@@ -55,6 +55,8 @@ def _nodes(plane: "ControlPlane") -> set[str]:
     """Registers, refreshes and retires the node groups' Nodes; the names of those that stand."""
     wanted = nodes.desired_nodes(plane)
     heartbeats: dict[str, float] = plane.__dict__.setdefault("heartbeats", {})
+    # The label keys the node group gave each Node last, so that a label it drops is removed, not others'.
+    given: dict[str, set[str]] = plane.__dict__.setdefault("node_labels_given", {})
     for node in plane.api.items("/api/v1/nodes", labelSelector=nodes.NODEGROUP_LABEL):
         name = node["metadata"]["name"]
         if name not in wanted:
@@ -63,6 +65,8 @@ def _nodes(plane: "ControlPlane") -> set[str]:
             except NotFound:
                 pass
             heartbeats.pop(name, None)
+        else:
+            _relabel(plane, node, wanted[name], given)
     for name, node in wanted.items():
         if time.monotonic() - heartbeats.get(name, 0.0) < HEARTBEAT:
             continue
@@ -72,12 +76,28 @@ def _nodes(plane: "ControlPlane") -> set[str]:
             condition["lastHeartbeatTime"] = condition["lastTransitionTime"] = stamp
         try:
             plane.api.call("POST", "/api/v1/nodes", node)
+            given[name] = set(node["metadata"]["labels"])
         except Conflict:
             pass
         # Strategic merge: conditions merge by type, so only the heartbeat moves on a Node already Ready.
         plane.api.strategic_patch(f"/api/v1/nodes/{name}/status", {"status": status})
         heartbeats[name] = time.monotonic()
     return set(wanted)
+
+
+def _relabel(plane: "ControlPlane", node: dict[str, Any], want: dict[str, Any], given: dict[str, set[str]]) -> None:
+    """A node group's new labels and taints on its standing Nodes (EKS would roll new nodes that have them)."""
+    name = node["metadata"]["name"]
+    labels = node["metadata"].get("labels") or {}
+    wanted_labels = want["metadata"]["labels"]
+    patch_labels: dict[str, Any] = {k: v for k, v in wanted_labels.items() if labels.get(k) != v}
+    patch_labels.update({k: None for k in given.get(name, set()) - set(wanted_labels) if k in labels})
+    taints = want["spec"].get("taints") or []
+    if not patch_labels and (node["spec"].get("taints") or []) == taints:
+        return
+    # Node.spec.taints has no merge key: a strategic merge patch replaces the list.
+    plane.api.strategic_patch(f"/api/v1/nodes/{name}", {"metadata": {"labels": patch_labels}, "spec": {"taints": taints}})
+    given[name] = set(wanted_labels)
 
 
 def _pods(plane: "ControlPlane", ours: set[str]) -> None:
