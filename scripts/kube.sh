@@ -436,7 +436,13 @@ start() { # [DIR]
   write_kubeconfig "$dir/admin.kubeconfig" "$(cat "$dir/server")" "$dir/pki/ca.crt" "token: $token"
 
   if [ -n "${KBP_KUBE_WATCH_PID:-}" ]; then
-    nohup "$REPO_ROOT/scripts/kube.sh" _watch "$KBP_KUBE_WATCH_PID" "$dir" </dev/null >/dev/null 2>&1 &
+    # The pids go on its command line: the caller may delete DIR before the watchdog first reads it.
+    local started=() name pid
+    for name in "${PROCESSES[@]}"; do
+      pid="$(running_pid "$dir" "$name" || true)"
+      [ -z "$pid" ] || started=("$pid" "${started[@]}")  # reversed: stopped in the reverse order of start
+    done
+    nohup "$REPO_ROOT/scripts/kube.sh" _watch "$KBP_KUBE_WATCH_PID" "$dir" "${started[@]}" </dev/null >/dev/null 2>&1 &
     echo $! >"$dir/watchdog.pid"
   fi
   log "ready at $(cat "$dir/server") after $(( $(now_ms) - started_ms )) ms (state and logs: $dir)"
@@ -480,20 +486,22 @@ stop() { # [DIR]
 }
 
 # The watchdog: stops the control plane once the watched process is gone.
-watch() { # PID DIR
+watch() { # PID DIR [PIDS...]
   # The pids are kept in memory: whoever started the plane may delete DIR (a test's temporary directory) before
   # or as it exits, and the processes must still go then. They are read again while DIR is there (a restarted
   # controller manager has a new one). Each is checked to still be ours (its command line names DIR) before it
   # is signalled.
-  local dir="$2" name pids=() pid
-  while kill -0 "$1" 2>/dev/null; do
+  local watched="$1" dir="$2" name pid
+  shift 2
+  local pids=("$@")
+  while kill -0 "$watched" 2>/dev/null; do
     if [ -d "$dir" ]; then
       local now=()
       for name in "${PROCESSES[@]}"; do
         pid="$(running_pid "$dir" "$name" || true)"
         [ -z "$pid" ] || now=("$pid" "${now[@]}")  # reversed: stopped in the reverse order of start
       done
-      pids=("${now[@]}")
+      [ -z "${now[*]}" ] || pids=("${now[@]}")
     fi
     [ -n "${pids[*]}" ] && ours "${pids[-1]}" "$dir" || break
     sleep 1
@@ -539,6 +547,6 @@ case "${1:-}" in
   stop) stop "${2:-}" ;;
   env) print_env "$(state_dir "${2:-}")" "${2:-}" ;;
   restart-controller-manager) restart_controller_manager "${2:-}" ;;
-  _watch) watch "$2" "$3" ;;
+  _watch) shift; watch "$@" ;;
   *) echo "usage: $0 install | start [DIR] | stop [DIR] | env [DIR]" >&2; exit 2 ;;
 esac
