@@ -191,6 +191,14 @@ stop_server() {
     kill -9 "$pid" 2>/dev/null || true
     for _ in $(seq 50); do alive "$pid" || break; sleep 0.05; done
     log "stopped (pid $pid)"
+    # The control planes of its EKS clusters go with it, now: a test deletes this directory right after, and
+    # kube.sh's watchdog, which would stop them too, is only the fallback for an emulator that was killed.
+    local plane
+    for plane in "$STATE_DIR"/kube/*/plane; do
+      [ -d "$plane" ] || continue
+      "$REPO_ROOT/scripts/kube.sh" stop "$plane" >/dev/null 2>&1 &
+    done
+    wait
   else
     log "not running (no live pid in $STATE_DIR/moto.pid)"
   fi
