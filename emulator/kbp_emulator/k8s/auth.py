@@ -21,6 +21,17 @@ MAX_AGE = datetime.timedelta(minutes=15)
 MAX_SKEW = datetime.timedelta(minutes=5)
 
 
+def query_of(url: str) -> dict[str, str]:
+    """A presigned URL's query parameters, names lower-cased (AWS's are case-insensitive), first values."""
+    return {k.lower(): v[0] for k, v in parse_qs(urlsplit(url).query, keep_blank_values=True).items()}
+
+
+def url_of(token: str) -> str:
+    """The presigned URL inside `k8s-aws-v1.<base64url>`; raises ValueError (binascii.Error) when it is not one."""
+    encoded = token[len(PREFIX):]
+    return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+
+
 def problem(authorization: str | None, now: datetime.datetime | None = None) -> str | None:
     """Why the Authorization header is not a usable EKS token, or None if it is."""
     if not authorization:
@@ -31,15 +42,14 @@ def problem(authorization: str | None, now: datetime.datetime | None = None) -> 
     token = token.strip()
     if not token.startswith(PREFIX):
         return f"token does not start with {PREFIX}"
-    encoded = token[len(PREFIX):]
     try:
-        url = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+        url = url_of(token)
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return "token is not base64url"
     parts = urlsplit(url)
     if parts.scheme not in ("https", "http") or not parts.netloc:
         return "token is not a presigned URL"
-    query = {k.lower(): v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+    query = query_of(url)
     if query.get("action") != "GetCallerIdentity":
         return "presigned URL is not for GetCallerIdentity"
     if not query.get("x-amz-signature"):

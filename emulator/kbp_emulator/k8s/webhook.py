@@ -18,14 +18,13 @@ name (`x-k8s-aws-id` is a signed header the URL does not carry). A token with no
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from . import auth
 from .client import Client, Conflict
@@ -88,9 +87,7 @@ def review(plane: "ControlPlane", token: str) -> tuple[dict[str, Any] | None, st
     problem = auth.problem(f"Bearer {token}")
     if problem:
         return None, problem
-    encoded = token[len(auth.PREFIX):]
-    url = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
-    query = {k.lower(): v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+    query = auth.query_of(auth.url_of(token))
     credential = query.get("x-amz-credential", "").split("/")
     if len(credential) < 3 or not credential[0]:
         return None, "presigned URL has no X-Amz-Credential"
