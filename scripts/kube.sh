@@ -159,6 +159,16 @@ print_env() { # DIR
   echo "export KUBECONFIG=$dir/admin.kubeconfig"
 }
 
+# The pids of DIR's processes that still run, in the reverse order of start (the order to stop them in).
+plane_pids() { # DIR
+  local name pid pids=()
+  for name in "${PROCESSES[@]}"; do
+    pid="$(running_pid "$1" "$name" || true)"
+    [ -z "$pid" ] || pids=("$pid" "${pids[@]}")
+  done
+  echo "${pids[*]}"
+}
+
 # kill -0 also succeeds for a zombie, which a process whose parent (this script) is gone may linger as.
 alive() {
   local state
@@ -437,11 +447,8 @@ start() { # [DIR]
 
   if [ -n "${KBP_KUBE_WATCH_PID:-}" ]; then
     # The pids go on its command line: the caller may delete DIR before the watchdog first reads it.
-    local started=() name pid
-    for name in "${PROCESSES[@]}"; do
-      pid="$(running_pid "$dir" "$name" || true)"
-      [ -z "$pid" ] || started=("$pid" "${started[@]}")  # reversed: stopped in the reverse order of start
-    done
+    local started=()
+    read -r -a started <<<"$(plane_pids "$dir")"
     nohup "$REPO_ROOT/scripts/kube.sh" _watch "$KBP_KUBE_WATCH_PID" "$dir" "${started[@]}" </dev/null >/dev/null 2>&1 &
     echo $! >"$dir/watchdog.pid"
   fi
@@ -488,20 +495,20 @@ stop() { # [DIR]
 # The watchdog: stops the control plane once the watched process is gone.
 watch() { # PID DIR [PIDS...]
   # The pids are kept in memory: whoever started the plane may delete DIR (a test's temporary directory) before
-  # or as it exits, and the processes must still go then. They are read again while DIR is there (a restarted
-  # controller manager has a new one). Each is checked to still be ours (its command line names DIR) before it
+  # or as it exits, and the processes must still go then. New ones are read while DIR is there (a restarted
+  # controller manager has a new pid). Each is checked to still be ours (its command line names DIR) before it
   # is signalled.
-  local watched="$1" dir="$2" name pid
+  local watched="$1" dir="$2" pid
   shift 2
   local pids=("$@")
   while kill -0 "$watched" 2>/dev/null; do
     if [ -d "$dir" ]; then
+      # Added to, never replaced: DIR may be half deleted right now, its pid files partly gone.
       local now=()
-      for name in "${PROCESSES[@]}"; do
-        pid="$(running_pid "$dir" "$name" || true)"
-        [ -z "$pid" ] || now=("$pid" "${now[@]}")  # reversed: stopped in the reverse order of start
+      read -r -a now <<<"$(plane_pids "$dir")"
+      for pid in "${now[@]}"; do
+        [[ " ${pids[*]} " == *" $pid "* ]] || pids=("$pid" "${pids[@]}")
       done
-      [ -z "${now[*]}" ] || pids=("${now[@]}")
     fi
     [ -n "${pids[*]}" ] && ours "${pids[-1]}" "$dir" || break
     sleep 1
