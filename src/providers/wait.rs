@@ -1,8 +1,13 @@
 //! Bounded waits for what AWS finishes asynchronously: a resource reaching a state (an EKS cluster becoming
 //! `ACTIVE`, a NAT gateway `deleted`), and calls AWS refuses until something else has settled (a delete while
 //! ENIs are released, a create naming an IAM role IAM does not show everywhere yet). Providers say only what
-//! "done" and "refused for now" mean; the loop, its growing interval, the timeout error and the progress
-//! reports live here.
+//! "done" and "refused for now" mean; the loop, its interval, the timeout error and the progress reports live
+//! here.
+//!
+//! The interval is a fixed fraction of the time waited so far ([`LAG`]), between the budget's floor and ceiling:
+//! the time between AWS reaching the state and kbp seeing it stays a few percent of the wait, whether the wait
+//! is a 3-second add-on in the emulator or a 10-minute cluster in AWS, and a long wait still costs only tens
+//! of calls per order of magnitude of its length.
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
@@ -19,8 +24,13 @@ pub enum Poll<T> {
     Pending(String),
 }
 
-/// How long to wait and how often to look: the interval starts short (a fast API or an emulator answers
-/// within a second) and grows to `max_interval`, so a long wait costs tens of calls, not hundreds.
+/// The interval between two looks, as a fraction of the time waited so far: what is done is seen at most
+/// about 3 % late. Smaller costs more calls on long waits (about 1/LAG per tenfold of the wait's length, ~75);
+/// larger lets the lag of the waits on a critical path add up past a few percent of it.
+pub const LAG: f64 = 1.0 / 32.0;
+
+/// How long to wait and how often to look: every `first_interval` at first (a fast API or an emulator answers
+/// within a second), then every [`LAG`] of the time waited so far, at most every `max_interval`.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     pub timeout: Duration,
@@ -29,23 +39,28 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// For operations of seconds to a few minutes: looks every 0.5 s at first, then at most every 15 s.
+    /// For operations of seconds to a few minutes: looks every 0.25 s for the first 8 s, then at most every 15 s.
     pub const fn minutes(m: u64) -> Self {
         Budget {
             timeout: Duration::from_secs(m * 60),
-            first_interval: Duration::from_millis(500),
+            first_interval: Duration::from_millis(250),
             max_interval: Duration::from_secs(15),
         }
     }
 
     /// For control-plane operations that take many minutes (an EKS cluster takes about ten to create): looks
-    /// every 2 s at first, then at most every 30 s.
+    /// every 0.5 s for the first 16 s, then at most every 30 s.
     pub const fn long_minutes(m: u64) -> Self {
         Budget {
             timeout: Duration::from_secs(m * 60),
-            first_interval: Duration::from_secs(2),
+            first_interval: Duration::from_millis(500),
             max_interval: Duration::from_secs(30),
         }
+    }
+
+    /// How long to sleep before the next look, `elapsed` into the wait.
+    pub fn interval(&self, elapsed: Duration) -> Duration {
+        elapsed.mul_f64(LAG).clamp(self.first_interval, self.max_interval.max(self.first_interval))
     }
 }
 
@@ -77,7 +92,6 @@ impl<'a> Wait<'a> {
         Fut: Future<Output = Result<Poll<T>>>,
     {
         let start = Instant::now();
-        let mut interval = self.budget.first_interval;
         loop {
             let seen = match look().await? {
                 Poll::Done(v) => return Ok(v),
@@ -101,8 +115,7 @@ impl<'a> Wait<'a> {
                     tracing::info!(operation = self.operation, %seen, elapsed_s = elapsed.as_secs(), "waiting for {}", self.what)
                 }
             }
-            tokio::time::sleep(interval.min(self.budget.timeout - elapsed)).await;
-            interval = (interval * 3 / 2).min(self.budget.max_interval);
+            tokio::time::sleep(self.budget.interval(elapsed).min(self.budget.timeout - elapsed)).await;
         }
     }
 
@@ -178,6 +191,35 @@ mod tests {
 
     fn quick() -> Budget {
         QUICK
+    }
+
+    /// When something finishing at `done` is first seen, looking as `budget` says from time zero.
+    fn seen_at(budget: Budget, done: Duration) -> (Duration, u32) {
+        let (mut t, mut looks) = (Duration::ZERO, 1);
+        while t < done {
+            t += budget.interval(t);
+            looks += 1;
+        }
+        (t, looks)
+    }
+
+    #[test]
+    fn the_lag_stays_a_few_percent_of_the_wait_at_any_length() {
+        for budget in [Budget::minutes(15), Budget::long_minutes(30)] {
+            for secs in [1.0, 3.0, 9.0, 30.0, 120.0, 600.0, 900.0] {
+                let done = Duration::from_secs_f64(secs);
+                let (seen, looks) = seen_at(budget, done);
+                let lag = seen - done;
+                // Within one interval of the moment it is done: the floor on short waits, LAG on long ones.
+                let bound = budget.first_interval.max((done + budget.first_interval).mul_f64(LAG));
+                assert!(lag <= bound, "{budget:?}: done at {secs}s, seen {lag:?} late (bound {bound:?})");
+                // And it stays cheap: a ten-minute wait is well under two hundred looks.
+                assert!(looks < 200, "{budget:?}: {looks} looks for a {secs}s wait");
+            }
+        }
+        // The ceiling holds on very long waits.
+        assert_eq!(Budget::minutes(60).interval(Duration::from_secs(3000)), Duration::from_secs(15));
+        assert_eq!(Budget::minutes(1).interval(Duration::ZERO), Duration::from_millis(250));
     }
 
     #[tokio::test]

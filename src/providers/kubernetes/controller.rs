@@ -23,7 +23,7 @@ pub struct Controller;
 /// Pulling the image and passing the readiness probe takes a minute or two on a fresh node.
 const ROLLOUT: Budget = Budget {
     timeout: Duration::from_secs(10 * 60),
-    first_interval: Duration::from_millis(500),
+    first_interval: Duration::from_millis(250),
     max_interval: Duration::from_secs(10),
 };
 const DELETE: Budget = Budget::minutes(5);
