@@ -1,7 +1,8 @@
 //! Exec: carries out a [`Plan`]. Each change becomes one or two operations (a replace is a delete then a
 //! create) in a DAG: creates and updates wait for what they reference, deletes wait for what depends on them.
-//! The walk runs every operation as soon as its predecessors are done, up to `parallelism` at once; a failure
-//! skips only what depends on it. State is persisted after every operation, and intent before every create.
+//! The walk runs every operation as soon as its predecessors are done, up to `parallelism` at once, and when
+//! more are ready than that, the one with the longest chain of work after it first (by the kinds' typical
+//! durations); a failure skips only what depends on it. State is persisted after every operation, and intent before every create.
 //! The events it reports are defined in [`crate::events`], where the providers that report progress reach them too.
 
 use std::collections::{BTreeMap, HashMap};
@@ -146,8 +147,13 @@ pub async fn walk(
     });
     let mut waiting: BTreeMap<NodeIndex, usize> =
         g.node_indices().map(|ix| (ix, g.neighbors_directed(ix, Direction::Incoming).count())).collect();
+    let remaining = remaining_path(&g, registry);
+    // Popped from the end: the longest remaining path, then the first address, so the order is reproducible.
+    let by_priority = |a: &NodeIndex, b: &NodeIndex| {
+        remaining[a.index()].cmp(&remaining[b.index()]).then_with(|| g[*b].address.cmp(&g[*a].address))
+    };
     let mut ready: Vec<NodeIndex> = waiting.iter().filter(|(_, &n)| n == 0).map(|(&ix, _)| ix).collect();
-    ready.sort_by(|a, b| g[*b].address.cmp(&g[*a].address));
+    ready.sort_by(by_priority);
     let mut outcome = Outcome::default();
     let mut tasks: JoinSet<(NodeIndex, Result<Option<String>, StepError>, std::time::Duration)> = JoinSet::new();
     let mut blocked: BTreeMap<NodeIndex, Address> = BTreeMap::new();
@@ -193,11 +199,35 @@ pub async fn walk(
                 release(&g, ix, &mut waiting, &mut ready, Some((&cause, &mut blocked)));
             }
         }
-        ready.sort_by(|a, b| g[*b].address.cmp(&g[*a].address));
+        ready.sort_by(by_priority);
     }
     outcome.not_started = g.node_count() - outcome.done - outcome.failed.len() - outcome.skipped.len();
     shared.cx.report_to(None);
     outcome
+}
+
+/// The typical seconds of `step`, from its kind's [`crate::providers::Typical`]; an unknown kind counts as one call.
+fn typical_secs(step: &Step, registry: &Registry) -> u64 {
+    let typical = registry.get(&step.kind).map_or(crate::providers::Typical::ONE_CALL, |p| p.descriptor().typical);
+    u64::from(match step.op {
+        Op::Create => typical.create,
+        Op::Update => typical.update,
+        Op::Delete => typical.delete,
+        Op::Forget => 0,
+    })
+}
+
+/// For each operation (by node index), the typical seconds of the longest chain that starts with it: itself and
+/// the longest of what waits on it. A cycle (only a hand-edited state could make one; its operations never
+/// become ready) leaves every operation at zero: address order.
+fn remaining_path(g: &DiGraph<Step, ()>, registry: &Registry) -> Vec<u64> {
+    let Ok(order) = petgraph::algo::toposort(g, None) else { return vec![0; g.node_count()] };
+    let mut remaining = vec![0u64; g.node_count()];
+    for &ix in order.iter().rev() {
+        let after = g.neighbors_directed(ix, Direction::Outgoing).map(|n| remaining[n.index()]).max().unwrap_or(0);
+        remaining[ix.index()] = typical_secs(&g[ix], registry) + after;
+    }
+    remaining
 }
 
 /// Marks `ix` finished: its successors lose one predecessor; with a `cause`, they are blocked by it.

@@ -22,6 +22,9 @@ struct Log {
 struct Memory {
     log: Arc<Mutex<Log>>,
     fail: Option<&'static str>,
+    kind: &'static str,
+    /// Typical seconds of each operation, for the walk's ordering (the test calls themselves take 20 ms).
+    takes: u32,
 }
 
 impl Memory {
@@ -44,7 +47,7 @@ impl Memory {
 #[async_trait]
 impl Provider for Memory {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new("test_thing").force_new(&["zone"])
+        Descriptor::new(self.kind).force_new(&["zone"]).takes(self.takes, self.takes, self.takes)
     }
 
     async fn read(&self, _: &Context, _: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
@@ -60,8 +63,8 @@ impl Provider for Memory {
         self.call(format!("update {}", d.address)).await?;
         Ok(Applied { id: id.to_string(), outputs: Attrs::new() })
     }
-    async fn delete(&self, _: &Context, _: &str, _: &Attrs) -> Result<(), ProviderError> {
-        Ok(())
+    async fn delete(&self, _: &Context, id: &str, _: &Attrs) -> Result<(), ProviderError> {
+        self.call(format!("delete {id}")).await
     }
 }
 
@@ -81,7 +84,8 @@ struct Harness {
 fn harness(fail: Option<&'static str>) -> Harness {
     let log = Arc::new(Mutex::new(Log::default()));
     let mut registry = Registry::default();
-    registry.add(Memory { log: log.clone(), fail });
+    registry.add(Memory { log: log.clone(), fail, kind: "test_thing", takes: 1 });
+    registry.add(Memory { log: log.clone(), fail, kind: "test_slow", takes: 600 });
     let sdk = aws_config::SdkConfig::builder().build();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
@@ -98,6 +102,12 @@ async fn apply(h: &Harness, graph: &ResourceGraph, state: State, parallelism: us
         events.push(e);
     }
     (outcome, events, handle.snapshot())
+}
+
+/// A resource of the kind whose operations typically take ten minutes (an EKS cluster, say).
+fn slow(name: &str, deps: &[&str]) -> Resource {
+    let refs: Vec<Value> = deps.iter().map(|d| value::reference(&Address::new("thing", d), "id")).collect();
+    Resource::new(Address::new("slow", name), "test_slow", json!({ "zone": "a", "needs": refs }))
 }
 
 /// a ← b ← d, a ← c ← d (diamond), plus an independent e.
@@ -232,4 +242,64 @@ async fn an_interrupt_stops_new_operations_and_keeps_what_finished() {
     assert_eq!(outcome.done, 1);
     assert_eq!(outcome.not_started, 4);
     assert_eq!(handle.snapshot().resources.len(), 1);
+}
+
+/// a, b and c are ready at once, one at a time: b first (a ten-minute operation waits on it), then a and c in
+/// address order (one call each after them). Address order alone would have run a first, delaying the slow one.
+fn chain_behind_b() -> ResourceGraph {
+    ResourceGraph::from_resources(vec![thing("a", &[]), thing("b", &[]), thing("c", &[]), slow("s", &["b"])]).unwrap()
+}
+
+#[tokio::test]
+async fn the_operation_with_the_longest_path_after_it_starts_first() {
+    let h = harness(None);
+    let (outcome, _, state) = apply(&h, &chain_behind_b(), State::new("t", "us-west-2"), 1).await;
+    assert!(outcome.ok(), "{outcome:?}");
+    let calls = h.log.lock().unwrap().calls.clone();
+    assert_eq!(calls, ["create thing.b", "create slow.s", "create thing.a", "create thing.c"]);
+
+    // Destroy walks the reverse edges by the same rule: the slow delete before a and c (b waits for it), then
+    // the three one-call deletes in address order.
+    h.log.lock().unwrap().calls.clear();
+    let plan = crate::plan::diff_destroy(&chain_behind_b(), &state, &h.registry);
+    let handle = Arc::new(StateHandle::new(Box::new(LocalBackend::new(&h.path)), state));
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let outcome = walk(&plan, h.cx.clone(), &h.registry, handle, 1, tx, Default::default()).await;
+    assert!(outcome.ok(), "{outcome:?}");
+    let calls = h.log.lock().unwrap().calls.clone();
+    assert_eq!(calls, ["delete id-s", "delete id-a", "delete id-b", "delete id-c"]);
+}
+
+#[tokio::test]
+async fn with_room_for_all_the_ready_operations_the_order_does_not_hold_any_back() {
+    let h = harness(None);
+    let (outcome, _, _) = apply(&h, &chain_behind_b(), State::new("t", "us-west-2"), 10).await;
+    assert!(outcome.ok(), "{outcome:?}");
+    let l = h.log.lock().unwrap();
+    assert_eq!(l.max_running, 3, "a, b and c run together: {:?}", l.calls);
+    assert_eq!(l.calls.last().map(String::as_str), Some("create slow.s"));
+}
+
+#[test]
+fn remaining_path_adds_the_typical_durations_along_the_longest_chain() {
+    let h = harness(None);
+    let g = ResourceGraph::from_resources(vec![
+        thing("a", &[]),
+        thing("b", &["a"]),
+        slow("s", &["a"]),
+        thing("c", &["b"]),
+        thing("e", &[]),
+    ])
+    .unwrap();
+    let plan = diff(&g, &State::new("t", "us-west-2"), &h.registry, &[]);
+    let ops = operations(&plan, &State::new("t", "us-west-2"));
+    let remaining = remaining_path(&ops, &h.registry);
+    let of = |kind: &str, name: &str| {
+        let ix = ops.node_indices().find(|&ix| ops[ix].address == Address::new(kind, name)).unwrap();
+        remaining[ix.index()]
+    };
+    assert_eq!(
+        [of("thing", "a"), of("thing", "b"), of("slow", "s"), of("thing", "c"), of("thing", "e")],
+        [601, 2, 600, 1, 1]
+    );
 }

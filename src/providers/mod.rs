@@ -157,6 +157,22 @@ pub struct Descriptor {
     pub import_id: Option<&'static str>,
     /// A lookup ([`lookup`]): its create only checks that what the blueprint names exists, and changes nothing.
     pub lookup: bool,
+    /// How long its operations usually take in AWS; see [`Descriptor::takes`].
+    pub typical: Typical,
+}
+
+/// Typical seconds a kind's create, update and delete take in AWS, waits included: what the walk orders its
+/// ready operations by (the longest chain of work after each first), and what a critical-path estimate adds up.
+/// Figures, not promises; most kinds are one API call, a second at most.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Typical {
+    pub create: u32,
+    pub update: u32,
+    pub delete: u32,
+}
+
+impl Typical {
+    pub const ONE_CALL: Typical = Typical { create: 1, update: 1, delete: 1 };
 }
 
 impl Descriptor {
@@ -170,7 +186,14 @@ impl Descriptor {
             retain_on_destroy: false,
             import_id: None,
             lookup: false,
+            typical: Typical::ONE_CALL,
         }
+    }
+
+    /// Usually taking `create`, `update` and `delete` seconds in AWS (an EKS cluster ten minutes to create); see
+    /// [`Typical`]. Kinds that are one API call leave the default.
+    pub const fn takes(self, create: u32, update: u32, delete: u32) -> Self {
+        Descriptor { typical: Typical { create, update, delete }, ..self }
     }
 
     /// With `attrs` forcing a replacement when they change.

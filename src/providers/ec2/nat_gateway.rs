@@ -28,6 +28,7 @@ impl Provider for NatGateway {
             .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
             .adoptable_by_tags()
             .imported_by("its ID, `nat-…`")
+            .takes(90, 1, 60)
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

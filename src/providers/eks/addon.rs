@@ -55,7 +55,10 @@ impl Spec {
 #[async_trait]
 impl Provider for Addon {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["cluster_name", "addon_name"]).imported_by("`<cluster name>:<add-on name>`")
+        Descriptor::new(KIND)
+            .force_new(&["cluster_name", "addon_name"])
+            .imported_by("`<cluster name>:<add-on name>`")
+            .takes(60, 30, 30)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

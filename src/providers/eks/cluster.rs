@@ -56,7 +56,7 @@ pub(super) struct Spec {
 #[async_trait]
 impl Provider for Cluster {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name", "role_arn"]).imported_by("its cluster name")
+        Descriptor::new(KIND).force_new(&["name", "role_arn"]).imported_by("its cluster name").takes(600, 300, 300)
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

@@ -77,6 +77,7 @@ impl Provider for NodeGroup {
                 "disk_size",
             ])
             .imported_by("`<cluster name>:<node group name>`")
+            .takes(180, 60, 180)
     }
 
     /// Subnets are a set and taints are compared in (key, effect) order; instance types keep their order, which

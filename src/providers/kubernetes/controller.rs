@@ -221,7 +221,8 @@ fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) 
 #[async_trait]
 impl Provider for Controller {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::KARPENTER_CONTROLLER).force_new(&["cluster"])
+        // A rollout: image pull, start, readiness.
+        Descriptor::new(kinds::KARPENTER_CONTROLLER).force_new(&["cluster"]).takes(20, 20, 10)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -89,7 +89,7 @@ impl KarpenterCrds {
 #[async_trait]
 impl Provider for KarpenterCrds {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::KARPENTER_CRDS).force_new(&["cluster"])
+        Descriptor::new(kinds::KARPENTER_CRDS).force_new(&["cluster"]).takes(3, 3, 3)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -86,7 +86,8 @@ impl CustomObject {
 #[async_trait]
 impl Provider for CustomObject {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(self.kind).force_new(&["cluster"])
+        // A NodePool's delete waits while Karpenter drains and terminates its nodes.
+        Descriptor::new(self.kind).force_new(&["cluster"]).takes(1, 1, 30)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
