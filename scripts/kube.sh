@@ -31,6 +31,10 @@
 #                           tokens, as EKS's aws-iam-authenticator does; the admin token keeps working beside it
 #   KBP_KUBE_TOKEN_WEBHOOK_CACHE_TTL
 #                           how long the apiserver trusts a webhook answer (default 10s; kube's default is 2m)
+#
+# DIR/audit.log has one JSON line (audit.k8s.io/v1 Event, level Metadata) per request of a user that is neither
+# in system:masters (the admin token: tests, the emulator's simulated kubelets) nor a control-plane component:
+# what kbp asked, through its EKS token, which is how tests and scripts/bench.sh count kbp's Kubernetes calls.
 #   KBP_PYTHON              interpreter used to find free ports (default python3)
 set -euo pipefail
 
@@ -357,6 +361,20 @@ EOF
       --authentication-token-webhook-cache-ttl="${KBP_KUBE_TOKEN_WEBHOOK_CACHE_TTL:-10s}")
   fi
 
+  cat >"$dir/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  userGroups: ["system:masters", "system:nodes", "system:serviceaccounts"]
+- level: None
+  users: ["system:kube-controller-manager", "system:kube-scheduler", "system:apiserver"]
+- level: None
+  nonResourceURLs: ["/readyz*", "/healthz*", "/livez*"]
+- level: Metadata
+EOF
+
   # --endpoint-reconciler-type=none: the reconciler would publish 127.0.0.1 as the endpoint of the
   # kubernetes Service, which Endpoints validation rejects (loopback), and log that error forever.
   launch "$dir" kube-apiserver "$KUBE_BIN/kube-apiserver" \
@@ -367,7 +385,8 @@ EOF
     --authorization-mode=Node,RBAC \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-    --service-cluster-ip-range="$SERVICE_CIDR" --endpoint-reconciler-type=none --profiling=false
+    --service-cluster-ip-range="$SERVICE_CIDR" --endpoint-reconciler-type=none --profiling=false \
+    --audit-policy-file="$dir/audit-policy.yaml" --audit-log-path="$dir/audit.log" --audit-log-format=json
   # /readyz is readable without credentials (system:public-info-viewer) and only ok once the bootstrap RBAC
   # policy, the CRD informers and the other post-start hooks are done.
   wait_for "$dir" kube-apiserver "$deadline" http_ok --cacert "$pki/ca.crt" "$server/readyz" || return $?
