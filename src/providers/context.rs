@@ -1,10 +1,13 @@
 //! What every provider call gets: the AWS configuration (from the standard credential chain, honouring
 //! `AWS_ENDPOINT_URL`), one client per service, the stack's name and the retry policy.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use aws_config::SdkConfig;
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::discovery::Scope;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::retry::RetryPolicy;
@@ -30,6 +33,7 @@ pub struct Context {
     sts: OnceLock<aws_sdk_sts::Client>,
     access: Access,
     kube: OnceLock<Clients>,
+    served: Mutex<HashMap<(String, GroupVersionKind), (ApiResource, Scope)>>,
     /// Set for `kbp destroy`: the cluster goes after its objects, so in-cluster providers treat an
     /// unreachable cluster, or Karpenter finalizers nobody removes, as done (with a warning) rather than
     /// failing; the teardown sweep then removes the instances by their tags.
@@ -67,6 +71,7 @@ impl Context {
             sts: OnceLock::new(),
             access: Access::default(),
             kube: OnceLock::new(),
+            served: Mutex::new(HashMap::new()),
             destroying: false,
             applying: false,
             lifetime_tags: Default::default(),
@@ -90,6 +95,20 @@ impl Context {
             );
             ProviderError::new("kubernetes:connect", "", e.to_string()).with_hint(hint)
         })
+    }
+
+    /// The resource and scope `cluster` serves `gvk` under, if discovery found it earlier in this run: one
+    /// discovery request per kind and cluster, not one per object. Only what is served is remembered (a CRD may
+    /// be installed a moment later).
+    pub fn served(&self, cluster: &str, gvk: &GroupVersionKind) -> Option<(ApiResource, Scope)> {
+        let served = self.served.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        served.get(&(cluster.to_string(), gvk.clone())).cloned()
+    }
+
+    /// Remembers what discovery found; see [`Context::served`].
+    pub fn remember_served(&self, cluster: &str, gvk: &GroupVersionKind, found: (ApiResource, Scope)) {
+        let mut served = self.served.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        served.insert((cluster.to_string(), gvk.clone()), found);
     }
 
     /// Where [`Context::progress`] reports go; the walk sets it for its duration.

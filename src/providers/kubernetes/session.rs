@@ -83,6 +83,8 @@ impl std::fmt::Display for ObjectRef {
 pub struct Session<'a> {
     pub cx: &'a Context,
     pub client: kube::Client,
+    /// The cluster's name, under which the context remembers what it serves.
+    cluster: String,
 }
 
 impl<'a> Session<'a> {
@@ -90,7 +92,7 @@ impl<'a> Session<'a> {
     pub async fn open(cx: &'a Context, attrs: &Attrs) -> Result<Session<'a>> {
         let cluster = cluster_of(cx, attrs)?;
         let client = cx.kube(&cluster).await?;
-        Ok(Session { cx, client })
+        Ok(Session { cx, client, cluster: cluster.name })
     }
 
     /// The API of the object's kind, in its namespace (the client's default namespace when the object names
@@ -104,11 +106,18 @@ impl<'a> Session<'a> {
         }))
     }
 
-    /// The resource behind the object's kind and its scope, from the API server's discovery; `None` when the
-    /// cluster does not serve the kind.
+    /// The resource behind the object's kind and its scope, from the API server's discovery (once per kind in a
+    /// run: [`Context::served`]); `None` when the cluster does not serve the kind.
     async fn resource(&self, obj: &ObjectRef, operation: &str) -> Result<Option<(ApiResource, Scope)>> {
-        match kube::discovery::pinned_kind(&self.client, &obj.gvk()).await {
-            Ok((resource, caps)) => Ok(Some((resource, caps.scope))),
+        let gvk = obj.gvk();
+        if let Some(known) = self.cx.served(&self.cluster, &gvk) {
+            return Ok(Some(known));
+        }
+        match kube::discovery::pinned_kind(&self.client, &gvk).await {
+            Ok((resource, caps)) => {
+                self.cx.remember_served(&self.cluster, &gvk, (resource.clone(), caps.scope.clone()));
+                Ok(Some((resource, caps.scope)))
+            }
             Err(kube::Error::Discovery(_)) => Ok(None),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
             Err(e) => Err(error(operation, obj, e)),
@@ -166,7 +175,12 @@ impl<'a> Session<'a> {
         if let Some(f) = fields {
             params = params.fields(f);
         }
-        let list = api.list(&params).await.map_err(|e| error(op, &r, e))?;
+        let list = match api.list(&params).await {
+            Ok(list) => list,
+            // Served when discovery was asked earlier in the run, and since removed (its CRD deleted).
+            Err(kube::Error::Api(s)) if s.code == 404 => return Ok(vec![]),
+            Err(e) => return Err(error(op, &r, e)),
+        };
         let types = kube::core::TypeMeta { api_version: api_version.to_string(), kind: kind.to_string() };
         list.items
             .into_iter()
