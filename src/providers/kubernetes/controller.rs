@@ -58,6 +58,19 @@ async fn remove_retired(session: &Session<'_>) -> Result<()> {
     Ok(())
 }
 
+const TIERS: usize = 3;
+
+/// When an object can be applied: the namespace first (what lives in it is refused before it exists), the
+/// Deployment last (its pods need the service account, and start with the RBAC they use in place), everything
+/// else at once in between. One tier's objects are applied concurrently.
+fn tier_of(object: &Value) -> usize {
+    match object["kind"].as_str() {
+        Some("Namespace") => 0,
+        Some("Deployment") => 2,
+        _ => 1,
+    }
+}
+
 fn deployment_ref(namespace: &str) -> ObjectRef {
     ObjectRef::new("apps/v1", "Deployment", Some(namespace), CONTROLLER_NAME)
 }
@@ -79,8 +92,9 @@ impl Controller {
     async fn install(&self, cx: &Context, desired: &Desired<'_>, prior: Option<&Attrs>) -> Result<Applied> {
         let objects = render(desired.attrs)?;
         let session = Session::open(cx, desired.attrs).await?;
-        for object in &objects {
-            session.apply(object).await?;
+        for tier in 0..TIERS {
+            let applies = objects.iter().filter(|o| tier_of(o) == tier).map(|o| session.apply(o));
+            futures::future::try_join_all(applies).await?;
         }
         // Objects an earlier render had and this one does not (a namespace change, a dropped role).
         if let Some(prior) = prior {
@@ -286,15 +300,35 @@ mod tests {
     }
 
     #[test]
-    fn settings_read_back_from_the_rendered_deployment_match_the_attributes() {
-        let attrs: Attrs = json!({
+    fn each_object_is_applied_after_its_namespace_and_the_deployment_after_what_its_pods_use() {
+        let objects = render(&sample_attrs()).unwrap();
+        let tier = |kind: &str| tier_of(objects.iter().find(|o| o["kind"] == kind).unwrap());
+        for o in &objects {
+            if let Some(ns) = o["metadata"]["namespace"].as_str() {
+                let home = objects.iter().find(|n| n["kind"] == "Namespace" && n["metadata"]["name"] == ns);
+                assert!(home.is_none_or(|n| tier_of(n) < tier_of(o)), "{} before its namespace", o["kind"]);
+            }
+        }
+        for used in ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"] {
+            assert!(tier(used) < tier("Deployment"), "{used} after the Deployment");
+        }
+        assert!(objects.iter().all(|o| tier_of(o) < TIERS));
+    }
+
+    fn sample_attrs() -> Attrs {
+        json!({
             "version": "1.14.1", "namespace": "karpenter", "replicas": 2, "image": "public.ecr.aws/karpenter/controller",
             "log_level": "info", "cpu": "1", "memory": "1Gi", "cluster_name": "demo", "cluster_endpoint": "https://x",
             "interruption_queue": "demo", "service_account_role_arn": null, "cluster": { "name": "demo" },
         })
         .as_object()
         .cloned()
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn settings_read_back_from_the_rendered_deployment_match_the_attributes() {
+        let attrs = sample_attrs();
         let objects = render(&attrs).unwrap();
         let find = |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap();
         assert_eq!(observed(find("Deployment"), Some(find("ServiceAccount")), &attrs), attrs);
