@@ -10,7 +10,9 @@
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use super::session::{ObjectRef, Session, NODES_DRAIN};
+use std::collections::HashMap;
+
+use super::session::{cluster_of, ObjectRef, Session, NODES_DRAIN};
 use crate::graph::{compile::kinds, Address, Attrs};
 use crate::providers::wait::Budget;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
@@ -66,6 +68,23 @@ fn project(live: &Value, applied: &Value) -> Value {
     }
 }
 
+/// What a refresh makes of the object `id` as the cluster has it (`None`: not there).
+fn observed(id: &str, prior: &Attrs, live: Option<&Value>) -> Option<Observed> {
+    let live = live?;
+    // An object being deleted is as good as gone: it will not come back by itself.
+    if !live["metadata"]["deletionTimestamp"].is_null() {
+        return None;
+    }
+    let mut attrs = prior.clone();
+    if let Some(applied) = prior.get("manifest") {
+        attrs.insert("manifest".into(), project(live, applied));
+    }
+    Some(Observed {
+        attrs,
+        outputs: json!({ "name": id, "uid": live["metadata"]["uid"] }).as_object().cloned().unwrap_or_default(),
+    })
+}
+
 impl CustomObject {
     fn object(&self, name: &str) -> ObjectRef {
         ObjectRef::new(self.api_version, self.object_kind, None, name)
@@ -92,19 +111,31 @@ impl Provider for CustomObject {
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let session = Session::open(cx, prior).await?;
-        let Some(live) = session.get(&self.object(id)).await? else { return Ok(None) };
-        // An object being deleted is as good as gone: it will not come back by itself.
-        if !live["metadata"]["deletionTimestamp"].is_null() {
-            return Ok(None);
+        Ok(observed(id, prior, session.get(&self.object(id)).await?.as_ref()))
+    }
+
+    /// One LIST of the kind per cluster instead of a GET per object: a refresh's Kubernetes calls do not grow
+    /// with the number of NodePools.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let mut live: HashMap<String, HashMap<String, Value>> = HashMap::new();
+        for (_, prior) in items {
+            let cluster = cluster_of(cx, prior)?.name;
+            if live.contains_key(&cluster) {
+                continue;
+            }
+            let session = Session::open(cx, prior).await?;
+            let objects = session.list(self.api_version, self.object_kind, None, None, None).await?;
+            let by_name =
+                objects.into_iter().filter_map(|o| Some((o["metadata"]["name"].as_str()?.to_string(), o))).collect();
+            live.insert(cluster, by_name);
         }
-        let mut attrs = prior.clone();
-        if let Some(applied) = prior.get("manifest") {
-            attrs.insert("manifest".into(), project(&live, applied));
-        }
-        Ok(Some(Observed {
-            attrs,
-            outputs: json!({ "name": id, "uid": live["metadata"]["uid"] }).as_object().cloned().unwrap_or_default(),
-        }))
+        items
+            .iter()
+            .map(|(id, prior)| {
+                let cluster = cluster_of(cx, prior)?.name;
+                Ok(observed(id, prior, live.get(&cluster).and_then(|objects| objects.get(id))))
+            })
+            .collect()
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
