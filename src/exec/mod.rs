@@ -5,7 +5,9 @@
 //! durations); a failure skips only what depends on it. State is persisted after every operation, and intent before every create.
 //! The events it reports are defined in [`crate::events`], where the providers that report progress reach them too.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,6 +50,23 @@ struct Step {
     address: Address,
     kind: String,
     op: Op,
+    /// The [`Sweep`]'s discovery, not an operation on a resource.
+    sweep: bool,
+}
+
+/// Discovery in the middle of a walk, as a node of it (a teardown's sweep of what the stack owns outside
+/// state): it runs once every operation on a kind `before` selects is done, and returns the addresses of the
+/// entries it added to state; those join the walk as deletes, ordered by their dependencies, while operations
+/// on kinds `gated` selects wait for it. Everything else goes on meanwhile: no barrier between the phases.
+pub struct Sweep<'a> {
+    pub before: fn(&str) -> bool,
+    pub gated: fn(&str) -> bool,
+    pub discover: Pin<Box<dyn Future<Output = Result<Vec<Address>, ProviderError>> + 'a>>,
+}
+
+/// The address a failed [`Sweep`] is reported under, and what the operations it held back were skipped for.
+pub fn sweep_address() -> Address {
+    Address::new("teardown", "discovery")
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -83,7 +102,7 @@ fn operations(plan: &Plan, prior: &crate::state::State) -> DiGraph<Step, ()> {
     let mut up: HashMap<Address, NodeIndex> = HashMap::new();
     let mut down: HashMap<Address, NodeIndex> = HashMap::new();
     for c in &plan.changes {
-        let step = |op| Step { address: c.address.clone(), kind: c.kind.clone(), op };
+        let step = |op| Step { address: c.address.clone(), kind: c.kind.clone(), op, sweep: false };
         match c.action {
             Action::Create => {
                 up.insert(c.address.clone(), g.add_node(step(Op::Create)));
@@ -137,7 +156,23 @@ pub async fn walk(
     events: UnboundedSender<Event>,
     interrupt: Interrupt,
 ) -> Outcome {
-    let g = operations(plan, &state.snapshot());
+    walk_with(plan, cx, registry, state, parallelism, events, interrupt, None).await
+}
+
+/// [`walk`] with a [`Sweep`] among its operations.
+#[allow(clippy::too_many_arguments)]
+pub async fn walk_with(
+    plan: &Plan,
+    cx: Arc<Context>,
+    registry: &Registry,
+    state: Arc<StateHandle>,
+    parallelism: usize,
+    events: UnboundedSender<Event>,
+    interrupt: Interrupt,
+    sweep: Option<Sweep<'_>>,
+) -> Outcome {
+    let mut g = operations(plan, &state.snapshot());
+    let mut discover = sweep.map(|s| (add_sweep(&mut g, s.before, s.gated), s.discover));
     cx.report_to(Some(events.clone()));
     let shared = Arc::new(Shared {
         cx,
@@ -147,25 +182,34 @@ pub async fn walk(
     });
     let mut waiting: BTreeMap<NodeIndex, usize> =
         g.node_indices().map(|ix| (ix, g.neighbors_directed(ix, Direction::Incoming).count())).collect();
-    let remaining = remaining_path(&g, registry);
-    // Popped from the end: the longest remaining path, then the first address, so the order is reproducible.
-    let by_priority = |a: &NodeIndex, b: &NodeIndex| {
-        remaining[a.index()].cmp(&remaining[b.index()]).then_with(|| g[*b].address.cmp(&g[*a].address))
-    };
+    let mut remaining = remaining_path(&g, registry);
     let mut ready: Vec<NodeIndex> = waiting.iter().filter(|(_, &n)| n == 0).map(|(&ix, _)| ix).collect();
-    ready.sort_by(by_priority);
+    by_priority(&g, &remaining, &mut ready);
     let mut outcome = Outcome::default();
     let mut tasks: JoinSet<(NodeIndex, Result<Option<String>, StepError>, std::time::Duration)> = JoinSet::new();
     let mut blocked: BTreeMap<NodeIndex, Address> = BTreeMap::new();
+    let mut started: HashSet<NodeIndex> = HashSet::new();
+    let mut finished: HashSet<NodeIndex> = HashSet::new();
+    // The sweep's discovery once its node is ready: polled beside the tasks (it borrows, so it is no task).
+    let mut discovering: Option<(NodeIndex, Pin<Box<dyn Future<Output = _> + '_>>)> = None;
 
     loop {
         while tasks.len() < parallelism.max(1) && !interrupt.load(Ordering::SeqCst) {
             let Some(ix) = ready.pop() else { break };
+            started.insert(ix);
             if let Some(cause) = blocked.get(&ix).cloned() {
                 let s = &g[ix];
-                let _ = events.send(Event::Skipped { address: s.address.clone(), op: s.op, because: cause.clone() });
-                outcome.skipped.push(s.address.clone());
+                if !s.sweep {
+                    let _ =
+                        events.send(Event::Skipped { address: s.address.clone(), op: s.op, because: cause.clone() });
+                    outcome.skipped.push(s.address.clone());
+                }
+                finished.insert(ix);
                 release(&g, ix, &mut waiting, &mut ready, Some((&cause, &mut blocked)));
+                continue;
+            }
+            if g[ix].sweep {
+                discovering = discover.take().map(|(_, future)| (ix, future));
                 continue;
             }
             let step = g[ix].clone();
@@ -177,8 +221,41 @@ pub async fn walk(
                 (ix, r, start.elapsed())
             });
         }
-        let Some(joined) = tasks.join_next().await else { break };
+        if tasks.is_empty() && discovering.is_none() {
+            break;
+        }
+        let joined = tokio::select! {
+            Some(joined) = tasks.join_next(), if !tasks.is_empty() => joined,
+            found = async { discovering.as_mut().expect("invariant: polled only while discovering").1.as_mut().await },
+                if discovering.is_some() => {
+                let (ix, _) = discovering.take().expect("invariant: polled only while discovering");
+                finished.insert(ix);
+                match found {
+                    Ok(added) => {
+                        let snapshot = shared.state.snapshot();
+                        splice(&mut g, &snapshot, &added, &mut waiting, &started, &finished, &mut ready);
+                        remaining = remaining_path(&g, registry);
+                        release(&g, ix, &mut waiting, &mut ready, None);
+                    }
+                    Err(e) => {
+                        let cause = g[ix].address.clone();
+                        outcome.failed.push((cause.clone(), e.to_string()));
+                        let _ = events.send(Event::Failed {
+                            address: cause.clone(),
+                            op: Op::Delete,
+                            elapsed: std::time::Duration::ZERO,
+                            error: e.to_string(),
+                            hint: e.hint.clone(),
+                        });
+                        release(&g, ix, &mut waiting, &mut ready, Some((&cause, &mut blocked)));
+                    }
+                }
+                by_priority(&g, &remaining, &mut ready);
+                continue;
+            }
+        };
         let (ix, result, elapsed) = joined.expect("invariant: step tasks do not panic");
+        finished.insert(ix);
         let s = &g[ix];
         match result {
             Ok(id) => {
@@ -199,22 +276,112 @@ pub async fn walk(
                 release(&g, ix, &mut waiting, &mut ready, Some((&cause, &mut blocked)));
             }
         }
-        ready.sort_by(by_priority);
+        by_priority(&g, &remaining, &mut ready);
     }
-    outcome.not_started = g.node_count() - outcome.done - outcome.failed.len() - outcome.skipped.len();
+    let bookkeeping =
+        g.node_indices().filter(|&ix| g[ix].sweep && !outcome.failed.iter().any(|(a, _)| *a == g[ix].address)).count();
+    outcome.not_started = g.node_count() - bookkeeping - outcome.done - outcome.failed.len() - outcome.skipped.len();
     shared.cx.report_to(None);
     outcome
+}
+
+/// Orders `ready` to be popped from the end: the longest remaining path first, then the first address, so the
+/// order is reproducible.
+fn by_priority(g: &DiGraph<Step, ()>, remaining: &[u64], ready: &mut [NodeIndex]) {
+    ready.sort_by(|a, b| {
+        remaining[a.index()].cmp(&remaining[b.index()]).then_with(|| g[*b].address.cmp(&g[*a].address))
+    });
+}
+
+/// Adds the sweep's node: after every operation on a `before` kind, before every one on a `gated` kind. If that
+/// would make a cycle (a gated operation some `before` one waits for), the sweep holds nothing back.
+fn add_sweep(g: &mut DiGraph<Step, ()>, before: fn(&str) -> bool, gated: fn(&str) -> bool) -> NodeIndex {
+    let others: Vec<NodeIndex> = g.node_indices().collect();
+    let ix = g.add_node(Step { address: sweep_address(), kind: String::new(), op: Op::Delete, sweep: true });
+    for other in others {
+        if before(&g[other].kind) {
+            g.add_edge(other, ix, ());
+        } else if gated(&g[other].kind) {
+            g.add_edge(ix, other, ());
+        }
+    }
+    if petgraph::algo::is_cyclic_directed(&*g) {
+        let held: Vec<_> =
+            g.edges_directed(ix, Direction::Outgoing).map(|e| petgraph::visit::EdgeRef::id(&e)).collect();
+        for e in held.into_iter().rev() {
+            g.remove_edge(e);
+        }
+    }
+    ix
+}
+
+/// Adds the deletes of the entries a sweep `added` to state, each after what depends on it (its dependents,
+/// found or in state, that have not finished) and before what it depends on that has not started; returns
+/// nothing, but pushes onto `ready` those that wait for nothing.
+fn splice(
+    g: &mut DiGraph<Step, ()>,
+    state: &crate::state::State,
+    added: &[Address],
+    waiting: &mut BTreeMap<NodeIndex, usize>,
+    started: &HashSet<NodeIndex>,
+    finished: &HashSet<NodeIndex>,
+    ready: &mut Vec<NodeIndex>,
+) {
+    let mut node: HashMap<Address, NodeIndex> = g
+        .node_indices()
+        .filter(|&ix| !g[ix].sweep && matches!(g[ix].op, Op::Delete | Op::Forget))
+        .map(|ix| (g[ix].address.clone(), ix))
+        .collect();
+    let mut new = Vec::new();
+    for a in added {
+        let Some(r) = state.get(a) else { continue };
+        if node.contains_key(a) {
+            continue;
+        }
+        let ix = g.add_node(Step { address: a.clone(), kind: r.kind.clone(), op: Op::Delete, sweep: false });
+        waiting.insert(ix, 0);
+        node.insert(a.clone(), ix);
+        new.push(ix);
+    }
+    let is_new: HashSet<NodeIndex> = new.iter().copied().collect();
+    for r in state.resources.values() {
+        let Some(&dependent) = node.get(&r.address) else { continue };
+        for dep in &r.dependencies {
+            let Some(&dependency) = node.get(dep) else { continue };
+            if !is_new.contains(&dependent) && !is_new.contains(&dependency) {
+                continue; // an edge the walk already has
+            }
+            if is_new.contains(&dependent) && started.contains(&dependency) {
+                continue; // too late to hold it back; its delete may wait for the found one in AWS
+            }
+            if is_new.contains(&dependency) && finished.contains(&dependent) {
+                continue;
+            }
+            if g.find_edge(dependent, dependency).is_some() {
+                continue;
+            }
+            g.add_edge(dependent, dependency, ());
+            let w = waiting.get_mut(&dependency).expect("invariant: every operation has a predecessor count");
+            if *w == 0 && !is_new.contains(&dependency) {
+                ready.retain(|&x| x != dependency);
+            }
+            *w += 1;
+        }
+    }
+    ready.extend(new.into_iter().filter(|ix| waiting[ix] == 0));
 }
 
 /// The typical seconds of `step`, from its kind's [`crate::providers::Typical`]; an unknown kind counts as one call.
 fn typical_secs(step: &Step, registry: &Registry) -> u64 {
     let typical = registry.get(&step.kind).map_or(crate::providers::Typical::ONE_CALL, |p| p.descriptor().typical);
-    u64::from(match step.op {
-        Op::Create => typical.create,
-        Op::Update => typical.update,
-        Op::Delete => typical.delete,
-        Op::Forget => 0,
-    })
+    u64::from(
+        match step.op {
+            Op::Create => typical.create,
+            Op::Update => typical.update,
+            Op::Delete => typical.delete,
+            Op::Forget => 0,
+        } * u32::from(!step.sweep),
+    )
 }
 
 /// For each operation (by node index), the typical seconds of the longest chain that starts with it: itself and

@@ -86,6 +86,7 @@ fn harness(fail: Option<&'static str>) -> Harness {
     let mut registry = Registry::default();
     registry.add(Memory { log: log.clone(), fail, kind: "test_thing", takes: 1 });
     registry.add(Memory { log: log.clone(), fail, kind: "test_slow", takes: 600 });
+    registry.add(Memory { log: log.clone(), fail, kind: "test_eks", takes: 1 });
     let sdk = aws_config::SdkConfig::builder().build();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
@@ -302,4 +303,77 @@ fn remaining_path_adds_the_typical_durations_along_the_longest_chain() {
         [of("thing", "a"), of("thing", "b"), of("slow", "s"), of("thing", "c"), of("thing", "e")],
         [601, 2, 600, 1, 1]
     );
+}
+
+/// A teardown's shape: `slow.k` stands for an object in the cluster (discovery runs after it), `thing.subnet`
+/// for what found resources use (held back by discovery), `eks.e` for the cluster's chain (held by nothing).
+fn teardown_graph() -> ResourceGraph {
+    let eks = Resource::new(Address::new("eks", "e"), "test_eks", json!({ "zone": "a" }));
+    ResourceGraph::from_resources(vec![thing("subnet", &[]), slow("k", &["subnet"]), eks]).unwrap()
+}
+
+fn found_instance() -> ResourceState {
+    ResourceState {
+        address: Address::new("found", "instance"),
+        kind: "test_thing".into(),
+        id: Some("id-instance".into()),
+        status: Status::Ready,
+        attributes: Attrs::new(),
+        outputs: Attrs::new(),
+        dependencies: vec![Address::new("thing", "subnet")],
+        imported: false,
+    }
+}
+
+async fn destroy_with_sweep(h: &Harness, fails: bool) -> (Outcome, Vec<Event>, State) {
+    let (_, _, state) = apply(h, &teardown_graph(), State::new("t", "us-west-2"), 10).await;
+    h.log.lock().unwrap().calls.clear();
+    let plan = crate::plan::diff_destroy(&teardown_graph(), &state, &h.registry);
+    let handle = Arc::new(StateHandle::new(Box::new(LocalBackend::new(&h.path)), state));
+    let (log, state) = (h.log.clone(), handle.clone());
+    let discover = async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        log.lock().unwrap().calls.push("discovered".into());
+        if fails {
+            return Err(ProviderError::new("ec2:DescribeInstances", "Boom", "no"));
+        }
+        state.update(|s| s.resources.insert(found_instance().address.clone(), found_instance())).await.unwrap();
+        Ok(vec![found_instance().address])
+    };
+    let sweep = Sweep { before: |k| k == "test_slow", gated: |k| k == "test_thing", discover: Box::pin(discover) };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let outcome =
+        walk_with(&plan, h.cx.clone(), &h.registry, handle.clone(), 10, tx, Default::default(), Some(sweep)).await;
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    (outcome, events, handle.snapshot())
+}
+
+#[tokio::test]
+async fn a_sweep_runs_after_its_before_kinds_holds_back_only_the_gated_ones_and_its_finds_join_the_walk() {
+    let h = harness(None);
+    let (outcome, _, state) = destroy_with_sweep(&h, false).await;
+    assert!(outcome.ok(), "{outcome:?}");
+    assert_eq!(outcome.done, 4, "three resources of state and the one found");
+    assert!(state.resources.is_empty(), "{:?}", state.resources.keys());
+    let calls = h.log.lock().unwrap().calls.clone();
+    let pos = |c: &str| calls.iter().position(|x| x == c).unwrap_or_else(|| panic!("{c} not in {calls:?}"));
+    assert!(pos("delete id-k") < pos("discovered"), "discovery after the in-cluster delete: {calls:?}");
+    assert!(pos("delete id-e") < pos("discovered"), "the ungated delete did not wait for discovery: {calls:?}");
+    assert!(pos("discovered") < pos("delete id-instance"), "{calls:?}");
+    assert!(pos("delete id-instance") < pos("delete id-subnet"), "the found instance before its subnet: {calls:?}");
+}
+
+#[tokio::test]
+async fn a_failed_sweep_skips_what_it_held_back_and_nothing_else() {
+    let h = harness(None);
+    let (outcome, events, state) = destroy_with_sweep(&h, true).await;
+    assert_eq!(outcome.failed.iter().map(|(a, _)| a.clone()).collect::<Vec<_>>(), [sweep_address()]);
+    assert_eq!(outcome.skipped, [Address::new("thing", "subnet")]);
+    assert_eq!(outcome.done, 2);
+    assert_eq!(outcome.not_started, 0);
+    assert!(state.get(&Address::new("thing", "subnet")).is_some());
+    assert!(events.iter().any(|e| matches!(e, Event::Skipped { because, .. } if *because == sweep_address())));
 }

@@ -4,10 +4,12 @@
 //!    whose volumes are deleted with them go first ([`in_cluster`](super::in_cluster)), bounded, so the AWS Load
 //!    Balancer Controller and the EBS CSI driver delete what they made; then the objects kbp applied (NodePools,
 //!    whose nodes Karpenter drains and terminates, node classes, the controller, the CRDs).
-//! 2. **Discovery**: what the stack owns outside state, found again now that the NodePools are gone, is added to
-//!    state as ordinary entries ([`discover::merge`](super::discover::merge)).
-//! 3. **One walk**: everything in state, discovered entries included, deleted by [`exec::walk`] in the order the
-//!    dependency edges give, with one parallelism, one event stream and a state write after every delete.
+//! 2. **One walk** ([`exec::walk_with`]): everything in state deleted in the order the dependency edges give,
+//!    with one parallelism, one event stream and a state write after every delete; **discovery** is a node of
+//!    it ([`exec::Sweep`]): once the objects kbp applied in the cluster are deleted (Karpenter's nodes on their
+//!    way out), what the stack owns outside state is found and added to state as ordinary entries
+//!    ([`discover::merge`](super::discover::merge)), whose deletes join the walk. Only the kinds something found
+//!    may use wait for it; the EKS chain (add-ons, node groups, the cluster) goes on meanwhile.
 //! 4. **Final scan** ([`Teardown::scan`]): anything of the stack still in the region, for the caller to report.
 //!
 //! Every step can be rerun: state records each delete and discovery looks at what exists, so a teardown killed
@@ -101,7 +103,6 @@ impl<'a> Teardown<'a> {
         note: &(dyn Fn(String) + Sync),
     ) -> Result<Report> {
         let mut report = Report::default();
-        let in_cluster = |c: &plan::Change| c.kind.starts_with("k8s_");
 
         // 1. In the cluster.
         if let Some(attrs) =
@@ -124,51 +125,43 @@ impl<'a> Teardown<'a> {
                 )),
             }
         }
+        // 2 and 3: one walk of every delete, discovery a node of it after the objects in the cluster and before
+        // what something found may use ([`held_by_discovery`]); the found entries join the walk.
+        let failure: std::sync::Mutex<Option<ProviderError>> = std::sync::Mutex::new(None);
+        let discovered = std::sync::atomic::AtomicUsize::new(0);
+        let discover = async {
+            let found = self.discover(&state.snapshot()).await;
+            let added = match found {
+                Ok(found) => state.update(|s| discover::merge(s, &found)).await.map_err(|e| {
+                    ProviderError::new("kbp:state", "", format!("recording what discovery found: {e}"))
+                        .with_hint("fix access to the state, then run the same command again")
+                }),
+                Err(e) => Err(e),
+            };
+            match &added {
+                Ok(added) => discovered.store(added.len(), std::sync::atomic::Ordering::SeqCst),
+                Err(e) => *failure.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.clone()),
+            }
+            added
+        };
+        let sweep = exec::Sweep { before: in_cluster_kind, gated: held_by_discovery, discover: Box::pin(discover) };
         let p = plan::diff_destroy(graph, &state.snapshot(), self.registry);
-        self.walk(&only(&p, in_cluster), state, &events, &interrupt, &mut report.outcome).await;
-        if !report.outcome.ok() {
-            return Ok(report);
-        }
-
-        // 2. Discovery, now that Karpenter's nodes are going.
-        let found = self.discover(&state.snapshot()).await?;
-        let added = state.update(|s| discover::merge(s, &found)).await.map_err(|e| {
-            ProviderError::new("kbp:state", "", format!("recording what discovery found: {e}"))
-                .with_hint("fix access to the state, then run the same command again")
-        })?;
-        report.discovered = added.len();
-
-        // 3. One walk over everything else.
-        let p = plan::diff_destroy(graph, &state.snapshot(), self.registry);
-        self.walk(&only(&p, |c| !in_cluster(c)), state, &events, &interrupt, &mut report.outcome).await;
-        Ok(report)
-    }
-
-    async fn walk(
-        &self,
-        p: &Plan,
-        state: &Arc<StateHandle>,
-        events: &UnboundedSender<Event>,
-        interrupt: &Interrupt,
-        total: &mut Outcome,
-    ) {
-        if !p.has_changes() {
-            return;
-        }
-        let outcome = exec::walk(
-            p,
+        report.outcome = exec::walk_with(
+            &p,
             self.cx.clone(),
             self.registry,
             state.clone(),
             self.options.parallelism,
-            events.clone(),
-            interrupt.clone(),
+            events,
+            interrupt,
+            Some(sweep),
         )
         .await;
-        total.done += outcome.done;
-        total.failed.extend(outcome.failed);
-        total.skipped.extend(outcome.skipped);
-        total.not_started += outcome.not_started;
+        if let Some(e) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            return Err(e);
+        }
+        report.discovered = discovered.load(std::sync::atomic::Ordering::SeqCst);
+        Ok(report)
     }
 
     /// Anything of the stack still in the region, by its tags and by what controllers made for its cluster.
@@ -205,8 +198,15 @@ pub async fn delete_duplicates(
     Ok((found, outcome))
 }
 
-fn only(p: &Plan, keep: impl Fn(&plan::Change) -> bool) -> Plan {
-    let mut q = p.clone();
-    q.changes.retain(|c| keep(c));
-    q
+/// What runs before discovery: the objects kbp applied in the cluster (NodePools first, so Karpenter's nodes
+/// are on their way out when discovery looks).
+fn in_cluster_kind(kind: &str) -> bool {
+    kind.starts_with("k8s_")
+}
+
+/// What waits for discovery: every AWS kind something found outside state may use (a subnet, a security group,
+/// a role…) or be deleted after. The EKS kinds do not wait (nothing found depends on them in a way AWS
+/// enforces), so the cluster's chain, the longest of a teardown, never waits for the sweep.
+fn held_by_discovery(kind: &str) -> bool {
+    !in_cluster_kind(kind) && !kind.starts_with("aws_eks_")
 }
