@@ -38,6 +38,13 @@ impl<P: Provider> Provider for InCluster<P> {
         }
     }
 
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        match self.0.read_many(cx, items).await {
+            Err(e) if session::cluster_gone_in_destroy(cx, &e) => Ok(items.iter().map(|_| None).collect()),
+            other => other,
+        }
+    }
+
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         self.0.create(cx, desired).await
     }
