@@ -44,6 +44,8 @@ pub struct Context {
     pub applying: bool,
     /// Extra kbp tags for new resources: `kbp:owner` and `kbp:expires` of a sandbox stack (`--ttl`).
     pub lifetime_tags: std::collections::BTreeMap<String, String>,
+    /// Answers several kinds' batched reads share during refresh (see [`super::answers`]).
+    pub answers: super::answers::Answers,
     progress: Mutex<Option<UnboundedSender<Event>>>,
 }
 
@@ -75,6 +77,7 @@ impl Context {
             destroying: false,
             applying: false,
             lifetime_tags: Default::default(),
+            answers: Default::default(),
             progress: Mutex::new(None),
         }
     }

@@ -5,8 +5,10 @@
 //! one of [`crate::graph::kinds`], and what forces a replacement), add one line to [`Registry::builtin`]. What
 //! providers share lives beside them: [`attrs`] (desired attributes, "gone" as absent), [`tags`] (kbp's tags and
 //! the tag diff every service applies with its own calls), [`send`] (one request or every page under the retry
-//! policy), [`wait`] (bounded waits), [`error`] (one error type, hints as data).
+//! policy), [`answers`] (answers several kinds' batched reads share), [`wait`] (bounded waits), [`error`] (one
+//! error type, hints as data).
 
+pub mod answers;
 pub mod attrs;
 pub mod context;
 pub mod create;

@@ -42,6 +42,7 @@ mod lifecycle;
 mod oci_chart;
 mod output_snapshots;
 mod preflight;
+mod refresh_calls;
 
 // State: local and in S3, locking, recovery, files and secrets.
 mod files_and_secrets;

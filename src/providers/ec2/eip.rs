@@ -6,7 +6,7 @@ use aws_sdk_ec2::types::{DomainType, ResourceType};
 use serde_json::json;
 
 use super::wait::Budget;
-use super::{describe_one, missing, object, optional_str, remove, remove_when_unused, tagging};
+use super::{describe_one, filtered, ids, matched, missing, object, optional_str, remove, remove_when_unused, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
@@ -20,9 +20,21 @@ impl Provider for Eip {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(a) = describe(cx, id).await? else { return Ok(None) };
-        let attrs = json!({ "domain": a.domain().map(|d| d.as_str()), "tags": tagging::attr(a.tags()) });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, a.public_ip()) }))
+        Ok(describe(cx, id).await?.as_ref().map(observe))
+    }
+
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        // DescribeAddresses answers in one page.
+        let found = filtered(
+            cx,
+            "ec2:DescribeAddresses",
+            "allocation-id",
+            &ids(items),
+            |f, _| cx.ec2().describe_addresses().filters(f).send(),
+            |page| (page.addresses.unwrap_or_default(), None),
+        )
+        .await?;
+        Ok(matched(items, &found, |a| a.allocation_id()).into_iter().map(|a| a.map(observe)).collect())
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -69,6 +81,11 @@ impl Provider for Eip {
 async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::Address>> {
     let request = || cx.ec2().describe_addresses().allocation_ids(id).send();
     describe_one(cx, "ec2:DescribeAddresses", &[], id, request, |out| out.addresses(), |a| a.allocation_id()).await
+}
+
+fn observe(a: &aws_sdk_ec2::types::Address) -> Observed {
+    let attrs = json!({ "domain": a.domain().map(|d| d.as_str()), "tags": tagging::attr(a.tags()) });
+    Observed { attrs: object(attrs), outputs: outputs(a.allocation_id().unwrap_or_default(), a.public_ip()) }
 }
 
 fn outputs(id: &str, public_ip: Option<&str>) -> Attrs {

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::wait::Budget;
 use super::{
-    describe_one, id_output, missing, nullable, object, optional_str, remove_when_unused, required_str, retag, send,
-    tagging,
+    describe_one, filtered, id_output, ids, matched, missing, nullable, object, optional_str, remove_when_unused,
+    required_str, retag, send, tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
@@ -28,11 +28,20 @@ impl Provider for InternetGateway {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(igw) = describe(cx, id).await? else { return Ok(None) };
-        // Detached reads as a null vpc_id, so the plan reattaches it (by replacement) instead of trusting state.
-        let vpc_id = igw.attachments().iter().find(|a| is_attached(a)).and_then(|a| a.vpc_id());
-        let attrs = json!({ "vpc_id": nullable(vpc_id), "tags": tagging::attr(igw.tags()) });
-        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
+        Ok(describe(cx, id).await?.as_ref().map(observe))
+    }
+
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let found = filtered(
+            cx,
+            "ec2:DescribeInternetGateways",
+            "internet-gateway-id",
+            &ids(items),
+            |f, token| cx.ec2().describe_internet_gateways().filters(f).set_next_token(token).send(),
+            |page| (page.internet_gateways.unwrap_or_default(), page.next_token),
+        )
+        .await?;
+        Ok(matched(items, &found, |g| g.internet_gateway_id()).into_iter().map(|g| g.map(observe)).collect())
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -105,6 +114,13 @@ impl Provider for InternetGateway {
         }
         delete_gateway(cx, id).await
     }
+}
+
+fn observe(igw: &aws_sdk_ec2::types::InternetGateway) -> Observed {
+    // Detached reads as a null vpc_id, so the plan reattaches it (by replacement) instead of trusting state.
+    let vpc_id = igw.attachments().iter().find(|a| is_attached(a)).and_then(|a| a.vpc_id());
+    let attrs = json!({ "vpc_id": nullable(vpc_id), "tags": tagging::attr(igw.tags()) });
+    Observed { attrs: object(attrs), outputs: id_output(igw.internet_gateway_id().unwrap_or_default()) }
 }
 
 /// Attachment states are `attaching`, `detaching`, `detached` and, once attached, `available` (not the

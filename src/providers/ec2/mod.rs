@@ -9,7 +9,8 @@
 //! detached network interfaces, EBS volumes of PersistentVolumeClaims and VPC endpoints.
 //!
 //! Shared here: tagging, including the find-by-tags of adoptable kinds ([`tagging`]), deletes AWS refuses while
-//! something is still released ([`wait`]), and the `vpc-id` filter of teardown's lookups. Attribute decoding and
+//! something is still released ([`wait`]), and Describe calls by filter ([`filtered`]: teardown's lookups by
+//! `vpc-id`, refresh's batched reads by ID, matched back with [`matched`]). Attribute decoding and
 //! "gone" handling are every service's ([`crate::providers::attrs`], re-exported here). Not here: prefix lists
 //! (no blueprint needs them yet), or anything EKS creates in the VPC.
 
@@ -80,13 +81,21 @@ pub(crate) fn id_output(id: &str) -> Attrs {
     object(json!({ "id": id }))
 }
 
-/// Every item a paged Describe call lists in `vpcs`: `request(filter, token)` sends it with the `vpc-id` filter,
-/// `split` as in [`send_pages`]. None when there are no VPCs: with no VPC to filter on the call would list the
-/// whole region.
-pub(crate) async fn in_vpcs<O, E, T, F, Fut, S>(
+/// The most values EC2 takes in one filter.
+const MAX_FILTER_VALUES: usize = 200;
+
+/// Every item a paged Describe call lists under the filter `name` (`subnet-id`, `vpc-id`, …) with any of
+/// `values`: `request(filter, token)` sends it, `split` as in [`send_pages`]. A filter rather than the call's
+/// list of IDs, because that list fails the whole call when one ID no longer exists, while a filter leaves it
+/// out; the values go in chunks of the most a filter takes. None when there are no values: with nothing to
+/// filter on, the call would list the whole region.
+///
+/// [`send_pages`]: crate::providers::send::send_pages
+pub(crate) async fn filtered<O, E, T, F, Fut, S>(
     cx: &Context,
     op: &str,
-    vpcs: &[String],
+    name: &str,
+    values: &[String],
     request: F,
     split: S,
 ) -> Result<Vec<T>>
@@ -96,11 +105,34 @@ where
     E: ProvideErrorMetadata + std::error::Error + 'static,
     S: Fn(O) -> (Vec<T>, Option<String>),
 {
-    if vpcs.is_empty() {
-        return Ok(Vec::new());
+    let mut out = Vec::new();
+    for chunk in chunks(values) {
+        let filter = Filter::builder().name(name).set_values(Some(chunk)).build();
+        out.extend(crate::providers::send::send_pages(cx, op, |token| request(filter.clone(), token), &split).await?);
     }
-    let filter = Filter::builder().name("vpc-id").set_values(Some(vpcs.to_vec())).build();
-    crate::providers::send::send_pages(cx, op, |token| request(filter.clone(), token), split).await
+    Ok(out)
+}
+
+/// `values` without repeats, in chunks of at most [`MAX_FILTER_VALUES`].
+fn chunks(values: &[String]) -> Vec<Vec<String>> {
+    let unique: std::collections::BTreeSet<&String> = values.iter().collect();
+    let unique: Vec<String> = unique.into_iter().cloned().collect();
+    unique.chunks(MAX_FILTER_VALUES).map(<[String]>::to_vec).collect()
+}
+
+/// For each ID of `items` (a kind's `read_many`), the one of `found` with that ID (`id_of`), if any.
+pub(crate) fn matched<'a, T>(
+    items: &[(String, Attrs)],
+    found: &'a [T],
+    id_of: impl Fn(&T) -> Option<&str>,
+) -> Vec<Option<&'a T>> {
+    let by_id: std::collections::HashMap<&str, &T> = found.iter().filter_map(|t| Some((id_of(t)?, t))).collect();
+    items.iter().map(|(id, _)| by_id.get(id.as_str()).copied()).collect()
+}
+
+/// The IDs of a kind's `read_many` items.
+pub(crate) fn ids(items: &[(String, Attrs)]) -> Vec<String> {
+    items.iter().map(|(id, _)| id.clone()).collect()
 }
 
 /// An EC2 ARN; the partition follows the region (China and GovCloud have their own).
@@ -124,6 +156,25 @@ pub(crate) fn missing(operation: &str, what: &str) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filter_values_are_unique_and_at_most_200_a_chunk() {
+        let ids: Vec<String> = (0..450).map(|i| format!("subnet-{i}")).chain(["subnet-7".to_string()]).collect();
+        let split = chunks(&ids);
+        assert_eq!(split.iter().map(Vec::len).collect::<Vec<_>>(), [200, 200, 50]);
+        let all: std::collections::BTreeSet<&String> = split.iter().flatten().collect();
+        assert_eq!(all.len(), 450, "every ID once");
+        assert!(chunks(&[]).is_empty(), "no values, no call");
+    }
+
+    #[test]
+    fn answers_match_back_to_their_ids_and_a_missing_one_is_none() {
+        let items: Vec<(String, Attrs)> =
+            ["rtb-2", "rtb-gone", "rtb-1"].iter().map(|id| (id.to_string(), Attrs::new())).collect();
+        let found = ["rtb-1", "rtb-2", "rtb-other"];
+        let matched = matched(&items, &found, |t| Some(*t));
+        assert_eq!(matched, [Some(&"rtb-2"), None, Some(&"rtb-1")]);
+    }
 
     #[test]
     fn arn_partition_follows_region() {

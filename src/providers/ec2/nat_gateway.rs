@@ -8,7 +8,8 @@ use serde_json::json;
 
 use super::wait::{self, Budget, Poll};
 use super::{
-    describe_one, id_output, missing, nullable, object, optional_str, remove, required_str, retag, send, tagging,
+    describe_one, filtered, id_output, ids, matched, missing, nullable, object, optional_str, remove, required_str,
+    retag, send, tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -32,19 +33,20 @@ impl Provider for NatGateway {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(nat) = describe(cx, id, &[]).await? else { return Ok(None) };
-        if is_gone(&nat) {
-            return Ok(None);
-        }
-        let addresses = nat.nat_gateway_addresses();
-        let primary = addresses.iter().find(|a| a.is_primary() == Some(true)).or(addresses.first());
-        let attrs = json!({
-            "subnet_id": nat.subnet_id(),
-            "allocation_id": nullable(primary.and_then(|a| a.allocation_id())),
-            "connectivity_type": nat.connectivity_type().map_or("public", |c| c.as_str()),
-            "tags": tagging::attr(nat.tags()),
-        });
-        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
+        Ok(describe(cx, id, &[]).await?.as_ref().and_then(observe))
+    }
+
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let found = filtered(
+            cx,
+            "ec2:DescribeNatGateways",
+            "nat-gateway-id",
+            &ids(items),
+            |f, token| cx.ec2().describe_nat_gateways().filter(f).set_next_token(token).send(),
+            |page| (page.nat_gateways.unwrap_or_default(), page.next_token),
+        )
+        .await?;
+        Ok(matched(items, &found, |n| n.nat_gateway_id()).into_iter().map(|n| n.and_then(observe)).collect())
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -130,6 +132,22 @@ impl Provider for NatGateway {
         })
         .await
     }
+}
+
+/// What `read` reports of `nat`; `None` once it is (being) deleted.
+fn observe(nat: &aws_sdk_ec2::types::NatGateway) -> Option<Observed> {
+    if is_gone(nat) {
+        return None;
+    }
+    let addresses = nat.nat_gateway_addresses();
+    let primary = addresses.iter().find(|a| a.is_primary() == Some(true)).or(addresses.first());
+    let attrs = json!({
+        "subnet_id": nat.subnet_id(),
+        "allocation_id": nullable(primary.and_then(|a| a.allocation_id())),
+        "connectivity_type": nat.connectivity_type().map_or("public", |c| c.as_str()),
+        "tags": tagging::attr(nat.tags()),
+    });
+    Some(Observed { attrs: object(attrs), outputs: id_output(nat.nat_gateway_id().unwrap_or_default()) })
 }
 
 /// Deleted gateways stay visible for about an hour; for kbp they are gone, as are failed ones (AWS deletes

@@ -102,7 +102,7 @@ fn attrs(n: &AwsInterface) -> Attrs {
 pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<AwsInterface>> {
     let request = |f, token| cx.ec2().describe_network_interfaces().filters(f).set_next_token(token).send();
     let split = |page: DescribeNetworkInterfacesOutput| (page.network_interfaces.unwrap_or_default(), page.next_token);
-    super::in_vpcs(cx, "ec2:DescribeNetworkInterfaces", vpcs, request, split).await
+    super::filtered(cx, "ec2:DescribeNetworkInterfaces", "vpc-id", vpcs, request, split).await
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::RouteState;
 use serde_json::json;
 
-use super::route_table::describe as describe_table;
+use super::route_table::{describe as describe_table, shared as shared_tables};
 use super::{id_output, nullable, object, optional_str, remove, required_str, send};
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -31,18 +31,22 @@ impl Provider for Route {
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let (table_id, destination) = parse_id(id)?;
-        let Some(route) = current(cx, table_id, destination).await? else { return Ok(None) };
-        if route.state() == Some(&RouteState::Blackhole) {
-            // Its target is gone; reported as it is, the plan sees the target differ from the one now desired.
-            tracing::warn!(id, "route is a blackhole: its target no longer exists");
-        }
-        let attrs = json!({
-            "route_table_id": table_id,
-            "destination_cidr_block": destination,
-            "gateway_id": nullable(route.gateway_id()),
-            "nat_gateway_id": nullable(route.nat_gateway_id()),
-        });
-        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
+        Ok(current(cx, table_id, destination).await?.map(|route| observe(id, (table_id, destination), &route)))
+    }
+
+    /// From the tables' one answer, shared with the table and association kinds.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let parsed = items.iter().map(|(id, _)| parse_id(id)).collect::<Result<Vec<_>>>()?;
+        let tables = shared_tables(cx, parsed.iter().map(|(table, _)| table.to_string()).collect()).await?;
+        let table_of = |id: &str| tables.iter().find(|t| t.route_table_id() == Some(id));
+        Ok(items
+            .iter()
+            .zip(&parsed)
+            .map(|((id, _), (table_id, destination))| {
+                let route = table_of(table_id).and_then(|t| in_table(t, destination));
+                route.map(|r| observe(id, (table_id, destination), r))
+            })
+            .collect())
     }
 
     /// A route for this destination in this table is the one kbp made: a table holds one route per destination.
@@ -143,10 +147,29 @@ impl<'a> Target<'a> {
     }
 }
 
+/// What `read` reports of the route `id`, which is `destination` in `table_id`.
+fn observe(id: &str, (table_id, destination): (&str, &str), route: &aws_sdk_ec2::types::Route) -> Observed {
+    if route.state() == Some(&RouteState::Blackhole) {
+        // Its target is gone; reported as it is, the plan sees the target differ from the one now desired.
+        tracing::warn!(id, "route is a blackhole: its target no longer exists");
+    }
+    let attrs = json!({
+        "route_table_id": table_id,
+        "destination_cidr_block": destination,
+        "gateway_id": nullable(route.gateway_id()),
+        "nat_gateway_id": nullable(route.nat_gateway_id()),
+    });
+    Observed { attrs: object(attrs), outputs: id_output(id) }
+}
+
 /// The route for `destination` in the table, or `None` when the table or the route is gone.
 async fn current(cx: &Context, table_id: &str, destination: &str) -> Result<Option<aws_sdk_ec2::types::Route>> {
     let table = describe_table(cx, table_id, &[]).await?;
-    Ok(table.and_then(|t| t.routes().iter().find(|r| r.destination_cidr_block() == Some(destination)).cloned()))
+    Ok(table.as_ref().and_then(|t| in_table(t, destination)).cloned())
+}
+
+fn in_table<'a>(table: &'a aws_sdk_ec2::types::RouteTable, destination: &str) -> Option<&'a aws_sdk_ec2::types::Route> {
+    table.routes().iter().find(|r| r.destination_cidr_block() == Some(destination))
 }
 
 fn route_id(table_id: &str, destination: &str) -> String {

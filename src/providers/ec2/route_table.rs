@@ -1,12 +1,17 @@
 //! `aws_route_table`: an empty route table in the VPC. Its routes and subnet associations are resources of
 //! their own (`aws_route`, `aws_route_table_association`), so each can change without touching the table.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use aws_sdk_ec2::types::ResourceType;
 use serde_json::json;
 
 use super::wait::Budget;
-use super::{describe_one, id_output, missing, object, remove, remove_when_unused, required_str, retag, send, tagging};
+use super::{
+    describe_one, filtered, id_output, ids, matched, missing, object, remove, remove_when_unused, required_str, retag,
+    send, tagging,
+};
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -19,9 +24,12 @@ impl Provider for RouteTable {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(t) = describe(cx, id, &[]).await? else { return Ok(None) };
-        let attrs = json!({ "vpc_id": t.vpc_id(), "tags": tagging::attr(t.tags()) });
-        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
+        Ok(describe(cx, id, &[]).await?.as_ref().map(observe))
+    }
+
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let tables = shared(cx, ids(items)).await?;
+        Ok(matched(items, &tables, |t| t.route_table_id()).into_iter().map(|t| t.map(observe)).collect())
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -66,6 +74,32 @@ impl Provider for RouteTable {
         })
         .await
     }
+}
+
+fn observe(t: &aws_sdk_ec2::types::RouteTable) -> Observed {
+    let attrs = json!({ "vpc_id": t.vpc_id(), "tags": tagging::attr(t.tags()) });
+    Observed { attrs: object(attrs), outputs: id_output(t.route_table_id().unwrap_or_default()) }
+}
+
+/// The route tables `ids` that still exist, for the batched reads of the table, route and association kinds,
+/// which ask for the same tables in a stack kbp made (each table has its routes and subnets): one
+/// DescribeRouteTables answer serves all three ([`crate::providers::answers`]).
+pub(super) async fn shared(cx: &Context, mut ids: Vec<String>) -> Result<Arc<Vec<aws_sdk_ec2::types::RouteTable>>> {
+    ids.sort();
+    ids.dedup();
+    let key = format!("ec2:DescribeRouteTables route-table-id={}", ids.join(","));
+    cx.answers
+        .get(&key, || {
+            filtered(
+                cx,
+                "ec2:DescribeRouteTables",
+                "route-table-id",
+                &ids,
+                |f, token| cx.ec2().describe_route_tables().filters(f).set_next_token(token).send(),
+                |page| (page.route_tables.unwrap_or_default(), page.next_token),
+            )
+        })
+        .await
 }
 
 /// The route table `id`, or `None` when AWS does not know it; shared with the route and association kinds,

@@ -5,7 +5,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, RouteTableAssociation as Association, RouteTableAssociationStateCode};
 use serde_json::json;
 
-use super::{id_output, missing, object, remove, required_str, send};
+use super::route_table::shared as shared_tables;
+use super::{id_output, matched, missing, object, optional_str, remove, required_str, send};
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -19,9 +20,27 @@ impl Provider for RouteTableAssociation {
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let found = associations(cx, "association.route-table-association-id", id).await?;
-        let Some(a) = found.iter().find(|a| a.route_table_association_id() == Some(id)) else { return Ok(None) };
-        let attrs = json!({ "subnet_id": a.subnet_id(), "route_table_id": a.route_table_id() });
-        Ok(Some(Observed { attrs: object(attrs), outputs: id_output(id) }))
+        Ok(found.iter().find(|a| a.route_table_association_id() == Some(id)).map(observe))
+    }
+
+    /// From the answer for the tables state names, shared with the table and route kinds. An association stays
+    /// in its table for life (moving the subnet makes a new one), so its table in state is where it is, if
+    /// anywhere; one without a table in state (an edited state) is read alone.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let tables: Vec<String> =
+            items.iter().filter_map(|(_, prior)| optional_str(prior, "route_table_id")).map(str::to_string).collect();
+        let tables = shared_tables(cx, tables).await?;
+        let live: Vec<Association> =
+            tables.iter().flat_map(|t| t.associations()).filter(|a| is_live(a)).cloned().collect();
+        let mut out = Vec::new();
+        for ((id, prior), found) in items.iter().zip(matched(items, &live, |a| a.route_table_association_id())) {
+            out.push(match (found, optional_str(prior, "route_table_id")) {
+                (Some(a), _) => Some(observe(a)),
+                (None, Some(_)) => None,
+                (None, None) => self.read(cx, id, prior).await?,
+            });
+        }
+        Ok(out)
     }
 
     /// The subnet's association with the desired table; an association with another table is not kbp's.
@@ -73,6 +92,11 @@ impl Provider for RouteTableAssociation {
         remove(cx, "ec2:DisassociateRouteTable", &[], || cx.ec2().disassociate_route_table().association_id(id).send())
             .await
     }
+}
+
+fn observe(a: &Association) -> Observed {
+    let attrs = json!({ "subnet_id": a.subnet_id(), "route_table_id": a.route_table_id() });
+    Observed { attrs: object(attrs), outputs: id_output(a.route_table_association_id().unwrap_or_default()) }
 }
 
 /// The live associations of every route table matching `filter = value`.

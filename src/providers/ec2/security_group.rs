@@ -22,7 +22,9 @@ use serde_json::json;
 
 use super::tagging::{self, Tagged};
 use super::wait::Budget;
-use super::{arn, describe_one, missing, object, remove, remove_when_unused, required_str, send};
+use super::{
+    arn, describe_one, filtered, ids, matched, missing, object, remove, remove_when_unused, required_str, send,
+};
 use crate::graph::{kinds, Attrs};
 use crate::providers::tags::STACK;
 use crate::providers::{
@@ -47,14 +49,20 @@ impl Provider for SecurityGroup {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(g) = describe(cx, id, &[]).await? else { return Ok(None) };
-        let attrs = json!({
-            "name": g.group_name(),
-            "description": g.description(),
-            "vpc_id": g.vpc_id(),
-            "tags": tagging::attr(g.tags()),
-        });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(cx, &g) }))
+        Ok(describe(cx, id, &[]).await?.map(|g| observe(cx, &g)))
+    }
+
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let found = filtered(
+            cx,
+            "ec2:DescribeSecurityGroups",
+            "group-id",
+            &ids(items),
+            |f, token| cx.ec2().describe_security_groups().filters(f).set_next_token(token).send(),
+            |page| (page.security_groups.unwrap_or_default(), page.next_token),
+        )
+        .await?;
+        Ok(matched(items, &found, |g| g.group_id()).into_iter().map(|g| g.map(|g| observe(cx, g))).collect())
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -171,7 +179,7 @@ fn referenced(g: &Group) -> Vec<String> {
 pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>> {
     let request = |f, token| cx.ec2().describe_security_groups().filters(f).set_next_token(token).send();
     let split = |page: DescribeSecurityGroupsOutput| (page.security_groups.unwrap_or_default(), page.next_token);
-    super::in_vpcs(cx, "ec2:DescribeSecurityGroups", vpcs, request, split).await
+    super::filtered(cx, "ec2:DescribeSecurityGroups", "vpc-id", vpcs, request, split).await
 }
 
 /// Revokes the parts of rules that name `id` from the other groups in its VPC that go with the stack: every
@@ -315,6 +323,16 @@ fn vanished(id: &str) -> ProviderError {
 async fn applied(cx: &Context, id: &str) -> Result<Applied> {
     let g = describe(cx, id, &[NOT_FOUND]).await?.ok_or_else(|| vanished(id))?;
     Ok(Applied { id: id.to_string(), outputs: outputs(cx, &g) })
+}
+
+fn observe(cx: &Context, g: &Group) -> Observed {
+    let attrs = json!({
+        "name": g.group_name(),
+        "description": g.description(),
+        "vpc_id": g.vpc_id(),
+        "tags": tagging::attr(g.tags()),
+    });
+    Observed { attrs: object(attrs), outputs: outputs(cx, g) }
 }
 
 fn outputs(cx: &Context, g: &Group) -> Attrs {

@@ -6,7 +6,9 @@ use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType};
 use serde_json::json;
 
 use super::wait::Budget;
-use super::{bool_attr, describe_one, missing, object, remove_when_unused, required_str, send, tagging};
+use super::{
+    bool_attr, describe_one, filtered, ids, matched, missing, object, remove_when_unused, required_str, send, tagging,
+};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -25,15 +27,20 @@ impl Provider for Subnet {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(s) = describe(cx, id, &[]).await? else { return Ok(None) };
-        let attrs = json!({
-            "vpc_id": s.vpc_id(),
-            "cidr_block": s.cidr_block(),
-            "availability_zone": s.availability_zone(),
-            "map_public_ip_on_launch": s.map_public_ip_on_launch().unwrap_or(false),
-            "tags": tagging::attr(s.tags()),
-        });
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(&s) }))
+        Ok(describe(cx, id, &[]).await?.as_ref().map(observe))
+    }
+
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let found = filtered(
+            cx,
+            "ec2:DescribeSubnets",
+            "subnet-id",
+            &ids(items),
+            |f, token| cx.ec2().describe_subnets().filters(f).set_next_token(token).send(),
+            |page| (page.subnets.unwrap_or_default(), page.next_token),
+        )
+        .await?;
+        Ok(matched(items, &found, |s| s.subnet_id()).into_iter().map(|s| s.map(observe)).collect())
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -81,6 +88,17 @@ impl Provider for Subnet {
 pub(crate) async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Subnet>> {
     let request = || cx.ec2().describe_subnets().subnet_ids(id).send();
     describe_one(cx, "ec2:DescribeSubnets", transient, id, request, |out| out.subnets(), |s| s.subnet_id()).await
+}
+
+fn observe(s: &aws_sdk_ec2::types::Subnet) -> Observed {
+    let attrs = json!({
+        "vpc_id": s.vpc_id(),
+        "cidr_block": s.cidr_block(),
+        "availability_zone": s.availability_zone(),
+        "map_public_ip_on_launch": s.map_public_ip_on_launch().unwrap_or(false),
+        "tags": tagging::attr(s.tags()),
+    });
+    Observed { attrs: object(attrs), outputs: outputs(s) }
 }
 
 async fn set_map_public_ip(cx: &Context, id: &str, on: bool) -> Result<()> {

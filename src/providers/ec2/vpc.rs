@@ -1,12 +1,17 @@
 //! `aws_vpc`: the cluster's VPC, its DNS settings and the defaults AWS makes with it (the default security group
 //! and the main route table, which other resources reference as outputs).
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttributeName, VpcState};
 use serde_json::{json, Value};
 
 use super::wait::{self, Budget, Poll};
-use super::{arn, bool_attr, describe_one, missing, object, remove_when_unused, required_str, send, tagging};
+use super::{
+    arn, bool_attr, describe_one, filtered, ids, matched, missing, object, remove_when_unused, required_str, send,
+    tagging,
+};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -23,15 +28,36 @@ impl Provider for Vpc {
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(vpc) = describe(cx, id, &[]).await? else { return Ok(None) };
-        let dns = Dns::read(cx, id).await?;
-        let attrs = json!({
-            "cidr_block": vpc.cidr_block(),
-            "enable_dns_support": dns.support,
-            "enable_dns_hostnames": dns.hostnames,
-            "tags": tagging::attr(vpc.tags()),
-        });
         let defaults = Defaults::look_up(cx, id).await?;
-        Ok(Some(Observed { attrs: object(attrs), outputs: outputs(cx, &vpc, &defaults) }))
+        Ok(Some(observe(cx, &vpc, Dns::read(cx, id).await?, &defaults)))
+    }
+
+    /// The VPCs and their defaults in one call each; the DNS settings are one call per VPC and setting, as
+    /// DescribeVpcAttribute takes one of each.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let found = filtered(
+            cx,
+            "ec2:DescribeVpcs",
+            "vpc-id",
+            &ids(items),
+            |f, token| cx.ec2().describe_vpcs().filters(f).set_next_token(token).send(),
+            |page| (page.vpcs.unwrap_or_default(), page.next_token),
+        )
+        .await?;
+        let live: Vec<String> = found.iter().filter_map(|v| v.vpc_id().map(str::to_string)).collect();
+        let mut defaults = Defaults::of(cx, &live).await?;
+        let mut out = Vec::new();
+        for vpc in matched(items, &found, |v| v.vpc_id()) {
+            out.push(match vpc {
+                Some(vpc) => {
+                    let id = vpc.vpc_id().unwrap_or_default();
+                    let defaults = defaults.remove(id).unwrap_or_default();
+                    Some(observe(cx, vpc, Dns::read(cx, id).await?, &defaults))
+                }
+                None => None,
+            });
+        }
+        Ok(out)
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -92,6 +118,16 @@ impl Provider for Vpc {
         let (op, what) = ("ec2:DeleteVpc", format!("VPC {id}"));
         remove_when_unused(cx, op, &what, &[], Budget::minutes(5), || cx.ec2().delete_vpc().vpc_id(id).send()).await
     }
+}
+
+fn observe(cx: &Context, vpc: &aws_sdk_ec2::types::Vpc, dns: Dns, defaults: &Defaults) -> Observed {
+    let attrs = json!({
+        "cidr_block": vpc.cidr_block(),
+        "enable_dns_support": dns.support,
+        "enable_dns_hostnames": dns.hostnames,
+        "tags": tagging::attr(vpc.tags()),
+    });
+    Observed { attrs: object(attrs), outputs: outputs(cx, vpc, defaults) }
 }
 
 /// The VPC `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
@@ -166,6 +202,7 @@ async fn modify_attribute(cx: &Context, id: &str, name: VpcAttributeName, on: bo
 }
 
 /// What AWS makes along with a VPC and other resources reference.
+#[derive(Default)]
 struct Defaults {
     security_group_id: Option<String>,
     main_route_table_id: Option<String>,
@@ -173,21 +210,47 @@ struct Defaults {
 
 impl Defaults {
     async fn look_up(cx: &Context, vpc_id: &str) -> Result<Defaults> {
-        let filter = |name: &str, value: &str| Filter::builder().name(name).values(value).build();
-        let (in_vpc, default, main) =
-            (filter("vpc-id", vpc_id), filter("group-name", "default"), filter("association.main", "true"));
-        let groups = send(cx, "ec2:DescribeSecurityGroups", &[], || {
-            cx.ec2().describe_security_groups().filters(in_vpc.clone()).filters(default.clone()).send()
-        })
+        Ok(Self::of(cx, &[vpc_id.to_string()]).await?.remove(vpc_id).unwrap_or_default())
+    }
+
+    /// The defaults of each of `vpcs`, by VPC ID: one call for the groups and one for the tables.
+    async fn of(cx: &Context, vpcs: &[String]) -> Result<HashMap<String, Defaults>> {
+        let (default, main) = (
+            Filter::builder().name("group-name").values("default").build(),
+            Filter::builder().name("association.main").values("true").build(),
+        );
+        let groups = filtered(
+            cx,
+            "ec2:DescribeSecurityGroups",
+            "vpc-id",
+            vpcs,
+            |f, token| {
+                cx.ec2().describe_security_groups().filters(f).filters(default.clone()).set_next_token(token).send()
+            },
+            |page| (page.security_groups.unwrap_or_default(), page.next_token),
+        )
         .await?;
-        let tables = send(cx, "ec2:DescribeRouteTables", &[], || {
-            cx.ec2().describe_route_tables().filters(in_vpc.clone()).filters(main.clone()).send()
-        })
+        let tables = filtered(
+            cx,
+            "ec2:DescribeRouteTables",
+            "vpc-id",
+            vpcs,
+            |f, token| cx.ec2().describe_route_tables().filters(f).filters(main.clone()).set_next_token(token).send(),
+            |page| (page.route_tables.unwrap_or_default(), page.next_token),
+        )
         .await?;
-        Ok(Defaults {
-            security_group_id: groups.security_groups().first().and_then(|g| g.group_id()).map(str::to_string),
-            main_route_table_id: tables.route_tables().first().and_then(|t| t.route_table_id()).map(str::to_string),
-        })
+        let mut out: HashMap<String, Defaults> = HashMap::new();
+        for g in &groups {
+            if let (Some(vpc), Some(id)) = (g.vpc_id(), g.group_id()) {
+                out.entry(vpc.to_string()).or_default().security_group_id.get_or_insert_with(|| id.to_string());
+            }
+        }
+        for t in &tables {
+            if let (Some(vpc), Some(id)) = (t.vpc_id(), t.route_table_id()) {
+                out.entry(vpc.to_string()).or_default().main_route_table_id.get_or_insert_with(|| id.to_string());
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -63,7 +63,7 @@ impl Leftover for VpcEndpoint {
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         let request = |f, token| cx.ec2().describe_vpc_endpoints().filters(f).set_next_token(token).send();
         let split = |page: DescribeVpcEndpointsOutput| (page.vpc_endpoints.unwrap_or_default(), page.next_token);
-        let all = super::in_vpcs(cx, "ec2:DescribeVpcEndpoints", scope.vpc_ids, request, split).await?;
+        let all = super::filtered(cx, "ec2:DescribeVpcEndpoints", "vpc-id", scope.vpc_ids, request, split).await?;
         let mut found = Vec::new();
         for e in all {
             let Some(id) = e.vpc_endpoint_id() else { continue };

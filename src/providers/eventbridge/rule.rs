@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::targets;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
-use crate::providers::send::send;
+use crate::providers::send::{send, send_pages};
 use crate::providers::{spec, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Rule;
@@ -58,23 +58,35 @@ impl Provider for Rule {
 
     async fn read(&self, cx: &Context, name: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let Some(rule) = describe(cx, name).await? else { return Ok(None) };
-        let Some(found) = targets::list(cx, name).await? else { return Ok(None) };
-        let arn = rule_arn(&rule, name)?;
-        let Some(tags) = list_tags(cx, &arn).await? else { return Ok(None) };
-        let event_pattern = match rule.event_pattern() {
-            Some(text) => parse_pattern(name, text)?,
-            None => Value::Null,
+        let listed = Listed {
+            arn: rule_arn(&rule, name)?,
+            description: rule.description,
+            event_pattern: rule.event_pattern,
+            state: rule.state,
         };
-        let target = reported_target(&found, prior.get("target_id").and_then(Value::as_str));
-        let mut attrs = Attrs::new();
-        attrs.insert("name".into(), json!(name));
-        attrs.insert("description".into(), json!(rule.description()));
-        attrs.insert("event_pattern".into(), event_pattern);
-        attrs.insert("state".into(), json!(rule.state().map(RuleState::as_str)));
-        attrs.insert("target_id".into(), json!(target.map(Target::id)));
-        attrs.insert("target_arn".into(), json!(target.map(Target::arn)));
-        attrs.insert("tags".into(), Value::Object(tags::user_tags(tags)));
-        Ok(Some(Observed { attrs, outputs: outputs(name, &arn) }))
+        observe(cx, name, listed, prior).await
+    }
+
+    /// The rules in one ListRules by their names' common prefix; their targets and tags, which it leaves out,
+    /// one call each per rule (EventBridge has no call that lists them for many rules).
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let names: Vec<&str> = items.iter().map(|(name, _)| name.as_str()).collect();
+        let prefix = common_prefix(&names);
+        let listed = send_pages(
+            cx,
+            "events:ListRules",
+            |token| {
+                let prefix = Some(prefix.to_string()).filter(|p| !p.is_empty());
+                cx.eventbridge().list_rules().set_name_prefix(prefix).set_next_token(token).send()
+            },
+            |page| (page.rules.unwrap_or_default(), page.next_token),
+        )
+        .await?;
+        let reads = items.iter().map(|(name, prior)| {
+            let rule = listed.iter().find(|r| r.name() == Some(name.as_str())).cloned();
+            observe_listed(cx, name, rule, prior)
+        });
+        futures::future::try_join_all(reads).await
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -126,6 +138,61 @@ impl Provider for Rule {
     }
 }
 
+/// What DescribeRule and ListRules both say of a rule.
+struct Listed {
+    arn: String,
+    description: Option<String>,
+    event_pattern: Option<String>,
+    state: Option<RuleState>,
+}
+
+/// What `read` reports of the rule `name`, with its targets and tags read; `None` when it is gone meanwhile.
+async fn observe(cx: &Context, name: &str, rule: Listed, prior: &Attrs) -> Result<Option<Observed>> {
+    let Some(found) = targets::list(cx, name).await? else { return Ok(None) };
+    let Some(tags) = list_tags(cx, &rule.arn).await? else { return Ok(None) };
+    let event_pattern = match &rule.event_pattern {
+        Some(text) => parse_pattern(name, text)?,
+        None => Value::Null,
+    };
+    let target = reported_target(&found, prior.get("target_id").and_then(Value::as_str));
+    let mut attrs = Attrs::new();
+    attrs.insert("name".into(), json!(name));
+    attrs.insert("description".into(), json!(rule.description));
+    attrs.insert("event_pattern".into(), event_pattern);
+    attrs.insert("state".into(), json!(rule.state.as_ref().map(RuleState::as_str)));
+    attrs.insert("target_id".into(), json!(target.map(Target::id)));
+    attrs.insert("target_arn".into(), json!(target.map(Target::arn)));
+    attrs.insert("tags".into(), Value::Object(tags::user_tags(tags)));
+    Ok(Some(Observed { attrs, outputs: outputs(name, &rule.arn) }))
+}
+
+/// [`observe`] of what ListRules said of the rule `name`; `None` when it did not list it.
+async fn observe_listed(
+    cx: &Context,
+    name: &str,
+    rule: Option<aws_sdk_eventbridge::types::Rule>,
+    prior: &Attrs,
+) -> Result<Option<Observed>> {
+    let Some(rule) = rule else { return Ok(None) };
+    let arn = rule.arn.ok_or_else(|| no_arn("events:ListRules", name))?;
+    let listed = Listed { arn, description: rule.description, event_pattern: rule.event_pattern, state: rule.state };
+    observe(cx, name, listed, prior).await
+}
+
+/// The longest prefix all `names` share: ListRules takes one prefix.
+fn common_prefix<'a>(names: &[&'a str]) -> &'a str {
+    let Some(first) = names.first() else { return "" };
+    let mut len = first.len();
+    for name in &names[1..] {
+        len = first.bytes().zip(name.bytes()).take(len).take_while(|(a, b)| a == b).count();
+    }
+    // Rule names are ASCII, but a prefix must still end on a character boundary.
+    while !first.is_char_boundary(len) {
+        len -= 1;
+    }
+    &first[..len]
+}
+
 /// Creates or overwrites the rule (on the default bus, in the spec's state) and returns its ARN. `tags` only take effect
 /// when the rule is new.
 async fn put_rule(cx: &Context, spec: &Spec, tags: Option<Vec<Tag>>) -> Result<String> {
@@ -154,10 +221,12 @@ async fn describe(cx: &Context, name: &str) -> Result<Option<DescribeRuleOutput>
 }
 
 fn rule_arn(rule: &DescribeRuleOutput, name: &str) -> Result<String> {
-    rule.arn().map(str::to_string).ok_or_else(|| {
-        ProviderError::new("events:DescribeRule", "", format!("AWS described rule {name} without its ARN"))
-            .with_hint("retry; if it persists, the endpoint (AWS_ENDPOINT_URL?) may not be a real EventBridge API")
-    })
+    rule.arn().map(str::to_string).ok_or_else(|| no_arn("events:DescribeRule", name))
+}
+
+fn no_arn(op: &str, name: &str) -> ProviderError {
+    ProviderError::new(op, "", format!("AWS described rule {name} without its ARN"))
+        .with_hint("retry; if it persists, the endpoint (AWS_ENDPOINT_URL?) may not be a real EventBridge API")
 }
 
 /// The target `read` reports: the one kbp manages (by the ID last applied) if it is there, else the only or
@@ -264,6 +333,15 @@ mod tests {
         assert_eq!(reported_target(&found, Some("managed")).map(Target::id), Some("managed"));
         assert_eq!(reported_target(&found, Some("gone")).map(Target::id), Some("other"));
         assert!(reported_target(&[], Some("managed")).is_none());
+    }
+
+    #[test]
+    fn rules_are_listed_by_the_prefix_their_names_share() {
+        let names = ["sbx-SpotInterruption", "sbx-Rebalance", "sbx-ScheduledChange"];
+        assert_eq!(common_prefix(&names), "sbx-");
+        assert_eq!(common_prefix(&["sbx-Rebalance"]), "sbx-Rebalance");
+        assert_eq!(common_prefix(&["a-x", "b-x"]), "", "nothing shared: every rule is listed");
+        assert_eq!(common_prefix(&[]), "");
     }
 
     #[test]

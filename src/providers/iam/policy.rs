@@ -12,7 +12,7 @@ use super::common::{
     DELETE_CONFLICT,
 };
 use super::tagging::{self, Tagged};
-use super::{policy_doc, role_policy_attachment};
+use super::{details, policy_doc, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
 use crate::providers::sts::caller_identity;
 use crate::providers::tags::user_tags;
@@ -40,14 +40,29 @@ impl Provider for Policy {
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let Some(policy) = Described::get(cx, id).await? else { return Ok(None) };
         let Some(doc) = absent_if_gone(default_document(cx, &policy).await)? else { return Ok(None) };
-        let attrs = json!({
-            "name": policy.policy_name().unwrap_or_default(),
-            "path": policy.path().unwrap_or("/"),
-            "description": policy.description().unwrap_or(""),
-            "policy": policy_doc::normalize(doc),
-            "tags": user_tags(tagging::from_iam(policy.tags())),
-        });
-        Ok(Some(Observed { attrs: object(attrs), outputs: applied(&policy)?.outputs }))
+        observe(&policy, doc).map(Some)
+    }
+
+    /// The documents from the account details; the tags, which those leave out, one GetPolicy per policy.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let details = details::shared(cx).await?;
+        let read_one = |arn: &str| {
+            let details = details.clone();
+            let arn = arn.to_string();
+            async move {
+                let Some(policy) = Described::get(cx, &arn).await? else { return Ok(None) };
+                let doc = match details.default_document(&arn) {
+                    Some(raw) => policy_doc::from_aws("iam:GetAccountAuthorizationDetails", raw)?,
+                    // Made after the details were read.
+                    None => match absent_if_gone(default_document(cx, &policy).await)? {
+                        Some(doc) => doc,
+                        None => return Ok(None),
+                    },
+                };
+                observe(&policy, doc).map(Some)
+            }
+        };
+        futures::future::try_join_all(items.iter().map(|(arn, _)| read_one(arn))).await
     }
 
     /// Names are deterministic and the ARN follows from the name, the path and the account.
@@ -118,6 +133,18 @@ type Described = aws_sdk_iam::types::Policy;
 
 common::entity!(Described, "policy", "iam:GetPolicy", |cx, arn| cx.iam().get_policy().policy_arn(arn), |out| out
     .policy);
+
+/// What `read` reports of `policy`, whose default version holds `doc`.
+fn observe(policy: &Described, doc: Value) -> Result<Observed> {
+    let attrs = json!({
+        "name": policy.policy_name().unwrap_or_default(),
+        "path": policy.path().unwrap_or("/"),
+        "description": policy.description().unwrap_or(""),
+        "policy": policy_doc::normalize(doc),
+        "tags": user_tags(tagging::from_iam(policy.tags())),
+    });
+    Ok(Observed { attrs: object(attrs), outputs: applied(policy)?.outputs })
+}
 
 async fn default_document(cx: &Context, policy: &Described) -> Result<Value> {
     const OP: &str = "iam:GetPolicyVersion";

@@ -11,7 +11,7 @@ use super::common::{
     DELETE_CONFLICT,
 };
 use super::tagging::{self, Tagged};
-use super::{instance_profile, policy_doc, role_policy, role_policy_attachment};
+use super::{details, instance_profile, policy_doc, role_policy, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
 use crate::providers::tags::user_tags;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -38,20 +38,21 @@ impl Provider for Role {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(role) = Described::get(cx, id).await? else { return Ok(None) };
-        let trust = match role.assume_role_policy_document() {
-            Some(doc) => policy_doc::normalize(policy_doc::from_aws("iam:GetRole", doc)?),
-            None => Value::Null,
-        };
-        let attrs = json!({
-            "name": role.role_name(),
-            "path": role.path(),
-            "description": role.description().unwrap_or(""),
-            "assume_role_policy": trust,
-            "max_session_duration": role.max_session_duration().unwrap_or(DEFAULT_MAX_SESSION),
-            "tags": user_tags(tagging::from_iam(role.tags())),
-        });
-        Ok(Some(Observed { attrs: object(attrs), outputs: applied(&role).outputs }))
+        Described::get(cx, id).await?.map(|role| observe("iam:GetRole", &role)).transpose()
+    }
+
+    /// ListRoles for all but the tags, which it leaves out; the account details for those.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let (listed, details) = futures::try_join!(list(cx), details::shared(cx))?;
+        items
+            .iter()
+            .map(|(name, _)| {
+                let listed = listed.iter().find(|r| r.role_name() == name);
+                let Some((mut role, detail)) = listed.cloned().zip(details.role(name)) else { return Ok(None) };
+                role.tags = detail.tags.clone();
+                observe("iam:ListRoles", &role).map(Some)
+            })
+            .collect()
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -132,6 +133,31 @@ impl Provider for Role {
 pub(super) type Described = aws_sdk_iam::types::Role;
 
 common::entity!(Described, "role", "iam:GetRole", |cx, name| cx.iam().get_role().role_name(name), |out| out.role);
+
+/// What `read` reports of `role`, as `op` returned it with its tags.
+fn observe(op: &str, role: &Described) -> Result<Observed> {
+    let trust = match role.assume_role_policy_document() {
+        Some(doc) => policy_doc::normalize(policy_doc::from_aws(op, doc)?),
+        None => Value::Null,
+    };
+    let attrs = json!({
+        "name": role.role_name(),
+        "path": role.path(),
+        "description": role.description().unwrap_or(""),
+        "assume_role_policy": trust,
+        "max_session_duration": role.max_session_duration().unwrap_or(DEFAULT_MAX_SESSION),
+        "tags": user_tags(tagging::from_iam(role.tags())),
+    });
+    Ok(Observed { attrs: object(attrs), outputs: applied(role).outputs })
+}
+
+/// Every role of the account, without their tags (ListRoles leaves them out).
+async fn list(cx: &Context) -> Result<Vec<Described>> {
+    send(cx, "iam:ListRoles", &[], || async {
+        cx.iam().list_roles().into_paginator().page_size(1000).items().send().collect::<Result<Vec<_>, _>>().await
+    })
+    .await
+}
 
 fn applied(role: &Described) -> Applied {
     let outputs = json!({

@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 
 use super::common::{absent_if_gone, remove, required, send, OnRole};
-use super::policy_doc;
+use super::{details, policy_doc};
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -29,9 +29,24 @@ impl Provider for RolePolicy {
         let (role, name) = LINK.split(id)?;
         let r = send(cx, OP, &[], || cx.iam().get_role_policy().role_name(role).policy_name(name).send()).await;
         let Some(out) = absent_if_gone(r)? else { return Ok(None) };
-        let mut attrs = LINK.attrs(role, name);
-        attrs.insert("policy".to_string(), policy_doc::normalize(policy_doc::from_aws(OP, out.policy_document())?));
-        Ok(Some(Observed { attrs, outputs: LINK.applied(role, name).outputs }))
+        observe(OP, role, name, out.policy_document()).map(Some)
+    }
+
+    /// From the account details: each role's inline policies with their documents.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let details = details::shared(cx).await?;
+        items
+            .iter()
+            .map(|(id, _)| {
+                let (role, name) = LINK.split(id)?;
+                let inline = details.role(role).map(|r| r.role_policy_list()).unwrap_or_default();
+                let Some(doc) = inline.iter().find(|p| p.policy_name() == Some(name)).and_then(|p| p.policy_document())
+                else {
+                    return Ok(None);
+                };
+                observe("iam:GetAccountAuthorizationDetails", role, name, doc).map(Some)
+            })
+            .collect()
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
@@ -47,6 +62,13 @@ impl Provider for RolePolicy {
         let (role, name) = LINK.split(id)?;
         delete(cx, role, name).await
     }
+}
+
+/// What `read` reports of the inline policy `name` of `role`, whose document `op` returned as `doc`.
+fn observe(op: &str, role: &str, name: &str, doc: &str) -> Result<Observed> {
+    let mut attrs = LINK.attrs(role, name);
+    attrs.insert("policy".to_string(), policy_doc::normalize(policy_doc::from_aws(op, doc)?));
+    Ok(Observed { attrs, outputs: LINK.applied(role, name).outputs })
 }
 
 async fn put(cx: &Context, a: &Attrs) -> Result<Applied> {

@@ -4,6 +4,7 @@
 use async_trait::async_trait;
 
 use super::common::{absent_if_gone, remove, send, OnRole};
+use super::details;
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -22,10 +23,20 @@ impl Provider for RolePolicyAttachment {
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let (role, policy_arn) = LINK.split(id)?;
         let Some(attached) = absent_if_gone(attached_policy_arns(cx, role).await)? else { return Ok(None) };
-        if !attached.iter().any(|a| a == policy_arn) {
-            return Ok(None);
-        }
-        Ok(Some(Observed { attrs: LINK.attrs(role, policy_arn), outputs: LINK.applied(role, policy_arn).outputs }))
+        Ok(attached.iter().any(|a| a == policy_arn).then(|| observe(role, policy_arn)))
+    }
+
+    /// From the account details: each role's attached managed policies.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        let details = details::shared(cx).await?;
+        items
+            .iter()
+            .map(|(id, _)| {
+                let (role, policy_arn) = LINK.split(id)?;
+                let attached = details.role(role).map(|r| r.attached_managed_policies()).unwrap_or_default();
+                Ok(attached.iter().any(|a| a.policy_arn() == Some(policy_arn)).then(|| observe(role, policy_arn)))
+            })
+            .collect()
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
@@ -55,6 +66,10 @@ impl Provider for RolePolicyAttachment {
         let (role, policy_arn) = LINK.split(id)?;
         detach(cx, role, policy_arn).await
     }
+}
+
+fn observe(role: &str, policy_arn: &str) -> Observed {
+    Observed { attrs: LINK.attrs(role, policy_arn), outputs: LINK.applied(role, policy_arn).outputs }
 }
 
 /// The ARNs of the managed policies attached to `role`.
