@@ -116,3 +116,44 @@ async fn a_batch_still_notices_what_was_deleted_outside_kbp() {
     want.sort();
     assert_eq!(planned, want, "{}", plan["changes"]);
 }
+
+/// A no-op plan's Kubernetes calls, as the clusters' audit logs count them ("verb resource"), made after `from`
+/// entries.
+fn kube_calls(em: &Emulator, from: usize) -> BTreeMap<String, u64> {
+    let mut calls = BTreeMap::new();
+    for e in em.kube_audit().into_iter().skip(from) {
+        let what = e["objectRef"]["resource"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| e["requestURI"].as_str().unwrap_or("?").split('?').next().unwrap_or("?").to_string());
+        *calls.entry(format!("{} {what}", e["verb"].as_str().unwrap_or("?"))).or_insert(0) += 1;
+    }
+    calls
+}
+
+#[test]
+fn a_no_op_plans_kubernetes_calls_do_not_grow_with_the_number_of_nodepools() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("karpenter-mng");
+    let bp = ws.blueprint_arg();
+    kbp_ok(&em, &["apply", bp, "--auto-approve"], ws.path());
+    let plan = || {
+        let from = em.kube_audit().len();
+        let out = kbp(&em, &["plan", bp, "--detailed-exitcode"], ws.path());
+        assert_exit_code(&out, 0, "a no-op plan");
+        kube_calls(&em, from)
+    };
+    let one = plan();
+
+    let extra: String =
+        (1..20).map(|i| format!("\n[node_pools.extra{i:02}]\nnode_class = \"default\"\nweight = {i}\n")).collect();
+    ws.write_blueprint(&(ws.read_blueprint() + &extra));
+    kbp_ok(&em, &["apply", bp, "--auto-approve"], ws.path());
+    let twenty = plan();
+
+    let total = |c: &BTreeMap<String, u64>| c.values().sum::<u64>();
+    assert!(total(&one) > 0, "the audit log saw kbp's calls: {one:?}");
+    assert_eq!(total(&one), total(&twenty), "1 pool: {one:?}\n20 pools: {twenty:?}");
+    assert_eq!(one.get("list nodepools"), Some(&1), "the pools are read with one LIST: {one:?}");
+    assert_eq!(twenty.get("get nodepools"), None, "and no GET each: {twenty:?}");
+}

@@ -177,6 +177,32 @@ impl Emulator {
         std::fs::read_to_string(self.state_dir().join("moto.log")).unwrap_or_default()
     }
 
+    /// Every request kbp (or anyone outside system:masters and the control plane) made to this emulator's
+    /// clusters' API servers, from their audit logs (scripts/kube.sh), oldest first per cluster; waits until the
+    /// log stops growing, since the server writes an entry just after it answers.
+    pub fn kube_audit(&self) -> Vec<serde_json::Value> {
+        let read = || -> Vec<serde_json::Value> {
+            let logs = std::fs::read_dir(self.state_dir().join("kube")).into_iter().flatten().flatten();
+            logs.flat_map(|d| {
+                std::fs::read_to_string(d.path().join("plane/audit.log"))
+                    .unwrap_or_default()
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+        };
+        let mut seen = read();
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let now = read();
+            if now.len() == seen.len() {
+                return now;
+            }
+            seen = now;
+        }
+    }
+
     fn state_dir(&self) -> PathBuf {
         self.dir.path().join("emulator")
     }
