@@ -118,11 +118,14 @@ class ClusterHandlers(EKSHandlers):
             raise invalid_parameter(f"unsupported Kubernetes version {version}", clusterName=name)
         requested = body.get("resourcesVpcConfig") or {}
         vpc_id = vpc_of_subnets(backend, name, requested.get("subnetIds"), min_zones=2)
+        # ACTIVE the profile's delay after the request, as in AWS: starting the control plane (seconds) is part of
+        # the cluster's creation, not added to it.
+        deadline = lifecycle.deadline("eks.create_cluster")
         result = super().create_cluster()
         cluster = backend.clusters[name]
         cluster.version = version
         self._complete(cluster, body, vpc_id)
-        lifecycle.begin(cluster, "status", "CREATING", ACTIVE, lifecycle.deadline("eks.create_cluster"))
+        lifecycle.begin(cluster, "status", "CREATING", ACTIVE, deadline)
         return result
 
     def _complete(self, cluster: Any, body: dict[str, Any], vpc_id: str) -> None:
