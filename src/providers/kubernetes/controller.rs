@@ -269,14 +269,19 @@ impl Provider for Controller {
         // The Deployment first, waiting for its pods to stop (no controller acting while the rest goes).
         let hint = "the controller pods are still terminating; check them with `kubectl get pods -n <namespace>`";
         session.delete_and_wait(&deployment_ref(namespace), true, &address(), DELETE, hint).await?;
-        let objects = render(prior).unwrap_or_default();
-        for object in objects.iter().rev() {
-            let r = ObjectRef::of(object)?;
-            if r.kind == "Namespace" {
+        let objects: Vec<ObjectRef> =
+            render(prior).unwrap_or_default().iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
+        let (namespaces, rest): (Vec<ObjectRef>, Vec<ObjectRef>) =
+            objects.into_iter().filter(|r| r.kind != "Deployment").partition(|r| r.kind == "Namespace");
+        futures::future::try_join_all(rest.iter().map(|r| session.delete(r, false))).await?;
+        for r in &namespaces {
+            // In a destroy the cluster goes next: once the controller's pods have stopped, the namespace
+            // controller's cleanup (seconds) need not be waited for.
+            if cx.destroying {
+                session.delete(r, false).await?;
+            } else {
                 let hint = "the namespace still holds objects; check `kubectl get all -n <namespace>`";
-                session.delete_and_wait(&r, false, &address(), DELETE, hint).await?;
-            } else if r.kind != "Deployment" {
-                session.delete(&r, false).await?;
+                session.delete_and_wait(r, false, &address(), DELETE, hint).await?;
             }
         }
         remove_retired(&session).await?;
