@@ -43,6 +43,27 @@ class Failed(Exception):
     pass
 
 
+def timeline(stdout: str, wall: float, chain: list[str]) -> str:
+    """Where a run's time went, from its --json events: before the first operation (refresh, preflight), each
+    operation of the critical chain (start and end), and after the last operation (final scan, exit)."""
+    from datetime import datetime
+
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    times = [(e, datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()) for e in events]
+    ops = [(e, t) for e, t in times if e["type"] in ("started", "finished")]
+    if not ops:
+        return "no operations"
+    zero = times[0][1]
+    first, last = ops[0][1] - zero, ops[-1][1] - zero
+    parts = [f"first operation at {first:.1f}s"]
+    for address in (c.rsplit(" ", 1)[0] for c in chain):
+        at = {e["type"]: t - zero for e, t in ops if e.get("address") == address}
+        if "started" in at and "finished" in at:
+            parts.append(f"{address} {at['started']:.1f}-{at['finished']:.1f}s")
+    parts.append(f"last operation ends at {last:.1f}s of {wall:.1f}s")
+    return ", ".join(parts)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -179,9 +200,10 @@ class Bench:
                  f"destroy {cp_destroy:.1f}s ({' -> '.join(chain_destroy)})")
         self.start()
         try:
-            apply_s, _ = self.kbp_run("apply", "--auto-approve", "--parallelism", str(self.parallelism),
-                                      self.blueprint.name, *self.sets)
-            self.log(f"apply {apply_s:.1f}s ({apply_s / cp_apply:.3f} x critical path)")
+            apply_s, out = self.kbp_run("apply", "--auto-approve", "--json", "--parallelism",
+                                        str(self.parallelism), self.blueprint.name, *self.sets)
+            self.log(f"apply {apply_s:.1f}s ({apply_s / cp_apply:.3f} x critical path): "
+                     f"{timeline(out, apply_s, chain_apply)}")
             noop = {}
             for n in pools:
                 self.with_pools(n)
@@ -193,9 +215,10 @@ class Bench:
             self.blueprint.write_text(self.base_text)
             if pools != [1]:
                 self.kbp_run("apply", "--auto-approve", self.blueprint.name, *self.sets)
-            destroy_s, _ = self.kbp_run("destroy", "--auto-approve", "--parallelism", str(self.parallelism),
-                                        self.blueprint.name, *self.sets)
-            self.log(f"destroy {destroy_s:.1f}s ({destroy_s / cp_destroy:.3f} x critical path)")
+            destroy_s, out = self.kbp_run("destroy", "--auto-approve", "--json", "--parallelism",
+                                          str(self.parallelism), self.blueprint.name, *self.sets)
+            self.log(f"destroy {destroy_s:.1f}s ({destroy_s / cp_destroy:.3f} x critical path): "
+                     f"{timeline(out, destroy_s, chain_destroy)}")
         finally:
             self.stop()
         return {"scale": self.scale, "apply": (apply_s, cp_apply, chain_apply),
