@@ -148,7 +148,11 @@ async fn execute(
     let interrupt = interrupt_on_ctrl_c(verb);
     let outcome = exec::walk(&p, cx.clone(), registry, state.clone(), run.parallelism as usize, tx, interrupt).await;
     let _ = renderer.await;
-    let duplicates_left = if verb == "apply" && outcome.ok() && p.summary.add > 0 {
+    // A duplicate can only come from a create sent twice: one kbp retried after an unknown outcome (or resumed
+    // from an earlier run), or one the SDK retried. Without either, every create is in state exactly once, and
+    // the scan (a second or so of tag lookups in every service) is skipped.
+    let creates_sent_twice = cx.uncertain_creates() || crate::aws::call_totals().1 > 0;
+    let duplicates_left = if verb == "apply" && outcome.ok() && p.summary.add > 0 && creates_sent_twice {
         remove_duplicates(cx.clone(), registry, &state, run, ui).await
     } else {
         0

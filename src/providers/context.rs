@@ -47,6 +47,8 @@ pub struct Context {
     /// Answers several kinds' batched reads share during refresh (see [`super::answers`]).
     pub answers: super::answers::Answers,
     progress: Mutex<Option<UnboundedSender<Event>>>,
+    /// Set when a create's outcome was not known at once (see [`Context::uncertain_creates`]).
+    uncertain: std::sync::atomic::AtomicBool,
 }
 
 impl Context {
@@ -79,6 +81,7 @@ impl Context {
             lifetime_tags: Default::default(),
             answers: Default::default(),
             progress: Mutex::new(None),
+            uncertain: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -112,6 +115,17 @@ impl Context {
     pub fn remember_served(&self, cluster: &str, gvk: &GroupVersionKind, found: (ApiResource, Scope)) {
         let mut served = self.served.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         served.insert((cluster.to_string(), gvk.clone()), found);
+    }
+
+    /// Records that a create's outcome was not known at once: its answer was lost and kbp looked for what it
+    /// made, or it resumed an earlier run's intent. Only then can a second resource land after kbp looked.
+    pub fn uncertain_create(&self) {
+        self.uncertain.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether any create of this run was uncertain ([`Context::uncertain_create`]).
+    pub fn uncertain_creates(&self) -> bool {
+        self.uncertain.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Where [`Context::progress`] reports go; the walk sets it for its duration.

@@ -37,6 +37,7 @@ pub async fn create_once(
     resumed_from: Option<SystemTime>,
 ) -> Result<Applied> {
     if let Some(started) = resumed_from {
+        cx.uncertain_create();
         let landed_by = started + settle();
         if let Ok(wait) = landed_by.duration_since(SystemTime::now()) {
             tracing::info!(address = %desired.address, ?wait, "an interrupted create may still land; waiting before looking for it");
@@ -63,6 +64,7 @@ pub async fn create_once(
             return Err(e);
         }
         tracing::warn!(address = %desired.address, error = %e, "outcome of the create unknown; looking for what it made");
+        cx.uncertain_create();
         tokio::time::sleep(settle()).await;
         if let Some(id) = provider.find(cx, desired).await? {
             return adopt(provider, cx, desired, &id).await;
