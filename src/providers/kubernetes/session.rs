@@ -14,6 +14,9 @@ use crate::graph::{Address, Attrs};
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{Context, ProviderError, Result};
 
+/// How long one watch of an object being deleted lasts before kbp looks at it again (and reports what holds it).
+const WATCH_SECS: u64 = 10;
+
 /// The field manager of everything kbp applies.
 pub const FIELD_MANAGER: &str = "kbp";
 
@@ -207,19 +210,42 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Waits until the object no longer exists, reporting what holds it (its finalizers) under `address`.
+    /// Waits until the object no longer exists, reporting what holds it (its finalizers) under `address`. Each
+    /// look that finds it still there watches it for a while, so its deletion is seen the moment the API server
+    /// makes it rather than at the next look.
     pub async fn wait_gone(&self, r: &ObjectRef, address: &Address, budget: Budget, hint: &str) -> Result<()> {
         let what = format!("{r} to be deleted");
+        let watch_secs = budget.timeout.as_secs().clamp(1, WATCH_SECS);
         let waited = Wait::new("kubernetes:delete", &what, budget)
             .reporting(self.cx, Some(address))
             .until(|| async {
-                Ok(match self.get(r).await? {
-                    None => Poll::Done(()),
-                    Some(o) => Poll::Pending(holders(&o)),
-                })
+                let Some(o) = self.get(r).await? else { return Ok(Poll::Done(())) };
+                let version = o["metadata"]["resourceVersion"].as_str().unwrap_or("0").to_string();
+                let deleted = self.watch_until_deleted(r, &version, watch_secs).await?;
+                Ok(if deleted { Poll::Done(()) } else { Poll::Pending(holders(&o)) })
             })
             .await;
         waited.map_err(|e| if e.code.is_empty() { e.with_hint(hint) } else { e })
+    }
+
+    /// Watches `r` from `version` for up to `secs`: true once a `Deleted` event arrives. A watch the
+    /// server ends early, or refuses (its version too old), is false: the caller looks again.
+    async fn watch_until_deleted(&self, r: &ObjectRef, version: &str, secs: u64) -> Result<bool> {
+        use futures::StreamExt;
+        let op = "kubernetes:watch";
+        let Some(api) = self.api(r, op).await? else { return Ok(true) };
+        let params =
+            kube::api::WatchParams::default().fields(&format!("metadata.name={}", r.name)).timeout(secs as u32);
+        let Ok(events) = api.watch(&params, version).await else { return Ok(false) };
+        let mut events = std::pin::pin!(events);
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(kube::api::WatchEvent::Deleted(_)) => return Ok(true),
+                Ok(kube::api::WatchEvent::Error(_)) | Err(_) => return Ok(false),
+                Ok(_) => {}
+            }
+        }
+        Ok(false)
     }
 
     /// Deletes and waits until gone.
