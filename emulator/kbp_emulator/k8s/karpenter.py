@@ -52,10 +52,13 @@ def reconcile(plane: "ControlPlane") -> None:
     if not up(plane):
         return
     claims = plane.api.items(NODECLAIMS)
+    nodeclasses = plane.api.items(NODECLASSES)
+    if any(o["metadata"].get("deletionTimestamp") for o in claims + nodeclasses):
+        plane.busy = True
     for claim in claims:
         _nodeclaim(plane, claim)
     referred = {(c.get("spec") or {}).get("nodeClassRef", {}).get("name") for c in claims}
-    for nodeclass in plane.api.items(NODECLASSES):
+    for nodeclass in nodeclasses:
         meta = nodeclass["metadata"]
         if not meta.get("deletionTimestamp"):
             _finalize(plane, f"{NODECLASSES}/{meta['name']}", meta, NODECLASS_FINALIZER, add=True)

@@ -108,6 +108,7 @@ def _pods(plane: "ControlPlane", ours: set[str]) -> None:
         meta = pod["metadata"]
         path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
         if meta.get("deletionTimestamp"):
+            plane.busy = True
             try:
                 plane.api.call("DELETE", path, {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}})
             except (NotFound, Conflict):
@@ -116,6 +117,8 @@ def _pods(plane: "ControlPlane", ours: set[str]) -> None:
         started: set[str] = plane.__dict__.setdefault("started_pods", set())
         ready_at: dict[str, float] = plane.__dict__.setdefault("ready_at", {})
         due = ready_at.setdefault(meta["uid"], lifecycle.deadline("k8s.deployment_ready"))
+        if (pod.get("status") or {}).get("phase") == "Pending" and meta["uid"] not in started:
+            plane.busy = True
         if (pod.get("status") or {}).get("phase") == "Pending" and meta["uid"] not in started and time.monotonic() >= due:
             images = [c.get("image", "") for c in pod["spec"].get("containers") or []]
             stuck = [image for image in images if not pullable(image)]

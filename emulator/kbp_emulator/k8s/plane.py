@@ -22,6 +22,9 @@ log = logging.getLogger("kbp_emulator.k8s")
 REPO_ROOT = Path(__file__).resolve().parents[3]
 KUBE_SH = Path(os.environ.get("KBP_KUBE_SCRIPT", REPO_ROOT / "scripts" / "kube.sh"))
 TICK = 0.5
+# While something is on its way (a pod starting or terminating, a Karpenter object being deleted), the next tick
+# comes sooner: Karpenter and kubelets act on watches, within a fraction of a second.
+BUSY_TICK = 0.1
 START_TIMEOUT = 300
 
 
@@ -101,7 +104,9 @@ class ControlPlane:
                 or lifecycle.effective(self.cluster, "status") == lifecycle.GONE)
 
     def _run(self) -> None:
-        while not self._stopped.wait(TICK):
+        self.busy = False
+        while not self._stopped.wait(BUSY_TICK if self.busy else TICK):
+            self.busy = False
             if self.gone():
                 self.stop()
                 return
