@@ -12,6 +12,7 @@ entry, unless told not to.
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from typing import Any
 
@@ -125,7 +126,10 @@ class ClusterHandlers(EKSHandlers):
         cluster = backend.clusters[name]
         cluster.version = version
         self._complete(cluster, body, vpc_id)
-        lifecycle.begin(cluster, "status", "CREATING", ACTIVE, deadline)
+        # But never ACTIVE before a client could see CREATING: a control plane that started slower than the
+        # delay (a loaded machine, a short time scale) still shows CREATING for a moment after the call returns.
+        shown = min(lifecycle.deadline("eks.create_cluster"), time.monotonic() + 1.0)
+        lifecycle.begin(cluster, "status", "CREATING", ACTIVE, max(deadline, shown))
         return result
 
     def _complete(self, cluster: Any, body: dict[str, Any], vpc_id: str) -> None:
