@@ -373,15 +373,16 @@ fn splice(
 
 /// The typical seconds of `step`, from its kind's [`crate::providers::Typical`]; an unknown kind counts as one call.
 fn typical_secs(step: &Step, registry: &Registry) -> u64 {
+    if step.sweep {
+        return 0; // discovery's reads: no wait worth ordering by
+    }
     let typical = registry.get(&step.kind).map_or(crate::providers::Typical::ONE_CALL, |p| p.descriptor().typical);
-    u64::from(
-        match step.op {
-            Op::Create => typical.create,
-            Op::Update => typical.update,
-            Op::Delete => typical.delete,
-            Op::Forget => 0,
-        } * u32::from(!step.sweep),
-    )
+    u64::from(match step.op {
+        Op::Create => typical.create,
+        Op::Update => typical.update,
+        Op::Delete => typical.delete,
+        Op::Forget => 0,
+    })
 }
 
 /// For each operation (by node index), the typical seconds of the longest chain that starts with it: itself and
