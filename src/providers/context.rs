@@ -31,6 +31,7 @@ pub struct Context {
     sqs: OnceLock<aws_sdk_sqs::Client>,
     eventbridge: OnceLock<aws_sdk_eventbridge::Client>,
     sts: OnceLock<aws_sdk_sts::Client>,
+    tagging: OnceLock<aws_sdk_resourcegroupstagging::Client>,
     access: Access,
     kube: OnceLock<Clients>,
     served: Mutex<HashMap<(String, GroupVersionKind), (ApiResource, Scope)>>,
@@ -73,6 +74,7 @@ impl Context {
             sqs: OnceLock::new(),
             eventbridge: OnceLock::new(),
             sts: OnceLock::new(),
+            tagging: OnceLock::new(),
             access: Access::default(),
             kube: OnceLock::new(),
             served: Mutex::new(HashMap::new()),
@@ -165,4 +167,5 @@ clients!(
     sqs: aws_sdk_sqs,
     eventbridge: aws_sdk_eventbridge,
     sts: aws_sdk_sts,
+    tagging: aws_sdk_resourcegroupstagging,
 );
