@@ -152,6 +152,12 @@ async fn caller(cx: &Context) -> Result<Identity, Problem> {
     match (me.account(), partition) {
         (Some(account), Some(partition)) => {
             tracing::info!(account, arn, partition, "calling AWS as");
+            cx.remember_caller(crate::providers::sts::caller_identity::Identity {
+                account_id: account.to_string(),
+                arn: arn.to_string(),
+                user_id: me.user_id().unwrap_or_default().to_string(),
+                partition: partition.to_string(),
+            });
             let region = cx.region.as_str();
             crate::ui::json::emit(&crate::ui::json::Line::Identity { account, arn, partition, region });
             Ok(Identity { account: account.to_string(), arn: arn.to_string(), partition: partition.to_string() })

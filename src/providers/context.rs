@@ -48,6 +48,9 @@ pub struct Context {
     /// Answers several kinds' batched reads share during refresh (see [`super::answers`]).
     pub answers: super::answers::Answers,
     progress: Mutex<Option<UnboundedSender<Event>>>,
+    /// Who kbp runs as, once STS said so in this run (preflight asks first): credentials do not change
+    /// during a run, so neither does the answer.
+    caller: OnceLock<crate::providers::sts::caller_identity::Identity>,
     /// Set when a create's outcome was not known at once (see [`Context::uncertain_creates`]).
     uncertain: std::sync::atomic::AtomicBool,
 }
@@ -84,6 +87,7 @@ impl Context {
             answers: Default::default(),
             progress: Mutex::new(None),
             uncertain: std::sync::atomic::AtomicBool::new(false),
+            caller: OnceLock::new(),
         }
     }
 
@@ -117,6 +121,16 @@ impl Context {
     pub fn remember_served(&self, cluster: &str, gvk: &GroupVersionKind, found: (ApiResource, Scope)) {
         let mut served = self.served.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         served.insert((cluster.to_string(), gvk.clone()), found);
+    }
+
+    /// Who kbp runs as, if STS already said so in this run.
+    pub fn caller(&self) -> Option<&crate::providers::sts::caller_identity::Identity> {
+        self.caller.get()
+    }
+
+    /// Remembers STS's answer for the rest of the run ([`Context::caller`]).
+    pub fn remember_caller(&self, me: crate::providers::sts::caller_identity::Identity) {
+        let _ = self.caller.set(me);
     }
 
     /// Records that a create's outcome was not known at once: its answer was lost and kbp looked for what it

@@ -46,8 +46,18 @@ impl Provider for CallerIdentity {
     }
 }
 
-/// Asks STS who the credentials belong to.
+/// Who the credentials belong to: STS's answer, asked once per run.
 pub async fn lookup(cx: &Context) -> Result<Identity> {
+    if let Some(me) = cx.caller() {
+        return Ok(me.clone());
+    }
+    let me = ask(cx).await?;
+    cx.remember_caller(me.clone());
+    Ok(me)
+}
+
+/// Asks STS who the credentials belong to.
+async fn ask(cx: &Context) -> Result<Identity> {
     let out = cx
         .retry
         .run(&[], || async { cx.sts().get_caller_identity().send().await.map_err(|e| ProviderError::from_sdk(OP, e)) })
