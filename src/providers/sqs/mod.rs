@@ -39,6 +39,16 @@ async fn attributes(
     Ok(absent_if_gone(r)?.map(|out| out.attributes.unwrap_or_default()))
 }
 
+/// Every attribute of the queue, or `None` when it is gone: the one GetQueueAttributes a refresh sends per
+/// queue, shared by the queue and its policy ([`super::answers`]).
+async fn all_attributes(
+    cx: &Context,
+    url: &str,
+) -> Result<std::sync::Arc<Option<HashMap<QueueAttributeName, String>>>> {
+    let key = format!("sqs:GetQueueAttributes All {url}");
+    cx.answers.get(&key, || attributes(cx, url, &[QueueAttributeName::All], &[])).await
+}
+
 /// Sets `values` on the queue in one SetQueueAttributes call.
 async fn set_attributes(
     cx: &Context,

@@ -13,12 +13,14 @@ use aws_sdk_sqs::types::QueueAttributeName as Name;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{absent_if_gone, attributes, name_of, set_attributes, QUEUE_GONE};
+use super::{absent_if_gone, all_attributes, attributes, name_of, set_attributes, QUEUE_GONE};
 use crate::graph::{kinds, Address, Attrs};
 // The generic wait loop; it is moving to `providers::wait` (ec2::wait re-exports it from there).
 use crate::providers::ec2::wait::{until, Budget, Poll};
 use crate::providers::send::send;
-use crate::providers::{spec, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
+};
 
 pub struct Queue;
 
@@ -61,18 +63,22 @@ impl Provider for Queue {
     async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let names = [Name::QueueArn, Name::MessageRetentionPeriod, Name::SqsManagedSseEnabled];
         let Some(found) = attributes(cx, url, &names, &[]).await? else { return Ok(None) };
-        let Some(tags) = list_tags(cx, url).await? else { return Ok(None) };
-        let mut attrs = Attrs::new();
-        attrs.insert("name".into(), json!(name_of(url)));
-        // A key SQS does not report is left out, so the diff trusts the last applied value for it.
-        if let Some(seconds) = found.get(&Name::MessageRetentionPeriod).and_then(|s| s.parse::<i64>().ok()) {
-            attrs.insert("message_retention_seconds".into(), json!(seconds));
-        }
-        if let Some(sse) = found.get(&Name::SqsManagedSseEnabled) {
-            attrs.insert("sqs_managed_sse_enabled".into(), json!(sse == "true"));
-        }
-        attrs.insert("tags".into(), Value::Object(tags::user_tags(tags)));
-        Ok(Some(Observed { attrs, outputs: outputs(url, found.get(&Name::QueueArn)) }))
+        observe(cx, url, &found, None).await
+    }
+
+    /// One GetQueueAttributes per queue, shared with its policy; tags the stack's tag query confirms are not
+    /// read again ([`stack_tags`]).
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        futures::future::try_join_all(items.iter().map(|(url, prior)| async move {
+            let found = all_attributes(cx, url).await?;
+            let Some(found) = found.as_ref() else { return Ok(None) };
+            let tags = match found.get(&Name::QueueArn) {
+                Some(arn) => stack_tags::confirmed(cx, arn, prior).await,
+                None => None,
+            };
+            observe(cx, url, found, tags).await
+        }))
+        .await
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -119,6 +125,34 @@ impl Provider for Queue {
         let r = send(cx, "sqs:DeleteQueue", &[], || cx.sqs().delete_queue().queue_url(url).send()).await;
         absent_if_gone(r).map(drop)
     }
+}
+
+/// What `read` reports of the queue at `url` from its attributes `found`, with its tags (read unless `known`);
+/// `None` when it is gone meanwhile.
+async fn observe(
+    cx: &Context,
+    url: &str,
+    found: &HashMap<Name, String>,
+    known: Option<BTreeMap<String, String>>,
+) -> Result<Option<Observed>> {
+    let tags = match known {
+        Some(tags) => tags,
+        None => match list_tags(cx, url).await? {
+            Some(tags) => tags,
+            None => return Ok(None),
+        },
+    };
+    let mut attrs = Attrs::new();
+    attrs.insert("name".into(), json!(name_of(url)));
+    // A key SQS does not report is left out, so the diff trusts the last applied value for it.
+    if let Some(seconds) = found.get(&Name::MessageRetentionPeriod).and_then(|s| s.parse::<i64>().ok()) {
+        attrs.insert("message_retention_seconds".into(), json!(seconds));
+    }
+    if let Some(sse) = found.get(&Name::SqsManagedSseEnabled) {
+        attrs.insert("sqs_managed_sse_enabled".into(), json!(sse == "true"));
+    }
+    attrs.insert("tags".into(), Value::Object(tags::user_tags(tags)));
+    Ok(Some(Observed { attrs, outputs: outputs(url, found.get(&Name::QueueArn)) }))
 }
 
 /// Creates the queue, waiting out `QueueDeletedRecently` within [`NAME_RELEASE`]. Returns its URL.

@@ -12,7 +12,7 @@ use aws_sdk_sqs::types::QueueAttributeName as Name;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{absent_if_gone, attributes, set_attributes, QUEUE_GONE};
+use super::{absent_if_gone, all_attributes, attributes, set_attributes, QUEUE_GONE};
 use crate::graph::{kinds, Attrs};
 use crate::providers::iam::policy_doc;
 use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -39,11 +39,17 @@ impl Provider for QueuePolicy {
     }
 
     async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(policy) = current(cx, url).await? else { return Ok(None) };
-        let mut attrs = Attrs::new();
-        attrs.insert("queue_url".into(), json!(url));
-        attrs.insert("policy".into(), policy_doc::normalize(policy));
-        Ok(Some(Observed { attrs, outputs: outputs(url) }))
+        let found = attributes(cx, url, &[Name::Policy], &[]).await?;
+        observe(url, found.as_ref())
+    }
+
+    /// The queue's one GetQueueAttributes of the refresh, shared with the queue.
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        futures::future::try_join_all(items.iter().map(|(url, _)| async move {
+            let found = all_attributes(cx, url).await?;
+            observe(url, found.as_ref().as_ref())
+        }))
+        .await
     }
 
     /// The policy has no tags; it is this stack's if the queue already carries the desired document.
@@ -76,12 +82,27 @@ async fn put(cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
     Ok(Applied { id: spec.queue_url.clone(), outputs: outputs(&spec.queue_url) })
 }
 
+/// What `read` reports of the policy of the queue at `url`, whose attributes are `found` (`None`: it is gone).
+fn observe(url: &str, found: Option<&HashMap<Name, String>>) -> Result<Option<Observed>> {
+    let Some(policy) = document(url, found)? else { return Ok(None) };
+    let mut attrs = Attrs::new();
+    attrs.insert("queue_url".into(), json!(url));
+    attrs.insert("policy".into(), policy_doc::normalize(policy));
+    Ok(Some(Observed { attrs, outputs: outputs(url) }))
+}
+
 /// The queue's policy document; `None` when the queue is gone or has no policy.
 async fn current(cx: &Context, url: &str) -> Result<Option<Value>> {
-    let Some(mut found) = attributes(cx, url, &[Name::Policy], &[]).await? else { return Ok(None) };
-    match found.remove(&Name::Policy).filter(|p| !p.trim().is_empty()) {
+    let found = attributes(cx, url, &[Name::Policy], &[]).await?;
+    document(url, found.as_ref())
+}
+
+/// The policy document among a queue's attributes `found`; `None` when the queue is gone or has no policy.
+fn document(url: &str, found: Option<&HashMap<Name, String>>) -> Result<Option<Value>> {
+    let Some(found) = found else { return Ok(None) };
+    match found.get(&Name::Policy).filter(|p| !p.trim().is_empty()) {
         None => Ok(None),
-        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+        Some(text) => serde_json::from_str(text).map(Some).map_err(|e| {
             ProviderError::new("sqs:GetQueueAttributes", "", format!("the Policy of queue {url} is not JSON: {e}"))
                 .with_hint("set a valid policy on the queue (or remove it), then run kbp again")
         }),
