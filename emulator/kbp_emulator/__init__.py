@@ -7,6 +7,7 @@
   `profile`, `ec2_nat`);
 - AWS's names and duplicate error for service-linked roles (`iam_slr`);
 - GetCallerIdentity's IAM-user ARN in AWS's `iam` form (`sts_identity`);
+- EventBridge rules in the Resource Groups Tagging API's GetResources, as AWS lists them (`events_tagging`);
 - instances' primary network interfaces deleted on termination, as AWS does (`ec2_instances`);
 - subnets, security groups and VPCs that load balancers or VPC endpoints still hold refused with
   DependencyViolation (`ec2_dependencies`); network load balancers' `net/` ARNs, deletion protection, and
@@ -41,6 +42,7 @@ PATCHES = {
     "elbv2": ("kbp_emulator.elbv2_load_balancers",),
     "iam": ("kbp_emulator.iam_slr",),
     "sts": ("kbp_emulator.sts_identity",),
+    "events": ("kbp_emulator.events_tagging",),
     "s3": ("kbp_emulator.s3_conditional", "kbp_emulator.s3_versioning"),
 }
 _patched: set[str] = set()
