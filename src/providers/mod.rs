@@ -29,6 +29,7 @@ pub mod retry;
 pub mod send;
 pub mod spec;
 pub mod sqs;
+pub mod stack_tags;
 pub mod sts;
 pub mod tags;
 pub mod wait;

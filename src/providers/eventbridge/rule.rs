@@ -17,7 +17,9 @@ use super::targets;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::{send, send_pages};
-use crate::providers::{spec, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
+};
 
 pub struct Rule;
 
@@ -64,11 +66,15 @@ impl Provider for Rule {
             event_pattern: rule.event_pattern,
             state: rule.state,
         };
-        observe(cx, name, listed, prior).await
+        observe(cx, name, listed, prior, Known::default()).await
     }
 
-    /// The rules in one ListRules by their names' common prefix; their targets and tags, which it leaves out,
-    /// one call each per rule (EventBridge has no call that lists them for many rules).
+    /// The rules in one ListRules by their names' common prefix. What it leaves out is read in a batch too where
+    /// it can be: a rule whose target last time was the queue `arn` and that ListRuleNamesByTarget(`arn`) still
+    /// names keeps it (one call for every rule of the queue), and tags the stack's tag query confirms are not
+    /// read again ([`stack_tags`]). Any other rule's targets and tags are read on their own. What the batch
+    /// does not see until an update or a read of that one rule: a second target added by hand beside kbp's, or
+    /// kbp's target given another ID with the same queue.
     async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
         let names: Vec<&str> = items.iter().map(|(name, _)| name.as_str()).collect();
         let prefix = common_prefix(&names);
@@ -82,9 +88,21 @@ impl Provider for Rule {
             |page| (page.rules.unwrap_or_default(), page.next_token),
         )
         .await?;
+        let targeted = targeted(cx, items).await?;
         let reads = items.iter().map(|(name, prior)| {
             let rule = listed.iter().find(|r| r.name() == Some(name.as_str())).cloned();
-            observe_listed(cx, name, rule, prior)
+            let targeted = &targeted;
+            async move {
+                let Some(rule) = rule else { return Ok(None) };
+                let arn = rule.arn.ok_or_else(|| no_arn("events:ListRules", name))?;
+                let known = Known {
+                    targets: kept_target(prior, |queue| targeted.get(queue).is_some_and(|rules| rules.contains(name))),
+                    tags: stack_tags::confirmed(cx, &arn, prior).await,
+                };
+                let listed =
+                    Listed { arn, description: rule.description, event_pattern: rule.event_pattern, state: rule.state };
+                observe(cx, name, listed, prior, known).await
+            }
         });
         futures::future::try_join_all(reads).await
     }
@@ -146,10 +164,30 @@ struct Listed {
     state: Option<RuleState>,
 }
 
-/// What `read` reports of the rule `name`, with its targets and tags read; `None` when it is gone meanwhile.
-async fn observe(cx: &Context, name: &str, rule: Listed, prior: &Attrs) -> Result<Option<Observed>> {
-    let Some(found) = targets::list(cx, name).await? else { return Ok(None) };
-    let Some(tags) = list_tags(cx, &rule.arn).await? else { return Ok(None) };
+/// What a batch already knows of a rule's targets and tags; `None` for what must be read.
+#[derive(Default)]
+struct Known {
+    targets: Option<Vec<Target>>,
+    tags: Option<BTreeMap<String, String>>,
+}
+
+/// What `read` reports of the rule `name`, with its targets and tags read unless `known`; `None` when it is
+/// gone meanwhile.
+async fn observe(cx: &Context, name: &str, rule: Listed, prior: &Attrs, known: Known) -> Result<Option<Observed>> {
+    let found = match known.targets {
+        Some(found) => found,
+        None => match targets::list(cx, name).await? {
+            Some(found) => found,
+            None => return Ok(None),
+        },
+    };
+    let tags = match known.tags {
+        Some(tags) => tags,
+        None => match list_tags(cx, &rule.arn).await? {
+            Some(tags) => tags,
+            None => return Ok(None),
+        },
+    };
     let event_pattern = match &rule.event_pattern {
         Some(text) => parse_pattern(name, text)?,
         None => Value::Null,
@@ -166,17 +204,27 @@ async fn observe(cx: &Context, name: &str, rule: Listed, prior: &Attrs) -> Resul
     Ok(Some(Observed { attrs, outputs: outputs(name, &rule.arn) }))
 }
 
-/// [`observe`] of what ListRules said of the rule `name`; `None` when it did not list it.
-async fn observe_listed(
-    cx: &Context,
-    name: &str,
-    rule: Option<aws_sdk_eventbridge::types::Rule>,
-    prior: &Attrs,
-) -> Result<Option<Observed>> {
-    let Some(rule) = rule else { return Ok(None) };
-    let arn = rule.arn.ok_or_else(|| no_arn("events:ListRules", name))?;
-    let listed = Listed { arn, description: rule.description, event_pattern: rule.event_pattern, state: rule.state };
-    observe(cx, name, listed, prior).await
+/// The rules that target each queue kbp's rules targeted last time, by the queue's ARN: one
+/// ListRuleNamesByTarget per queue (karpenter-mng has one queue for all its rules).
+async fn targeted(cx: &Context, items: &[(String, Attrs)]) -> Result<BTreeMap<String, Vec<String>>> {
+    let queues: std::collections::BTreeSet<&str> =
+        items.iter().filter_map(|(_, prior)| prior.get("target_arn").and_then(Value::as_str)).collect();
+    let lists = queues.into_iter().map(|queue| async move {
+        Ok::<_, ProviderError>((queue.to_string(), targets::rules_targeting(cx, queue).await?))
+    });
+    Ok(futures::future::try_join_all(lists).await?.into_iter().collect())
+}
+
+/// The target a rule still has by the batch's answer: kbp's target of last time (`target_id` → `target_arn`
+/// in `prior`) when `still_targets(target_arn)` says the rule still targets that queue; `None` (read the rule's
+/// targets) otherwise.
+fn kept_target(prior: &Attrs, still_targets: impl Fn(&str) -> bool) -> Option<Vec<Target>> {
+    let id = prior.get("target_id").and_then(Value::as_str)?;
+    let arn = prior.get("target_arn").and_then(Value::as_str)?;
+    if !still_targets(arn) {
+        return None;
+    }
+    Target::builder().id(id).arn(arn).build().ok().map(|t| vec![t])
 }
 
 /// The longest prefix all `names` share: ListRules takes one prefix.
@@ -333,6 +381,18 @@ mod tests {
         assert_eq!(reported_target(&found, Some("managed")).map(Target::id), Some("managed"));
         assert_eq!(reported_target(&found, Some("gone")).map(Target::id), Some("other"));
         assert!(reported_target(&[], Some("managed")).is_none());
+    }
+
+    #[test]
+    fn the_last_target_is_kept_only_while_the_rule_still_targets_its_queue() {
+        let prior = Attrs::from_iter([
+            ("target_id".to_string(), json!("q")),
+            ("target_arn".to_string(), json!("arn:aws:sqs:us-west-2:1:q")),
+        ]);
+        let kept = kept_target(&prior, |queue| queue == "arn:aws:sqs:us-west-2:1:q").expect("still targeted");
+        assert_eq!(kept.iter().map(|t| (t.id(), t.arn())).collect::<Vec<_>>(), [("q", "arn:aws:sqs:us-west-2:1:q")]);
+        assert!(kept_target(&prior, |_| false).is_none(), "no longer targeted: its targets are read");
+        assert!(kept_target(&Attrs::new(), |_| true).is_none(), "no target last time (an import): read");
     }
 
     #[test]

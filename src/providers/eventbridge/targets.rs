@@ -21,6 +21,18 @@ pub async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>> {
     absent_if_gone(targets.await)
 }
 
+/// The names of the rules (on the default bus) with a target `arn`: one call for many rules where
+/// [`list`] takes one per rule.
+pub async fn rules_targeting(cx: &Context, arn: &str) -> Result<Vec<String>> {
+    send_pages(
+        cx,
+        "events:ListRuleNamesByTarget",
+        |token| cx.eventbridge().list_rule_names_by_target().target_arn(arn).set_next_token(token).send(),
+        |page| (page.rule_names.unwrap_or_default(), page.next_token),
+    )
+    .await
+}
+
 /// Adds (or, for an existing `id`, repoints) the target `id` → `arn`.
 pub async fn put(cx: &Context, rule: &str, id: &str, arn: &str) -> Result<()> {
     let op = "events:PutTargets";

@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, optional_str, required_str};
 use crate::providers::send::{remove, send, send_pages, send_unretried};
-use crate::providers::{tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
+};
 
 const KIND: &str = kinds::KMS_KEY;
 
@@ -25,27 +27,12 @@ impl Provider for Key {
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(described) =
-            absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(id).send()).await)?
-        else {
-            return Ok(None);
-        };
-        let Some(meta) = described.key_metadata() else { return Ok(None) };
-        if matches!(meta.key_state(), Some(KeyState::PendingDeletion | KeyState::PendingReplicaDeletion)) {
-            return Ok(None);
-        }
-        let rotation =
-            send(cx, "kms:GetKeyRotationStatus", &[], || cx.kms().get_key_rotation_status().key_id(id).send())
-                .await?
-                .key_rotation_enabled();
-        let tag_list =
-            send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(id).send()).await?;
-        let all = tag_list.tags().iter().map(|t| (t.tag_key().to_string(), t.tag_value().to_string()));
-        let mut attrs = prior.clone();
-        attrs.insert("description".into(), json!(meta.description().unwrap_or_default()));
-        attrs.insert("enable_key_rotation".into(), json!(rotation));
-        attrs.insert("tags".into(), Value::Object(tags::user_tags(all)));
-        Ok(Some(Observed { attrs, outputs: outputs(id, meta.arn().unwrap_or_default()) }))
+        observe(cx, id, prior, false).await
+    }
+
+    /// Each key as `read` does, except for tags the stack's tag query confirms ([`stack_tags`]).
+    async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
+        futures::future::try_join_all(items.iter().map(|(id, prior)| observe(cx, id, prior, true))).await
     }
 
     /// A key is found by the kbp tags written in CreateKey itself: the alias comes in a second call, so a run that
@@ -163,6 +150,40 @@ impl Provider for Key {
             Err(e) => Err(e),
         }
     }
+}
+
+/// What `read` reports of the key `id`; its tags are taken from the stack's tag query when `batch` and it
+/// confirms them.
+async fn observe(cx: &Context, id: &str, prior: &Attrs, batch: bool) -> Result<Option<Observed>> {
+    let Some(described) =
+        absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(id).send()).await)?
+    else {
+        return Ok(None);
+    };
+    let Some(meta) = described.key_metadata() else { return Ok(None) };
+    if matches!(meta.key_state(), Some(KeyState::PendingDeletion | KeyState::PendingReplicaDeletion)) {
+        return Ok(None);
+    }
+    let rotation = send(cx, "kms:GetKeyRotationStatus", &[], || cx.kms().get_key_rotation_status().key_id(id).send())
+        .await?
+        .key_rotation_enabled();
+    let confirmed = match meta.arn() {
+        Some(arn) if batch => stack_tags::confirmed(cx, arn, prior).await,
+        _ => None,
+    };
+    let all = match confirmed {
+        Some(tags) => tags,
+        None => {
+            let tag_list =
+                send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(id).send()).await?;
+            tag_list.tags().iter().map(|t| (t.tag_key().to_string(), t.tag_value().to_string())).collect()
+        }
+    };
+    let mut attrs = prior.clone();
+    attrs.insert("description".into(), json!(meta.description().unwrap_or_default()));
+    attrs.insert("enable_key_rotation".into(), json!(rotation));
+    attrs.insert("tags".into(), Value::Object(tags::user_tags(all)));
+    Ok(Some(Observed { attrs, outputs: outputs(id, meta.arn().unwrap_or_default()) }))
 }
 
 /// The IDs of every key in the account and region, AWS managed ones included.
