@@ -60,13 +60,17 @@ async fn with_state(
     cx.destroying = true;
     let cx = Arc::new(cx);
     let registry = Registry::builtin();
-    let refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize)
-        .await
-        .map_err(common::refresh_failed)?;
     let options = options(&a.run, vec![bp.karpenter.node_role_name.clone()]);
-    let teardown = Teardown::of_state(cx.clone(), &registry, &refreshed.state, options);
+    let teardown = Teardown::of_state(cx.clone(), &registry, &locked.state, options);
+    // Discovery looks past what state holds, which refresh does not change but for dropping what is gone (and
+    // so is not found either): the two run at once.
+    let refresh = plan::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize);
+    let (refreshed, found) = tokio::join!(refresh, teardown.discover(&locked.state));
+    let refreshed = refreshed.map_err(common::refresh_failed)?;
+    let found = found.context("looking for the stack's resources outside state")?;
+    let p = teardown.plan_with(&refreshed.state, graph, &found);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
-    drive(a, &teardown, state, graph, ui).await
+    drive(a, &teardown, state, (p, found), graph, ui).await
 }
 
 /// `--from-tags NAME`: no state; the stack is what carries its tags, plus what Karpenter and controllers made
@@ -80,21 +84,22 @@ async fn from_tags(a: &DestroyArgs, name: &str, ui: Ui) -> anyhow::Result<u8> {
     let registry = Registry::builtin();
     let teardown = Teardown::of_tags(cx.clone(), &registry, name, a.stack_id.as_deref(), options(&a.run, Vec::new()));
     let state = Arc::new(StateHandle::in_memory(State::new(name, &region)));
-    drive(a, &teardown, state, &ResourceGraph::default(), ui).await
+    let graph = ResourceGraph::default();
+    let planned = teardown.plan(&state.snapshot(), &graph).await.context("looking for the stack's resources")?;
+    drive(a, &teardown, state, planned, &graph, ui).await
 }
 
-/// Plan, show, confirm, run, report, scan: the same for a stack with state and one found by its tags.
+/// Show the plan `(p, found)`, confirm, run, report, scan: the same for a stack with state and one found by
+/// its tags.
 async fn drive(
     a: &DestroyArgs,
     teardown: &Teardown<'_>,
     state: Arc<StateHandle>,
+    (p, found): (plan::Plan, Vec<Found>),
     graph: &ResourceGraph,
     ui: Ui,
 ) -> anyhow::Result<u8> {
-    let snapshot = state.snapshot();
-    let stack = snapshot.stack.clone();
-    let (p, found) =
-        teardown.plan(&snapshot, graph).await.context("looking for the stack's resources outside state")?;
+    let stack = state.snapshot().stack.clone();
     print_plan(&p, ui)?;
     show_found(&found, ui, "found outside kbp's state, deleted with the stack");
     if a.dry_run {

@@ -87,9 +87,14 @@ impl<'a> Teardown<'a> {
     /// The plan: every delete of `state` plus what [`Teardown::discover`] finds, and the finds. Only reads.
     pub async fn plan(&self, state: &State, graph: &ResourceGraph) -> Result<(Plan, Vec<Found>)> {
         let found = self.discover(state).await?;
+        Ok((self.plan_with(state, graph, &found), found))
+    }
+
+    /// The plan of every delete of `state` plus `found` (what [`Teardown::discover`] found).
+    pub fn plan_with(&self, state: &State, graph: &ResourceGraph, found: &[Found]) -> Plan {
         let mut all = state.clone();
-        discover::merge(&mut all, &found);
-        Ok((plan::diff_destroy(graph, &all, self.registry), found))
+        discover::merge(&mut all, found);
+        plan::diff_destroy(graph, &all, self.registry)
     }
 
     /// Runs the sequence of the module documentation against `state`, reporting every operation on `events`

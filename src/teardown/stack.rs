@@ -70,8 +70,13 @@ fn arn_name(arn: &str) -> String {
 
 /// Everything of the stack in the region (and in IAM, which is global); only reads.
 pub async fn stack(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
-    let (ec2, eks, iam, others) =
-        futures::try_join!(ec2_items(cx, who), eks_items(cx, who), iam_items(cx, who), other_items(cx, who))?;
+    // Boxed: the four lookups' futures together are too big for a test thread's stack in a debug build.
+    let (ec2, eks, iam, others) = futures::try_join!(
+        Box::pin(ec2_items(cx, who)),
+        Box::pin(eks_items(cx, who)),
+        Box::pin(iam_items(cx, who)),
+        Box::pin(other_items(cx, who))
+    )?;
     let mut all: Vec<Found> =
         ec2.into_iter().chain(eks).chain(iam).chain(others).filter(|f| !f.id.is_empty()).collect();
     all.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
@@ -87,17 +92,25 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let ours = |tags: &[Tag]| who.owns(|k| ec2_tag(tags, k));
     let mut items = Vec::new();
 
-    let vpcs = send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().set_filters(f()).send()).await?;
+    // One Describe per type, all at once.
+    let ec2 = cx.ec2();
+    let (vpcs, subnets, igws, nats, addresses, tables, groups, instances) = futures::try_join!(
+        send(cx, "ec2:DescribeVpcs", &[], || ec2.describe_vpcs().set_filters(f()).send()),
+        send(cx, "ec2:DescribeSubnets", &[], || ec2.describe_subnets().set_filters(f()).send()),
+        send(cx, "ec2:DescribeInternetGateways", &[], || ec2.describe_internet_gateways().set_filters(f()).send()),
+        send(cx, "ec2:DescribeNatGateways", &[], || ec2.describe_nat_gateways().set_filter(f()).send()),
+        send(cx, "ec2:DescribeAddresses", &[], || ec2.describe_addresses().set_filters(f()).send()),
+        send(cx, "ec2:DescribeRouteTables", &[], || ec2.describe_route_tables().set_filters(f()).send()),
+        send(cx, "ec2:DescribeSecurityGroups", &[], || ec2.describe_security_groups().set_filters(f()).send()),
+        send(cx, "ec2:DescribeInstances", &[], || ec2.describe_instances().set_filters(f()).send()),
+    )?;
+
     for v in vpcs.vpcs().iter().filter(|v| ours(v.tags())) {
         items.push(found(kinds::VPC, v.vpc_id().unwrap_or_default(), ec2_name(v.tags()), String::new(), Vec::new()));
     }
-    let subnets = send(cx, "ec2:DescribeSubnets", &[], || cx.ec2().describe_subnets().set_filters(f()).send()).await?;
     for s in subnets.subnets().iter().filter(|s| ours(s.tags())) {
         items.push(found_in_vpc(kinds::SUBNET, s.subnet_id(), s.tags(), s.vpc_id()));
     }
-    let igws =
-        send(cx, "ec2:DescribeInternetGateways", &[], || cx.ec2().describe_internet_gateways().set_filters(f()).send())
-            .await?;
     // A NAT gateway's public address keeps the internet gateway from detaching: the gateways go first.
     let mut igw_of_vpc: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for g in igws.internet_gateways().iter().filter(|g| ours(g.tags())) {
@@ -109,8 +122,6 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
         let detail = if vpcs.is_empty() { String::new() } else { format!("attached to {}", vpcs.join(", ")) };
         items.push(found(kinds::INTERNET_GATEWAY, id, ec2_name(g.tags()), detail, vpcs));
     }
-    let nats =
-        send(cx, "ec2:DescribeNatGateways", &[], || cx.ec2().describe_nat_gateways().set_filter(f()).send()).await?;
     for n in nats.nat_gateways().iter().filter(|n| ours(n.tags())) {
         if matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) {
             continue;
@@ -121,29 +132,20 @@ async fn ec2_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
         let detail = format!("in {}", n.subnet_id().unwrap_or("?"));
         items.push(found(kinds::NAT_GATEWAY, n.nat_gateway_id().unwrap_or_default(), ec2_name(n.tags()), detail, uses));
     }
-    let addresses =
-        send(cx, "ec2:DescribeAddresses", &[], || cx.ec2().describe_addresses().set_filters(f()).send()).await?;
     for a in addresses.addresses().iter().filter(|a| ours(a.tags())) {
         let Some(id) = a.allocation_id() else { continue };
         let detail = a.public_ip().unwrap_or_default().to_string();
         items.push(found(kinds::EIP, id, ec2_name(a.tags()), detail, Vec::new()));
     }
-    let tables =
-        send(cx, "ec2:DescribeRouteTables", &[], || cx.ec2().describe_route_tables().set_filters(f()).send()).await?;
     for t in tables.route_tables().iter().filter(|t| ours(t.tags())) {
         items.push(found_in_vpc(kinds::ROUTE_TABLE, t.route_table_id(), t.tags(), t.vpc_id()));
     }
     // By the tag, like the rest: the node group kbp makes in a VPC it does not own (`[vpc] id`) is the stack's too.
-    let groups =
-        send(cx, "ec2:DescribeSecurityGroups", &[], || cx.ec2().describe_security_groups().set_filters(f()).send())
-            .await?;
     for sg in groups.security_groups().iter().filter(|g| ours(g.tags()) && g.group_name() != Some("default")) {
         let name = ec2_tag(sg.tags(), ADDRESS).or(sg.group_name()).map(str::to_string);
         let uses: Vec<String> = sg.vpc_id().map(str::to_string).into_iter().collect();
         items.push(found(kinds::SECURITY_GROUP, sg.group_id().unwrap_or_default(), name, String::new(), uses));
     }
-    let instances =
-        send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().set_filters(f()).send()).await?;
     for i in instances.reservations().iter().flat_map(|r| r.instances()).filter(|i| ours(i.tags())) {
         if matches!(i.state().and_then(|s| s.name()), Some(InstanceStateName::Terminated)) {
             continue;
@@ -188,12 +190,16 @@ async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
         |token| cx.eks().list_nodegroups().cluster_name(stack).set_next_token(token).send(),
         |page| (page.nodegroups.unwrap_or_default(), page.next_token),
     );
-    for ng in absent_if_gone(groups.await)?.unwrap_or_default() {
+    let names = absent_if_gone(groups.await)?.unwrap_or_default();
+    let described = futures::future::try_join_all(names.iter().map(|ng| async move {
         let r = send(cx, "eks:DescribeNodegroup", &[], || {
-            cx.eks().describe_nodegroup().cluster_name(stack).nodegroup_name(&ng).send()
+            cx.eks().describe_nodegroup().cluster_name(stack).nodegroup_name(ng).send()
         })
         .await;
-        let described = absent_if_gone(r)?.and_then(|o| o.nodegroup);
+        Ok::<_, ProviderError>(absent_if_gone(r)?.and_then(|o| o.nodegroup))
+    }))
+    .await?;
+    for (ng, described) in names.iter().zip(described) {
         let mut uses = vec![stack.to_string()];
         if let Some(d) = &described {
             uses.extend(d.subnets().iter().cloned());
@@ -208,39 +214,41 @@ async fn eks_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
 /// `kbp:stack=<stack>`.
 async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let iam = cx.iam();
-    let mut candidates: Vec<(&'static str, String)> = Vec::new();
-    let roles = send_pages(
-        cx,
-        "iam:ListRoles",
-        |marker| iam.list_roles().set_marker(marker).send(),
-        |page| (page.roles().to_vec(), page.marker().filter(|_| page.is_truncated()).map(str::to_string)),
-    )
-    .await?;
-    for r in roles.iter().filter(|r| !r.path().starts_with(SERVICE_ROLE_PATH)) {
-        candidates.push((kinds::IAM_ROLE, r.role_name().to_string()));
-    }
-    let policies = send_pages(
+    let list_policies = send_pages(
         cx,
         "iam:ListPolicies",
         |marker| iam.list_policies().scope(aws_sdk_iam::types::PolicyScopeType::Local).set_marker(marker).send(),
         |page| (page.policies().to_vec(), page.marker().filter(|_| page.is_truncated()).map(str::to_string)),
-    )
-    .await?;
+    );
+    let list_oidc = send(cx, "iam:ListOpenIDConnectProviders", &[], || iam.list_open_id_connect_providers().send());
+    // Roles come with their tags (the account details); the others' tags are read one by one.
+    let (roles, policies, oidc, profiles) = futures::try_join!(
+        crate::providers::iam::details::roles(cx),
+        list_policies,
+        list_oidc,
+        crate::providers::iam::instance_profile::all(cx)
+    )?;
+    let mut items: Vec<Found> = roles
+        .iter()
+        .filter(|r| !r.path().unwrap_or_default().starts_with(SERVICE_ROLE_PATH))
+        .filter_map(|r| {
+            let tags: HashMap<&str, &str> = r.tags().iter().map(|t| (t.key(), t.value())).collect();
+            let (name, address) = (r.role_name()?, tags.get(ADDRESS).map(|a| a.to_string()));
+            who.owns(|k| tags.get(k).copied()).then(|| found(kinds::IAM_ROLE, name, address, String::new(), Vec::new()))
+        })
+        .collect();
+    let mut candidates: Vec<(&'static str, String)> = Vec::new();
     candidates.extend(policies.iter().filter_map(|p| Some((kinds::IAM_POLICY, p.arn()?.to_string()))));
-    let oidc = send(cx, "iam:ListOpenIDConnectProviders", &[], || iam.list_open_id_connect_providers().send()).await?;
     candidates.extend(
         oidc.open_id_connect_provider_list()
             .iter()
             .filter_map(|p| Some((kinds::IAM_OIDC_PROVIDER, p.arn()?.to_string()))),
     );
-    candidates.extend(
-        crate::providers::iam::instance_profile::all(cx).await?.into_iter().map(|n| (kinds::IAM_INSTANCE_PROFILE, n)),
-    );
+    candidates.extend(profiles.into_iter().map(|n| (kinds::IAM_INSTANCE_PROFILE, n)));
 
     let listed: Vec<Option<Found>> = futures::stream::iter(candidates)
         .map(|(kind, id)| async move {
             let tags = match kind {
-                kinds::IAM_ROLE => entity_tags::<aws_sdk_iam::types::Role>(cx, &id).await?,
                 kinds::IAM_POLICY => entity_tags::<aws_sdk_iam::types::Policy>(cx, &id).await?,
                 kinds::IAM_OIDC_PROVIDER => entity_tags::<GetOpenIdConnectProviderOutput>(cx, &id).await?,
                 _ => crate::providers::iam::instance_profile::tags_of(cx, &id).await?,
@@ -253,7 +261,8 @@ async fn iam_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
         .buffer_unordered(PARALLEL_LOOKUPS)
         .try_collect()
         .await?;
-    Ok(listed.into_iter().flatten().collect())
+    items.extend(listed.into_iter().flatten());
+    Ok(items)
 }
 
 /// An IAM entity's tags as a map, from its Get call; empty when the entity vanished since it was listed.

@@ -40,20 +40,26 @@ impl Details {
 
 /// The details, sent once per refresh whichever kind asks first.
 pub async fn shared(cx: &Context) -> Result<Arc<Details>> {
-    cx.answers
-        .get(OP, || async {
-            let pages = send(cx, OP, &[], || async {
-                let call = cx.iam().get_account_authorization_details();
-                let pages = call.filter(EntityType::Role).filter(EntityType::LocalManagedPolicy).into_paginator();
-                pages.page_size(PAGE).send().collect::<Result<Vec<_>, _>>().await
-            })
-            .await?;
-            let mut details = Details::default();
-            for page in pages {
-                details.roles.extend(page.role_detail_list.unwrap_or_default());
-                details.policies.extend(page.policies.unwrap_or_default());
-            }
-            Ok(details)
-        })
-        .await
+    cx.answers.get(OP, || fetch(cx, &[EntityType::Role, EntityType::LocalManagedPolicy])).await
+}
+
+/// Every role of the account with its tags, asked now (discovery, which must see what is there at the moment
+/// it looks, not what a refresh saw): one call for most accounts, where listing the roles and reading each
+/// one's tags takes one call per role.
+pub async fn roles(cx: &Context) -> Result<Vec<RoleDetail>> {
+    Ok(fetch(cx, &[EntityType::Role]).await?.roles)
+}
+
+async fn fetch(cx: &Context, filters: &[EntityType]) -> Result<Details> {
+    let pages = send(cx, OP, &[], || async {
+        let call = cx.iam().get_account_authorization_details().set_filter(Some(filters.to_vec()));
+        call.into_paginator().page_size(PAGE).send().collect::<Result<Vec<_>, _>>().await
+    })
+    .await?;
+    let mut details = Details::default();
+    for page in pages {
+        details.roles.extend(page.role_detail_list.unwrap_or_default());
+        details.policies.extend(page.policies.unwrap_or_default());
+    }
+    Ok(details)
 }

@@ -9,7 +9,7 @@
 //! seconds, so calls that depend on a fresh resource retry the codes that mean "not visible yet".
 
 pub(crate) mod common;
-mod details;
+pub(crate) mod details;
 pub mod instance_profile;
 pub mod openid_connect_provider;
 pub mod policy;
