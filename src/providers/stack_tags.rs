@@ -23,12 +23,12 @@ use crate::graph::Attrs;
 
 /// The resource types whose refresh asks here: those whose own service reads tags one resource per call.
 /// (EC2's and EKS's describes carry tags already.)
-const ASKED_BY: &[&str] = &["events:rule", "sqs:queue", "kms:key"];
+const ASKED_BY: &[&str] = &["events:rule", "sqs", "kms:key"];
 /// The most GetResources answers per page.
 const PAGE: i32 = 100;
 
 /// All tags (kbp's included) by resource ARN.
-type ByArn = HashMap<String, BTreeMap<String, String>>;
+pub type ByArn = HashMap<String, BTreeMap<String, String>>;
 
 /// The tags of `arn` if the stack's tag query shows it with the user tags `prior` holds (all its tags, kbp's
 /// included); `None` when the caller must read them from the resource's own service.
@@ -43,8 +43,19 @@ pub async fn confirmed(cx: &Context, arn: &str, prior: &Attrs) -> Option<BTreeMa
     (seen == last).then(|| found.clone())
 }
 
+/// Every resource of the types refresh asks about (rules, queues, keys) tagged `kbp:stack = stack` now, with
+/// all its tags, by ARN: for discovery, which must see the moment it looks (so never a refresh's answer).
+/// `None` when the query failed (a caller without `tag:GetResources`): the caller then scans each service.
+pub async fn find(cx: &Context, stack: &str) -> Option<ByArn> {
+    send_query_for(cx, stack).await
+}
+
 async fn send_query(cx: &Context) -> Option<ByArn> {
-    let filter = TagFilter::builder().key(tags::STACK).values(&cx.stack).build();
+    send_query_for(cx, &cx.stack).await
+}
+
+async fn send_query_for(cx: &Context, stack: &str) -> Option<ByArn> {
+    let filter = TagFilter::builder().key(tags::STACK).values(stack).build();
     let mappings = send_pages(
         cx,
         "tag:GetResources",

@@ -272,9 +272,69 @@ async fn entity_tags<T: Entity>(cx: &Context, id: &str) -> Result<HashMap<String
 }
 
 /// SQS queues, EventBridge rules (kbp names both after the stack) and KMS keys tagged for the stack.
+/// One tag query (Resource Groups Tagging API) finds them where the caller may send it; otherwise each service
+/// is listed and each candidate's tags read.
 async fn other_items(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
+    if let Some(tagged) = crate::providers::stack_tags::find(cx, who.name).await {
+        return from_tag_query(cx, who, tagged).await;
+    }
     let (queues, rules, keys) = futures::try_join!(queues(cx, who), rules(cx, who), kms_keys(cx, who))?;
     Ok(queues.into_iter().chain(rules).chain(keys).collect())
+}
+
+/// The queues, rules and keys among `tagged` (by ARN, with their tags) that are the stack's and still there: a
+/// queue's URL is asked for (it is gone if SQS knows none), a key must be a customer key not pending deletion.
+/// Rules on other buses than the default one are not kbp's.
+async fn from_tag_query(
+    cx: &Context,
+    who: Identity<'_>,
+    tagged: crate::providers::stack_tags::ByArn,
+) -> Result<Vec<Found>> {
+    let ours = tagged.into_iter().filter(|(_, tags)| who.owns(|k| tags.get(k).map(String::as_str)));
+    let lookups = ours.map(|(arn, tags)| async move {
+        let address = tags.get(ADDRESS).cloned();
+        let fields: Vec<&str> = arn.splitn(6, ':').collect();
+        let (service, resource) = match fields.as_slice() {
+            [_, _, service, _, _, resource] => (*service, *resource),
+            _ => return Ok(None),
+        };
+        Ok::<_, ProviderError>(match service {
+            "events" => match resource.strip_prefix("rule/") {
+                Some(name) if !name.contains('/') => {
+                    Some(found(kinds::EVENT_RULE, name, address, String::new(), vec![]))
+                }
+                _ => None,
+            },
+            "sqs" => {
+                let r = send(cx, "sqs:GetQueueUrl", &[], || cx.sqs().get_queue_url().queue_name(resource).send()).await;
+                let url = absent_if_gone(r)?.and_then(|o| o.queue_url);
+                let address = address.or_else(|| Some(resource.to_string()));
+                url.map(|url| found(kinds::SQS_QUEUE, &url, address, String::new(), vec![]))
+            }
+            "kms" => match resource.strip_prefix("key/") {
+                Some(id) if live_customer_key(cx, id).await? => {
+                    Some(found(kinds::KMS_KEY, id, address, String::new(), vec![]))
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+    });
+    let found: Vec<Option<Found>> =
+        futures::stream::iter(lookups).buffer_unordered(PARALLEL_LOOKUPS).try_collect().await?;
+    Ok(found.into_iter().flatten().collect())
+}
+
+/// Whether KMS key `id` is a customer key, not pending deletion (a key pending deletion keeps its tags).
+async fn live_customer_key(cx: &Context, id: &str) -> Result<bool> {
+    let r = send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(id).send()).await;
+    let Some(meta) = absent_if_gone(r)?.and_then(|o| o.key_metadata) else { return Ok(false) };
+    let customer = meta.key_manager() == Some(&aws_sdk_kms::types::KeyManagerType::Customer);
+    let pending = matches!(
+        meta.key_state(),
+        Some(aws_sdk_kms::types::KeyState::PendingDeletion | aws_sdk_kms::types::KeyState::PendingReplicaDeletion)
+    );
+    Ok(customer && !pending)
 }
 
 async fn queues(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
@@ -352,17 +412,7 @@ async fn kms_keys(cx: &Context, who: Identity<'_>) -> Result<Vec<Found>> {
     let ids = crate::providers::kms::key::all_ids(cx).await?;
     let listed: Vec<Option<Found>> = futures::stream::iter(ids)
         .map(|id| async move {
-            let r = send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(&id).send()).await;
-            let Some(meta) = absent_if_gone(r)?.and_then(|o| o.key_metadata) else { return Ok(None) };
-            let customer = meta.key_manager() == Some(&aws_sdk_kms::types::KeyManagerType::Customer);
-            let pending = matches!(
-                meta.key_state(),
-                Some(
-                    aws_sdk_kms::types::KeyState::PendingDeletion
-                        | aws_sdk_kms::types::KeyState::PendingReplicaDeletion
-                )
-            );
-            if !customer || pending {
+            if !live_customer_key(cx, &id).await? {
                 return Ok(None);
             }
             let r = send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(&id).send()).await;

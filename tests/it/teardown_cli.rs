@@ -416,6 +416,27 @@ async fn from_tags_cleans_a_stack_whose_state_is_lost() {
     assert_neighbour_stays(&em).await;
 }
 
+/// The stack's queues, rules and keys are found by one tag query; a caller without `tag:GetResources` (the proxy
+/// refuses it) gets them by listing each service instead, and nothing is left either.
+#[tokio::test(flavor = "multi_thread")]
+async fn from_tags_without_the_tag_query_lists_each_service_and_leaves_nothing() {
+    let em = Emulator::start();
+    let ws = applied(&em);
+    std::fs::remove_file(ws.path().join(format!(".kbp/{STACK}.state.json"))).unwrap();
+    let denied = serde_json::json!({"rules": [
+        {"operation": "GetResources", "action": "fail", "status": 400, "code": "AccessDeniedException"}
+    ]});
+    let proxy = crate::support::fault_proxy::FaultProxy::start(&em, denied);
+    let args = ["destroy", "--from-tags", STACK, "--region", "us-west-2", "--auto-approve"];
+    let out = kbp_command(&em, &args, ws.path()).envs(proxy.env()).output().expect("run kbp destroy");
+    assert_success(&out, "destroy --from-tags without the tag query");
+    let stats = proxy.stats();
+    let refused = stats["faults_by_operation"].as_object().expect("faults by operation");
+    assert!(refused.keys().any(|op| op.ends_with("GetResources")), "the tag query was sent and refused: {stats:#}");
+    assert!(stdout(&out).contains("Final scan: nothing of stack"), "{}", describe_output(&out));
+    assert_nothing_left(&em).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn gc_destroys_expired_sandboxes_and_keeps_the_rest() {
     let em = Emulator::start();
