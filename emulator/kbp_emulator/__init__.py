@@ -2,7 +2,8 @@
 
 - EKS add-ons, access entries, Pod Identity associations, the Kubernetes versions offered (DescribeClusterVersions),
   updates (UpdateClusterVersion, UpdateNodegroupVersion, DescribeUpdate, ListUpdates), full UpdateClusterConfig,
-  tagging of every EKS resource (package `eks`);
+  tagging of every EKS resource, and clusters, node groups and add-ons in the Resource Groups Tagging API's
+  GetResources (package `eks`);
 - life cycles for clusters, node groups, add-ons and NAT gateways timed by a latency profile (`lifecycle`,
   `profile`, `ec2_nat`);
 - AWS's names and duplicate error for service-linked roles (`iam_slr`);

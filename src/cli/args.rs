@@ -104,6 +104,13 @@ pub enum Command {
     /// Write a kubeconfig context for the stack's cluster that authenticates with `kbp token`.
     Kubeconfig(KubeconfigArgs),
     /// Destroy expired sandbox stacks found by their tags (`kbp apply --ttl`).
+    ///
+    /// Finds the region's kbp stacks by their tags, no state files needed: one Resource Groups Tagging API query
+    /// (`tag:GetResources`) for the VPCs and EKS clusters tagged `kbp:stack`, however many other clusters the
+    /// region holds. Lists them with owner and expiry, and destroys the expired ones concurrently, each as
+    /// completely as `kbp destroy --from-tags`. A stack without a TTL is never touched unless named with
+    /// --stack. With --older-than, when each kbp cluster was created is read too (one DescribeCluster per stack)
+    /// and shown in an AGE column.
     Gc(GcArgs),
     /// Remove the state lock a killed run left behind (remote state; the error of the blocked run shows the ID).
     ForceUnlock(ForceUnlockArgs),
@@ -412,9 +419,7 @@ pub struct DestroyArgs {
     pub dry_run: bool,
 }
 
-/// Find kbp stacks in the region by their tags (no state files needed), list them with age, owner and expiry,
-/// and destroy the expired ones concurrently, each as completely as `kbp destroy`. Stacks without a TTL are
-/// never touched unless named with --stack.
+/// `kbp gc`'s options; what the command does is said on [`Command::Gc`], which clap shows.
 #[derive(Debug, Args)]
 pub struct GcArgs {
     /// The region to look in (default: the AWS configuration's region).
@@ -423,7 +428,7 @@ pub struct GcArgs {
     /// Only list what would be destroyed.
     #[arg(long)]
     pub dry_run: bool,
-    /// Only stacks created at least this long ago.
+    /// Only stacks whose EKS cluster was created at least this long ago (a stack without a cluster is kept).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub older_than: Option<Duration>,
     /// Also destroy this stack, expired or not, TTL or not. Repeatable.

@@ -36,13 +36,12 @@ fn shown(name: &str, id: Option<&str>) -> String {
     }
 }
 
-fn age(s: &StackInfo, now: OffsetDateTime) -> String {
-    s.created
-        .map(|c| {
-            humantime::format_duration(std::time::Duration::from_secs((now - c).whole_seconds().max(0) as u64))
-                .to_string()
-        })
-        .unwrap_or_else(|| "?".into())
+/// How long ago the stack's cluster was made, when known: only `--older-than` has it read (a DescribeCluster per
+/// stack), and a stack without a cluster has none.
+fn age(s: &StackInfo, now: OffsetDateTime) -> Option<String> {
+    s.created.map(|c| {
+        humantime::format_duration(std::time::Duration::from_secs((now - c).whole_seconds().max(0) as u64)).to_string()
+    })
 }
 
 /// A destroyed stack's state in this directory (the default place, `.kbp/<name>.state.json`), if it holds the
@@ -77,7 +76,8 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
         let cx = common::context("", &region, &run).await;
         super::preflight::identity(&cx).await?;
         let now = OffsetDateTime::now_utc();
-        let stacks = teardown::stacks(&cx).await.context("looking for kbp stacks")?;
+        let with_age = a.older_than.is_some();
+        let stacks = teardown::stacks(&cx, with_age).await.context("looking for kbp stacks")?;
         let mut doomed = Vec::new();
         let mut rows = Vec::new();
         for s in &stacks {
@@ -100,13 +100,15 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
         } else if rows.is_empty() {
             println!("No kbp stacks in {region}.");
         } else {
-            println!("{:<28} {:<10} {:<22} {:<50} ACTION", "STACK", "AGE", "EXPIRES", "OWNER");
+            // The AGE column only with --older-than: without it no creation time was read.
+            let age_column = |text: &str| if with_age { format!("{text:<10} ") } else { String::new() };
+            println!("{:<28} {}{:<22} {:<50} ACTION", "STACK", age_column("AGE"), "EXPIRES", "OWNER");
             for r in &rows {
                 let text = |k: &str| r[k].as_str().unwrap_or("-").to_string();
                 println!(
-                    "{:<28} {:<10} {:<22} {:<50} {}",
+                    "{:<28} {}{:<22} {:<50} {}",
                     text("name"),
-                    text("age"),
+                    age_column(&text("age")),
                     text("expires"),
                     text("owner"),
                     text("action")

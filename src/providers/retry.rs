@@ -27,6 +27,8 @@ impl Default for RetryPolicy {
 pub(crate) const THROTTLING: &[&str] = &[
     "Throttling",
     "ThrottlingException",
+    // The Resource Groups Tagging API's spelling.
+    "ThrottledException",
     "RequestLimitExceeded",
     "TooManyRequestsException",
     "RequestThrottled",

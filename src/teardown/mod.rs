@@ -34,7 +34,8 @@ pub struct StackInfo {
     pub owner: Option<String>,
     /// `kbp:expires` (sandbox stacks); `None` when absent or not RFC 3339.
     pub expires: Option<OffsetDateTime>,
-    /// The EKS cluster's creation time; `None` without a cluster (EC2 does not say when a VPC was made).
+    /// The EKS cluster's creation time, when asked for (`stacks(cx, true)`); `None` otherwise, and without a
+    /// cluster (EC2 does not say when a VPC was made).
     pub created: Option<OffsetDateTime>,
 }
 

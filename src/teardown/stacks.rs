@@ -1,8 +1,15 @@
 //! Every kbp stack in a region (`kbp gc`): the `kbp:stack` values on VPCs and EKS clusters, told apart by their
 //! `kbp:stack-id`, with the owner and expiry tags of sandbox stacks.
+//!
+//! One query finds them all: the Resource Groups Tagging API's GetResources for the resources of those two types
+//! that carry `kbp:stack`, a page per 100 resources, however many clusters the region holds besides kbp's.
+//! Asking each service instead took a DescribeCluster for every cluster of the region, kbp's or not, since
+//! ListClusters names clusters without their tags. The tagging API does not say when a cluster was made; that
+//! is read from each of kbp's clusters only when the caller needs it (`gc --older-than`).
 
 use std::collections::BTreeMap;
 
+use aws_sdk_resourcegroupstagging::types::TagFilter;
 use futures::{StreamExt, TryStreamExt};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -13,55 +20,84 @@ use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::{send, send_pages};
 use crate::providers::tags::{EXPIRES, OWNER, STACK, STACK_ID};
 use crate::providers::{Context, ProviderError};
-use aws_sdk_ec2::types::Filter;
+
+/// What a stack is known by: every kbp stack has a VPC or a cluster (or both) with its tags.
+const STACK_RESOURCE_TYPES: [&str; 2] = ["ec2:vpc", "eks:cluster"];
+/// GetResources' largest page.
+const RESOURCES_PER_PAGE: i32 = 100;
+
+/// A stack's key: its name and `kbp:stack-id`.
+type StackKey = (String, Option<String>);
 
 /// The kbp stacks in the region: the `kbp:stack` (and `kbp:stack-id`) values on VPCs and EKS clusters, with
-/// their owner, expiry and (from the cluster) creation time. Sorted by name, then ID.
-pub async fn stacks(cx: &Context) -> Result<Vec<StackInfo>, ProviderError> {
-    let mut found: BTreeMap<(String, Option<String>), StackInfo> = BTreeMap::new();
-    let tagged = Filter::builder().name("tag-key").values(STACK).build();
-    let ec2_tag = |tags: &[aws_sdk_ec2::types::Tag], k: &str| {
-        tags.iter().find(|t| t.key() == Some(k)).map(|t| t.value().unwrap_or_default().to_string())
-    };
-    let vpcs = send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().filters(tagged.clone()).send()).await?;
-    for v in vpcs.vpcs() {
-        let Some(name) = ec2_tag(v.tags(), STACK) else { continue };
-        let tag = |k| ec2_tag(v.tags(), k);
-        merge(&mut found, &name, tag(STACK_ID), tag(OWNER), tag(EXPIRES), None);
-    }
-
-    let names = send_pages(
+/// their owner and expiry, and with `creation_times`, when their cluster was created (one DescribeCluster per
+/// kbp cluster). Sorted by name, then ID.
+pub async fn stacks(cx: &Context, creation_times: bool) -> Result<Vec<StackInfo>, ProviderError> {
+    let tagged = TagFilter::builder().key(STACK).build();
+    let types: Vec<String> = STACK_RESOURCE_TYPES.map(String::from).into();
+    let resources = send_pages(
         cx,
-        "eks:ListClusters",
-        |token| cx.eks().list_clusters().set_next_token(token).send(),
-        |page| (page.clusters.unwrap_or_default(), page.next_token),
+        "tag:GetResources",
+        |token| {
+            cx.tagging()
+                .get_resources()
+                .tag_filters(tagged.clone())
+                .set_resource_type_filters(Some(types.clone()))
+                .resources_per_page(RESOURCES_PER_PAGE)
+                .set_pagination_token(token)
+                .send()
+        },
+        |page| (page.resource_tag_mapping_list.unwrap_or_default(), page.pagination_token),
     )
     .await?;
-    let clusters: Vec<Option<aws_sdk_eks::types::Cluster>> = futures::stream::iter(names)
-        .map(|name| async move {
-            let r = send(cx, "eks:DescribeCluster", &[], || cx.eks().describe_cluster().name(&name).send()).await;
-            Ok::<_, ProviderError>(absent_if_gone(r)?.and_then(|o| o.cluster))
-        })
-        .buffer_unordered(PARALLEL_LOOKUPS)
-        .try_collect()
-        .await?;
-    for c in clusters.into_iter().flatten() {
-        let Some(tags) = c.tags() else { continue };
-        let Some(name) = tags.get(STACK) else { continue };
-        let created = c.created_at().and_then(|t| OffsetDateTime::from_unix_timestamp(t.secs()).ok());
-        let id = tags.get(STACK_ID).cloned();
-        merge(&mut found, name, id, tags.get(OWNER).cloned(), tags.get(EXPIRES).cloned(), created);
+
+    let mut found: BTreeMap<StackKey, StackInfo> = BTreeMap::new();
+    let mut clusters: Vec<(StackKey, String)> = Vec::new();
+    for r in &resources {
+        let tag = |k: &str| r.tags().iter().find(|t| t.key() == k).map(|t| t.value().to_string());
+        let Some(name) = tag(STACK) else { continue };
+        let id = tag(STACK_ID);
+        merge(&mut found, &name, id.clone(), tag(OWNER), tag(EXPIRES));
+        if let Some(cluster) = r.resource_arn().and_then(cluster_name) {
+            clusters.push(((name, id), cluster.to_string()));
+        }
+    }
+    if creation_times {
+        let created: Vec<(StackKey, Option<OffsetDateTime>)> = futures::stream::iter(clusters)
+            .map(|(key, name)| async move {
+                let r = send(cx, "eks:DescribeCluster", &[], || cx.eks().describe_cluster().name(&name).send()).await;
+                let cluster = absent_if_gone(r)?.and_then(|o| o.cluster);
+                let at = cluster
+                    .and_then(|c| c.created_at().and_then(|t| OffsetDateTime::from_unix_timestamp(t.secs()).ok()));
+                Ok::<_, ProviderError>((key, at))
+            })
+            .buffer_unordered(PARALLEL_LOOKUPS)
+            .try_collect()
+            .await?;
+        for (key, at) in created {
+            if let Some(info) = found.get_mut(&key) {
+                info.created = info.created.or(at);
+            }
+        }
     }
     Ok(found.into_values().collect())
 }
 
+/// The cluster's name in an EKS cluster ARN (`arn:aws:eks:us-west-2:123456789012:cluster/NAME`); `None` for
+/// any other ARN.
+fn cluster_name(arn: &str) -> Option<&str> {
+    let mut parts = arn.splitn(6, ':');
+    let (service, resource) = (parts.nth(2)?, parts.nth(2)?);
+    let name = resource.strip_prefix("cluster/").filter(|_| service == "eks")?;
+    (!name.is_empty() && !name.contains('/')).then_some(name)
+}
+
 fn merge(
-    found: &mut BTreeMap<(String, Option<String>), StackInfo>,
+    found: &mut BTreeMap<StackKey, StackInfo>,
     name: &str,
     id: Option<String>,
     owner: Option<String>,
     expires: Option<String>,
-    created: Option<OffsetDateTime>,
 ) {
     let info = found.entry((name.to_string(), id.clone())).or_insert_with(|| StackInfo {
         name: name.to_string(),
@@ -72,7 +108,6 @@ fn merge(
     });
     info.owner = info.owner.take().or(owner);
     info.expires = info.expires.or_else(|| expires.and_then(|e| parse_expiry(&e)));
-    info.created = info.created.or(created);
 }
 
 /// `kbp:expires` is RFC 3339; anything else is ignored (and so never expires), since deleting on a misread
@@ -100,17 +135,27 @@ mod tests {
     #[test]
     fn the_first_value_seen_wins_and_gaps_are_filled() {
         let mut found = BTreeMap::new();
-        merge(&mut found, "s", None, None, Some("2030-01-01T00:00:00Z".into()), None);
-        merge(&mut found, "s", None, Some("arn:me".into()), Some("2031-01-01T00:00:00Z".into()), None);
+        merge(&mut found, "s", None, None, Some("2030-01-01T00:00:00Z".into()));
+        merge(&mut found, "s", None, Some("arn:me".into()), Some("2031-01-01T00:00:00Z".into()));
         let s = &found[&("s".to_string(), None)];
         assert_eq!((s.owner.as_deref(), s.expires.map(|t| t.year())), (Some("arn:me"), Some(2030)));
     }
 
     #[test]
+    fn a_cluster_is_named_by_its_arn_and_nothing_else_is_a_cluster() {
+        assert_eq!(cluster_name("arn:aws:eks:us-west-2:123456789012:cluster/sbx"), Some("sbx"));
+        assert_eq!(cluster_name("arn:aws-cn:eks:cn-north-1:123456789012:cluster/a-b"), Some("a-b"));
+        assert_eq!(cluster_name("arn:aws:eks:us-west-2:123456789012:nodegroup/sbx/ng/1f2e"), None);
+        assert_eq!(cluster_name("arn:aws:ec2:us-west-2:123456789012:vpc/vpc-0123"), None);
+        assert_eq!(cluster_name("arn:aws:eks:us-west-2:123456789012:cluster/"), None);
+        assert_eq!(cluster_name("not an arn"), None);
+    }
+
+    #[test]
     fn two_stacks_of_one_name_are_told_apart_by_their_ids() {
         let mut found = BTreeMap::new();
-        merge(&mut found, "s", Some("L1".into()), None, Some("2020-01-01T00:00:00Z".into()), None);
-        merge(&mut found, "s", Some("L2".into()), None, Some("2090-01-01T00:00:00Z".into()), None);
+        merge(&mut found, "s", Some("L1".into()), None, Some("2020-01-01T00:00:00Z".into()));
+        merge(&mut found, "s", Some("L2".into()), None, Some("2090-01-01T00:00:00Z".into()));
         assert_eq!(found.len(), 2);
         let now = OffsetDateTime::now_utc();
         let expired: Vec<_> = found.values().filter(|s| s.expired_at(now)).filter_map(|s| s.id.as_deref()).collect();

@@ -50,6 +50,7 @@ mod state_and_recovery;
 mod state_s3;
 
 // Teardown: what a stack owns outside state, found and deleted.
+mod gc_discovery;
 mod teardown;
 mod teardown_cli;
 mod teardown_in_cluster;

@@ -380,7 +380,7 @@ async fn stacks_lists_each_stack_with_its_owner_and_expiry() {
     vpc(&ec2, &[("kbp:stack", "twin"), ("kbp:stack-id", "L1"), ("kbp:expires", "2020-01-01T00:00:00Z")]).await;
     vpc(&ec2, &[("kbp:stack", "twin"), ("kbp:stack-id", "L2")]).await;
 
-    let stacks = teardown::stacks(&cx).await.unwrap();
+    let stacks = teardown::stacks(&cx, true).await.unwrap();
     let names: Vec<&str> = stacks.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["kept", "old", "twin", "twin", "young"]);
     let now = time::OffsetDateTime::now_utc();
@@ -394,4 +394,9 @@ async fn stacks_lists_each_stack_with_its_owner_and_expiry() {
     assert_eq!(young.expires.map(|t| t.year()), Some(2099));
     let created = young.created.expect("the cluster's creation time");
     assert!((now - created).whole_minutes().abs() < 60, "{created}");
+    // Without asking for creation times, the same stacks without them.
+    let untimed = teardown::stacks(&cx, false).await.unwrap();
+    let untimed: Vec<_> = untimed.iter().map(|s| (s.name.as_str(), s.id.as_deref(), s.expires, s.created)).collect();
+    let timed: Vec<_> = stacks.iter().map(|s| (s.name.as_str(), s.id.as_deref(), s.expires, None)).collect();
+    assert_eq!(untimed, timed);
 }

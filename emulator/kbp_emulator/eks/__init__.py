@@ -13,6 +13,7 @@ from moto.eks import urls
 
 from .. import k8s
 
+from . import resource_groups
 from .access_entries import AccessEntryHandlers
 from .addons import AddonHandlers
 from .base import EKSHandlers
@@ -60,6 +61,7 @@ NEW_ROUTES = [
 
 def install() -> None:
     k8s.install()
+    resource_groups.install()
     dispatch = ExtendedEKSResponse.dispatch
     for path in list(urls.url_paths):
         urls.url_paths[path] = dispatch

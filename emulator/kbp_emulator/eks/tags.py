@@ -13,7 +13,7 @@ from moto.core.responses import ActionResult, EmptyResult
 from .base import EKSHandlers, NotFoundException, extras
 
 
-def _resources(backend: Any) -> Any:
+def taggable_resources(backend: Any) -> Any:
     """Every taggable resource in `backend`, with its ARN."""
     for cluster in backend.clusters.values():
         yield cluster.arn, cluster
@@ -34,7 +34,7 @@ class TagHandlers(EKSHandlers):
     def _tagged(self) -> Any:
         # The ARN is the rest of the path after /tags/, percent-encoded by the SDKs.
         arn = unquote(self.path.split("/tags/", 1)[1])
-        for candidate, resource in _resources(self.eks_backend):
+        for candidate, resource in taggable_resources(self.eks_backend):
             if candidate == arn:
                 if resource.tags is None:
                     resource.tags = {}

@@ -6,7 +6,8 @@
 //! with its own state directory, so nextest's parallel test processes never see each other's resources. The
 //! server is started and stopped by scripts/emulator.sh, the same script developers use by hand.
 //! `Emulator::start()` makes every long operation instant; `Emulator::start_with` gives them the delays of a
-//! latency profile (emulator/profiles/), scaled.
+//! latency profile (emulator/profiles/), scaled; `Emulator::start_without_kubernetes` leaves clusters without a
+//! control plane.
 
 pub mod control_plane;
 pub mod events;
@@ -45,6 +46,8 @@ pub struct Emulator {
     /// KBP_EMULATOR_PROFILE and KBP_EMULATOR_TIME_SCALE for the server.
     profile: String,
     time_scale: f64,
+    /// Whether each EKS cluster gets a control plane of its own (`KBP_EMULATOR_KUBE`).
+    kubernetes: bool,
 }
 
 impl Emulator {
@@ -61,6 +64,17 @@ impl Emulator {
     /// kube-controller-manager, kube-scheduler and etcd, `scripts/kube.sh`) that authenticates kbp's EKS tokens
     /// through the emulator's TokenReview webhook, RBAC on; node groups register Nodes whose pods run.
     pub fn start_with(profile: &str, time_scale: f64) -> Emulator {
+        Emulator::launch(profile, time_scale, true)
+    }
+
+    /// An instant emulator whose EKS clusters have no Kubernetes API (`KBP_EMULATOR_KUBE=none`: an endpoint where
+    /// nothing listens), for tests of the AWS side that make many clusters: each control plane costs about 4 s
+    /// and a few hundred MB.
+    pub fn start_without_kubernetes() -> Emulator {
+        Emulator::launch("instant", 1.0, false)
+    }
+
+    fn launch(profile: &str, time_scale: f64, kubernetes: bool) -> Emulator {
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS {
             let port = free_loopback_port();
@@ -73,6 +87,7 @@ impl Emulator {
                     .expect("create a tempdir for the emulator"),
                 profile: profile.to_string(),
                 time_scale,
+                kubernetes,
             };
             let out = em.script("start");
             // No pid file means the port already answered (another test's server took it between our probe
@@ -212,7 +227,11 @@ impl Emulator {
     }
 
     fn script(&self, command: &str) -> Output {
-        Command::new("bash")
+        let mut script = Command::new("bash");
+        if !self.kubernetes {
+            script.env("KBP_EMULATOR_KUBE", "none");
+        }
+        script
             .arg(emulator_script())
             .arg(command)
             .env("KBP_EMULATOR_PORT", self.port.to_string())
