@@ -266,9 +266,15 @@ impl Provider for Controller {
     async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()> {
         let namespace = id.split_once('/').map_or(id, |(ns, _)| ns);
         let session = Session::open(cx, prior).await?;
-        // The Deployment first, waiting for its pods to stop (no controller acting while the rest goes).
+        // The Deployment first, waiting for its pods to stop (no controller acting while the rest goes). In a
+        // destroy its NodePools and node classes are gone already, so there is nothing left for it to act on,
+        // and the node group that runs its pods goes soon after: it is not waited for.
         let hint = "the controller pods are still terminating; check them with `kubectl get pods -n <namespace>`";
-        session.delete_and_wait(&deployment_ref(namespace), true, &address(), DELETE, hint).await?;
+        if cx.destroying {
+            session.delete(&deployment_ref(namespace), true).await?;
+        } else {
+            session.delete_and_wait(&deployment_ref(namespace), true, &address(), DELETE, hint).await?;
+        }
         let objects: Vec<ObjectRef> =
             render(prior).unwrap_or_default().iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
         let (namespaces, rest): (Vec<ObjectRef>, Vec<ObjectRef>) =
