@@ -15,6 +15,7 @@ pub mod kubernetes;
 pub mod plan;
 pub mod private_file;
 pub mod providers;
+pub mod simulate;
 pub mod state;
 pub mod teardown;
 pub mod ui;
