@@ -18,7 +18,7 @@ use aws_sdk_resourcegroupstagging::types::TagFilter;
 use serde_json::Value;
 
 use super::send::send_pages;
-use super::{tags, Context};
+use super::{tags, Context, Result};
 use crate::graph::Attrs;
 
 /// The resource types whose refresh asks here: those whose own service reads tags one resource per call.
@@ -55,27 +55,32 @@ async fn send_query(cx: &Context) -> Option<ByArn> {
 }
 
 async fn send_query_for(cx: &Context, stack: &str) -> Option<ByArn> {
-    let filter = TagFilter::builder().key(tags::STACK).values(stack).build();
-    let mappings = send_pages(
-        cx,
-        "tag:GetResources",
-        |token| {
-            let call = cx.tagging().get_resources().tag_filters(filter.clone()).resources_per_page(PAGE);
-            call.set_resource_type_filters(Some(ASKED_BY.iter().map(|t| t.to_string()).collect()))
-                .set_pagination_token(token)
-                .send()
-        },
-        // The last page says so with an empty token rather than none.
-        |page| (page.resource_tag_mapping_list.unwrap_or_default(), page.pagination_token.filter(|t| !t.is_empty())),
-    )
-    .await;
-    match mappings {
-        Ok(mappings) => Some(by_arn(mappings)),
+    match tagged(cx, Some(stack), ASKED_BY).await {
+        Ok(found) => Some(found),
         Err(e) => {
             tracing::debug!(error = %e, "the stack's tag query failed; reading each resource's tags on its own");
             None
         }
     }
+}
+
+/// Every resource of `types` (`ec2:vpc`, `sqs`…) tagged `kbp:stack` — with the value `stack` when given, any
+/// value otherwise — with all its tags, by ARN: one paginated GetResources, 100 resources a page. Refresh,
+/// discovery and `kbp gc` all ask through here.
+pub async fn tagged(cx: &Context, stack: Option<&str>, types: &[&str]) -> Result<ByArn> {
+    let filter = TagFilter::builder().key(tags::STACK).set_values(stack.map(|s| vec![s.to_string()])).build();
+    let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+    let mappings = send_pages(
+        cx,
+        "tag:GetResources",
+        |token| {
+            let call = cx.tagging().get_resources().tag_filters(filter.clone()).resources_per_page(PAGE);
+            call.set_resource_type_filters(Some(types.clone())).set_pagination_token(token).send()
+        },
+        |page| (page.resource_tag_mapping_list.unwrap_or_default(), page.pagination_token),
+    )
+    .await?;
+    Ok(by_arn(mappings))
 }
 
 fn by_arn(mappings: Vec<aws_sdk_resourcegroupstagging::types::ResourceTagMapping>) -> ByArn {

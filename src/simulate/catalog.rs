@@ -93,7 +93,7 @@ fn family_parts(family: &str) -> (&str, &str) {
 mod tests {
     use super::*;
     use crate::blueprint::model::Requirement;
-    use crate::simulate::requirements::all_match;
+    use crate::simulate::requirements::{all_match, req};
 
     fn m6i_2xlarge() -> InstanceType {
         InstanceType {
@@ -117,15 +117,6 @@ mod tests {
             vcpus: 4,
             memory_mib: 16384,
             gpu: Some(gpu),
-        }
-    }
-
-    fn req(key: &str, operator: &str, values: &[&str]) -> Requirement {
-        Requirement {
-            key: key.into(),
-            operator: operator.into(),
-            values: values.iter().map(|v| v.to_string()).collect(),
-            min_values: None,
         }
     }
 

@@ -47,18 +47,20 @@ fn bound(req: &Requirement) -> Option<&str> {
     }
 }
 
+/// A requirement from literals, for tests.
+#[cfg(test)]
+pub(crate) fn req(key: &str, operator: &str, values: &[&str]) -> Requirement {
+    Requirement {
+        key: key.into(),
+        operator: operator.into(),
+        values: values.iter().map(|v| v.to_string()).collect(),
+        min_values: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn req(key: &str, operator: &str, values: &[&str]) -> Requirement {
-        Requirement {
-            key: key.into(),
-            operator: operator.into(),
-            values: values.iter().map(|v| v.to_string()).collect(),
-            min_values: None,
-        }
-    }
 
     /// The labels Karpenter gives an m6i.2xlarge on-demand node in us-west-2a.
     fn m6i_2xlarge() -> Labels {

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 
-use aws_sdk_resourcegroupstagging::types::TagFilter;
 use futures::{StreamExt, TryStreamExt};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -17,14 +16,12 @@ use time::OffsetDateTime;
 use super::stack::PARALLEL_LOOKUPS;
 use super::StackInfo;
 use crate::providers::attrs::absent_if_gone;
-use crate::providers::send::{send, send_pages};
+use crate::providers::send::send;
 use crate::providers::tags::{EXPIRES, OWNER, STACK, STACK_ID};
-use crate::providers::{Context, ProviderError};
+use crate::providers::{stack_tags, Context, ProviderError};
 
 /// What a stack is known by: every kbp stack has a VPC or a cluster (or both) with its tags.
 const STACK_RESOURCE_TYPES: [&str; 2] = ["ec2:vpc", "eks:cluster"];
-/// GetResources' largest page.
-const RESOURCES_PER_PAGE: i32 = 100;
 
 /// A stack's key: its name and `kbp:stack-id`.
 type StackKey = (String, Option<String>);
@@ -33,32 +30,16 @@ type StackKey = (String, Option<String>);
 /// their owner and expiry, and with `creation_times`, when their cluster was created (one DescribeCluster per
 /// kbp cluster). Sorted by name, then ID.
 pub async fn stacks(cx: &Context, creation_times: bool) -> Result<Vec<StackInfo>, ProviderError> {
-    let tagged = TagFilter::builder().key(STACK).build();
-    let types: Vec<String> = STACK_RESOURCE_TYPES.map(String::from).into();
-    let resources = send_pages(
-        cx,
-        "tag:GetResources",
-        |token| {
-            cx.tagging()
-                .get_resources()
-                .tag_filters(tagged.clone())
-                .set_resource_type_filters(Some(types.clone()))
-                .resources_per_page(RESOURCES_PER_PAGE)
-                .set_pagination_token(token)
-                .send()
-        },
-        |page| (page.resource_tag_mapping_list.unwrap_or_default(), page.pagination_token),
-    )
-    .await?;
+    let resources = stack_tags::tagged(cx, None, &STACK_RESOURCE_TYPES).await?;
 
     let mut found: BTreeMap<StackKey, StackInfo> = BTreeMap::new();
     let mut clusters: Vec<(StackKey, String)> = Vec::new();
-    for r in &resources {
-        let tag = |k: &str| r.tags().iter().find(|t| t.key() == k).map(|t| t.value().to_string());
+    for (arn, tags) in &resources {
+        let tag = |k: &str| tags.get(k).cloned();
         let Some(name) = tag(STACK) else { continue };
         let id = tag(STACK_ID);
         merge(&mut found, &name, id.clone(), tag(OWNER), tag(EXPIRES));
-        if let Some(cluster) = r.resource_arn().and_then(cluster_name) {
+        if let Some(cluster) = cluster_name(arn) {
             clusters.push(((name, id), cluster.to_string()));
         }
     }
