@@ -3,10 +3,45 @@
 //! which NodePool requirements and pod selectors are matched against. Where the catalog comes from
 //! (DescribeInstanceTypes and DescribeInstanceTypeOfferings, cached) is not here: this is the pure part.
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
 use super::Labels;
 
+/// A region's instance types with where they are offered and what they cost: what `kbp simulate` chooses
+/// from. Read from AWS and cached on disk by [`crate::catalog`]; built by hand in tests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Catalog {
+    pub region: String,
+    /// When it was read from AWS, RFC 3339.
+    pub fetched_at: String,
+    pub types: Vec<CatalogType>,
+}
+
+/// One instance type of a [`Catalog`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogType {
+    #[serde(flatten)]
+    pub instance_type: InstanceType,
+    /// Network interfaces an instance can attach and IPv4 addresses per interface (EC2's `NetworkInfo`): the
+    /// VPC CNI's max pods.
+    pub max_network_interfaces: u32,
+    pub ipv4_per_interface: u32,
+    /// The zones offering it (DescribeInstanceTypeOfferings by availability zone).
+    pub zones: Vec<String>,
+    /// Whether it is sold as Spot (`SupportedUsageClasses`).
+    pub spot: bool,
+    /// USD an hour on demand, Linux, shared tenancy (the Price List API); `None` where none is published.
+    #[serde(default)]
+    pub on_demand_price: Option<f64>,
+    /// The latest Spot price per zone, USD an hour (DescribeSpotPriceHistory, `Linux/UNIX`).
+    #[serde(default)]
+    pub spot_prices: BTreeMap<String, f64>,
+}
+
 /// An EC2 instance type, with what Karpenter labels a node of it by.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstanceType {
     /// `m6i.2xlarge`.
     pub name: String,
@@ -14,11 +49,12 @@ pub struct InstanceType {
     pub architecture: String,
     pub vcpus: u32,
     pub memory_mib: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<Gpu>,
 }
 
 /// The accelerators of an instance type (EC2's `GpuInfo`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gpu {
     pub count: u32,
     /// `a10g`, spelled as Karpenter labels it (lower case).
