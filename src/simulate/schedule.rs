@@ -346,4 +346,6 @@ fn min_values_unmet(pool: &Pool, options: &[(usize, u64)], offers: &Offers) -> O
 }
 
 #[cfg(test)]
+mod seed_004;
+#[cfg(test)]
 mod tests;
