@@ -42,7 +42,9 @@ const RETRY_BUDGET: usize = 20_000;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(60);
 
-fn duration_env(name: &str, default: Duration) -> Duration {
+/// The duration in variable `name` (humantime: `90s`, `7days`), else `default`; an unreadable value counts as
+/// unset.
+pub(crate) fn duration_env(name: &str, default: Duration) -> Duration {
     std::env::var(name).ok().and_then(|v| humantime::parse_duration(&v).ok()).unwrap_or(default)
 }
 
@@ -101,12 +103,22 @@ pub fn retry_partition(service: &'static str) -> RetryPartition {
 }
 
 /// A client of service `$svc` (a crate such as `aws_sdk_ec2`) from `sdk`, with the run's retry budget and call
-/// counter.
+/// counter; `aws_client!(svc, sdk, region = "us-east-1")` for a service AWS serves from a few regions only
+/// (the Price List API), whatever the run's region.
 #[macro_export]
 macro_rules! aws_client {
     ($svc:ident, $sdk:expr) => {
         $svc::Client::from_conf(
             $svc::config::Builder::from($sdk)
+                .retry_partition($crate::aws::retry_partition(stringify!($svc)))
+                .interceptor($crate::aws::CallCounter)
+                .build(),
+        )
+    };
+    ($svc:ident, $sdk:expr, region = $region:expr) => {
+        $svc::Client::from_conf(
+            $svc::config::Builder::from($sdk)
+                .region(::aws_config::Region::new($region))
                 .retry_partition($crate::aws::retry_partition(stringify!($svc)))
                 .interceptor($crate::aws::CallCounter)
                 .build(),

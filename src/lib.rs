@@ -6,6 +6,8 @@
 pub mod access;
 pub mod aws;
 pub mod blueprint;
+pub mod cache_dir;
+pub mod catalog;
 pub mod cli;
 pub mod diag;
 pub mod events;

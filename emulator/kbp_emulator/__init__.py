@@ -17,6 +17,9 @@
   making another (CreateNatGateway, CreateRouteTable and the EKS creates; `client_tokens`);
 - S3 conditional writes (PutObject/DeleteObject with If-Match/If-None-Match) atomic under concurrency
   (`s3_conditional`), and GetBucketVersioning in AWS's `VersioningConfiguration` shape (`s3_versioning`).
+- the Price List API's GetProducts for EC2 on-demand prices, which moto has no service for (`pricing_api`, figures
+  in `prices`), and DescribeSpotPriceHistory with current per-zone prices derived from them (`ec2_spot_prices`);
+  DescribeInstanceTypes and DescribeInstanceTypeOfferings paged by MaxResults/NextToken (`ec2_type_pages`).
 
 Everything is patched into moto in-process; clients only ever see the AWS API. emulator/README.md lists what
 is and is not modelled.
@@ -39,6 +42,8 @@ PATCHES = {
         "kbp_emulator.ec2_instances",
         "kbp_emulator.client_tokens",
         "kbp_emulator.ec2_dependencies",
+        "kbp_emulator.ec2_spot_prices",
+        "kbp_emulator.ec2_type_pages",
     ),
     "elbv2": ("kbp_emulator.elbv2_load_balancers",),
     "iam": ("kbp_emulator.iam_slr",),
@@ -47,6 +52,9 @@ PATCHES = {
     "s3": ("kbp_emulator.s3_conditional", "kbp_emulator.s3_versioning"),
 }
 _patched: set[str] = set()
+#: Services moto has no backend for at all: their requests are routed by the dispatcher, so they are installed
+#: up front rather than on first use.
+SERVICES = ("kbp_emulator.pricing_api",)
 
 
 def patch(service: str) -> None:
@@ -57,9 +65,16 @@ def patch(service: str) -> None:
         _patched.add(service)
 
 
+def install_services() -> None:
+    """Routes the services moto lacks to the extension's own apps."""
+    for module in SERVICES:
+        importlib.import_module(module).install()
+
+
 def install(profile: Profile) -> None:
     """Selects the latency profile and patches every service now (for in-process servers, such as in tests)."""
     lifecycle.use(profile)
+    install_services()
     for service in PATCHES:
         patch(service)
 

@@ -10,7 +10,7 @@ import sys
 
 from moto import server
 
-from . import lifecycle, patching_on_first_use
+from . import install_services, lifecycle, patching_on_first_use
 from .profile import ProfileError, from_env
 
 
@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> None:
     lifecycle.use(profile)
     # moto.server.main builds its dispatcher from this module-level name.
     server.create_backend_app = patching_on_first_use(server.create_backend_app)
+    install_services()
     timed = ", ".join(f"{op}={profile.delay(op):g}s" for op in sorted(profile.seconds) if profile.delay(op))
     print(f"kbp_emulator: latency profile {profile.name} x{profile.time_scale:g} ({timed or 'all instant'})",
           file=sys.stderr, flush=True)

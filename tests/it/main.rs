@@ -30,6 +30,9 @@ mod provider_iam;
 mod provider_kms;
 mod provider_sqs_eventbridge;
 
+// What `kbp simulate` reads from AWS: the instance-type catalog and its cache.
+mod catalog;
+
 // Whole runs of the binary: plan, apply, destroy, and what a user or a CI job sees of them.
 mod aws_stack;
 mod ci_recipe;

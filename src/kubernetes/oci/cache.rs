@@ -1,7 +1,6 @@
 //! The on-disk cache of chart archives, so a chart version is pulled once per machine, and a pull that the
 //! record no longer vouches for (its digest changed on disk) is made again.
 
-use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -11,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::reference::{tag_of, ChartRef};
 use super::registry::{pull, sha256_digest};
 use super::OciError;
+use crate::cache_dir::cache_root;
 
 /// Chart archives on disk: `<dir>/<registry>/<repository>/<tag>.tgz`, and next to it `<tag>.json` recording
 /// the manifest and archive digests of the pull. An archive is used only while its sha256 matches the record.
@@ -31,7 +31,7 @@ struct CacheRecord {
 impl ChartCache {
     /// `charts/` under `$KBP_CACHE_DIR`, else `$XDG_CACHE_HOME/kbp`, else `$HOME/.cache/kbp`.
     pub fn default_location() -> Result<Self, OciError> {
-        cache_root(|name| std::env::var_os(name)).map(|root| Self::at(root.join("charts"))).ok_or(OciError::NoCacheDir)
+        cache_root().map(|root| Self::at(root.join("charts"))).ok_or(OciError::NoCacheDir)
     }
 
     /// A cache keeping its archives directly under `dir`.
@@ -101,15 +101,7 @@ impl ChartCache {
 
 /// Where kbp keeps what it parsed of CRD files (`parsed/` beside `charts/`), when there is a cache directory.
 pub(super) fn parsed_location() -> Option<PathBuf> {
-    cache_root(|name| std::env::var_os(name)).map(|root| root.join("parsed"))
-}
-
-fn cache_root(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let dir = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    dir("KBP_CACHE_DIR")
-        // The XDG base directory spec says to ignore relative paths.
-        .or_else(|| dir("XDG_CACHE_HOME").filter(|d| d.is_absolute()).map(|d| d.join("kbp")))
-        .or_else(|| dir("HOME").map(|d| d.join(".cache").join("kbp")))
+    cache_root().map(|root| root.join("parsed"))
 }
 
 /// The cached archive if both files are there and agree; Err says why a present entry cannot be used.
@@ -147,18 +139,6 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_cache_lives_under_kbp_cache_dir_then_xdg_then_home() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
-        };
-        let all = env(&[("KBP_CACHE_DIR", "/k"), ("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
-        assert_eq!(cache_root(all), Some(PathBuf::from("/k")));
-        assert_eq!(cache_root(env(&[("KBP_CACHE_DIR", ""), ("XDG_CACHE_HOME", "/x")])), Some(PathBuf::from("/x/kbp")));
-        assert_eq!(cache_root(env(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")])), Some(PathBuf::from("/h/.cache/kbp")));
-        assert_eq!(cache_root(env(&[])), None);
-    }
 
     #[test]
     fn cache_paths_are_one_directory_per_registry_and_repository() {
