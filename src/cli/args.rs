@@ -52,6 +52,16 @@ pub enum Command {
     Init(InitArgs),
     /// Print the resource graph a blueprint compiles to.
     Graph(GraphArgs),
+    /// What Karpenter would launch for a workload with the blueprint's NodePools, and what it costs.
+    ///
+    /// Offline apart from the region's instance-type catalog (DescribeInstanceTypes, DescribeInstanceTypeOfferings,
+    /// DescribeSpotPriceHistory and the Price List API, cached a week under kbp's cache; `--refresh-catalog` reads
+    /// it again, `--catalog FILE` uses a saved one). The workload is Kubernetes YAML (Deployments, StatefulSets,
+    /// ReplicaSets, Jobs, Pods; DaemonSets count on every node) or `[[workload]]` tables in a .toml file. For each
+    /// pod group it gives the NodePool chosen (weight, requirements, taints, limits, minValues) or each pool's
+    /// reason for refusing it; per NodePool the nodes, instance types, capacity type and monthly cost. Exit 1 when
+    /// a pod cannot be scheduled.
+    Simulate(SimulateArgs),
     /// Rewrite blueprints in canonical form, keeping every comment (`--check` in CI).
     ///
     /// Rewrites each FILE that is not in canonical form (atomically, keeping its permissions) and prints its
@@ -132,6 +142,7 @@ impl Command {
             Command::Apply(a) if a.run.json => Some("apply"),
             Command::Destroy(a) if a.run.json => Some("destroy"),
             Command::Gc(a) if a.json => Some("gc"),
+            Command::Simulate(a) if a.json => Some("simulate"),
             _ => None,
         }
     }
@@ -281,6 +292,24 @@ pub struct ValidateArgs {
     /// Print the effective blueprint (every default filled in) when it is valid.
     #[arg(long)]
     pub print: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub bp: BlueprintArgs,
+    /// A workload file: Kubernetes YAML (many documents) or the compact .toml form. Repeatable.
+    #[arg(long, short = 'w', value_name = "FILE", required = true)]
+    pub workload: Vec<PathBuf>,
+    /// Read the region's instance types and prices from AWS again, even when the cached catalog is fresh.
+    #[arg(long)]
+    pub refresh_catalog: bool,
+    /// Use this catalog file (one kbp cached, `catalog/<region>.json`) instead of the cache or AWS.
+    #[arg(long, value_name = "FILE", conflicts_with = "refresh_catalog")]
+    pub catalog: Option<PathBuf>,
+    /// Print the `simulation` event and the summary as JSON lines (see docs/json.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

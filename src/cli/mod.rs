@@ -21,6 +21,7 @@ mod preflight;
 mod render;
 mod run;
 mod schema;
+mod simulate;
 mod state;
 mod token;
 mod validate;
@@ -74,6 +75,7 @@ pub fn main() -> ExitCode {
                     Command::Output(a) => output::run(a, &cli.global).await,
                     Command::Token(a) => token::run(a, &cli.global).await,
                     Command::Render(a) => render::run(a, &cli.global).await,
+                    Command::Simulate(a) => simulate::run(a, &cli.global).await,
                     Command::Kubeconfig(a) => kubeconfig::run(a, &cli.global).await,
                     Command::ForceUnlock(a) => force_unlock::run(a, &cli.global).await,
                     Command::Validate(_)

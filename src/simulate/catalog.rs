@@ -61,6 +61,7 @@ pub struct Gpu {
     pub name: String,
     /// `nvidia`.
     pub manufacturer: String,
+    /// Memory of one GPU, as Karpenter's `instance-gpu-memory` label gives it.
     pub memory_mib: u64,
 }
 

@@ -50,7 +50,11 @@ impl Offers {
     }
 
     pub fn all(&self) -> u64 {
-        if self.labels.len() >= 64 { u64::MAX } else { (1u64 << self.labels.len()) - 1 }
+        if self.labels.len() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.labels.len()) - 1
+        }
     }
 
     pub fn zone(&self, bit: usize) -> &str {
@@ -136,7 +140,8 @@ pub struct Pool<'a> {
 
 /// The blueprint's NodePools, heaviest weight first (ties by name, as Karpenter orders them).
 pub fn pools<'a>(bp: &'a Blueprint, catalog: &Catalog, offers: &Offers, daemons: &[PodGroup]) -> Vec<Pool<'a>> {
-    let mut pools: Vec<Pool> = bp.node_pools.iter().map(|(name, p)| pool(bp, name, p, catalog, offers, daemons)).collect();
+    let mut pools: Vec<Pool> =
+        bp.node_pools.iter().map(|(name, p)| pool(bp, name, p, catalog, offers, daemons)).collect();
     pools.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.name.cmp(b.name)));
     pools
 }

@@ -97,7 +97,11 @@ impl Resources {
 
 /// Millicores as cores: `2500` → `2.5`.
 pub fn cores(milli: u64) -> String {
-    if milli.is_multiple_of(1000) { (milli / 1000).to_string() } else { format!("{}", milli as f64 / 1000.0) }
+    if milli.is_multiple_of(1000) {
+        (milli / 1000).to_string()
+    } else {
+        format!("{}", milli as f64 / 1000.0)
+    }
 }
 
 /// Bytes in the largest binary unit that keeps one decimal: `4294967296` → `4Gi`.
@@ -107,9 +111,17 @@ pub fn bytes(b: u64) -> String {
     let b = b as f64;
     let round = |v: f64| {
         let r = (v * 10.0).round() / 10.0;
-        if r.fract() == 0.0 { format!("{r:.0}") } else { format!("{r:.1}") }
+        if r.fract() == 0.0 {
+            format!("{r:.0}")
+        } else {
+            format!("{r:.1}")
+        }
     };
-    if b >= GI { format!("{}Gi", round(b / GI)) } else { format!("{}Mi", round(b / MI)) }
+    if b >= GI {
+        format!("{}Gi", round(b / GI))
+    } else {
+        format!("{}Mi", round(b / MI))
+    }
 }
 
 #[cfg(test)]

@@ -139,8 +139,7 @@ impl Scheduler<'_> {
             return vec![(None, self.offers.all())];
         }
         let allowed = group.terms.iter().fold(0, |m, t| m | self.offers.meeting(t, self.offers.all()));
-        let zones: Vec<usize> =
-            (0..self.offers.zones.len()).filter(|z| allowed & Offers::zone_mask(*z) != 0).collect();
+        let zones: Vec<usize> = (0..self.offers.zones.len()).filter(|z| allowed & Offers::zone_mask(*z) != 0).collect();
         let counts = &self.zone_counts[g];
         let min = zones.iter().map(|z| counts[*z]).min().unwrap_or(0);
         let mut ok: Vec<usize> = zones
@@ -208,11 +207,16 @@ impl Scheduler<'_> {
         let under: Vec<(usize, u64)> =
             roomy.iter().copied().filter(|(o, _)| pool.options[*o].capacity.fits(&left)).collect();
         if under.is_empty() {
-            let smallest = roomy.iter().map(|(o, _)| pool.options[*o].capacity).fold(None, |m: Option<Resources>, c| {
-                Some(m.map_or(c, |m| if c.cpu_milli < m.cpu_milli { c } else { m }))
-            });
+            let smallest =
+                roomy.iter().map(|(o, _)| pool.options[*o].capacity).fold(None, |m: Option<Resources>, c| {
+                    Some(m.map_or(c, |m| if c.cpu_milli < m.cpu_milli { c } else { m }))
+                });
             let over = smallest.and_then(|c| c.first_over(&left)).unwrap_or("cpu");
-            return Err(format!("its limits are reached ({over}: {} of {} planned)", amount(over, in_use), amount(over, pool.limits)));
+            return Err(format!(
+                "its limits are reached ({over}: {} of {} planned)",
+                amount(over, in_use),
+                amount(over, pool.limits)
+            ));
         }
         if let Some(why) = min_values_unmet(pool, &under, &self.offers) {
             return Err(why);
@@ -238,7 +242,9 @@ impl Scheduler<'_> {
         let (pool, group) = (&self.pools[p], self.groups[g]);
         let term = group.terms.first().map(Vec::as_slice).unwrap_or_default();
         let alone = |r: &crate::blueprint::model::Requirement, within: u64| {
-            pool.options.iter().any(|o| mask_for(std::slice::from_ref(r), &o.labels, &self.offers, o.mask & within) != 0)
+            pool.options
+                .iter()
+                .any(|o| mask_for(std::slice::from_ref(r), &o.labels, &self.offers, o.mask & within) != 0)
         };
         if let Some(r) = term.iter().find(|r| !alone(r, self.offers.all())) {
             return format!(
@@ -269,8 +275,7 @@ impl Scheduler<'_> {
         for &(o, m) in &node.options {
             let t = &self.catalog.types[pool.options[o].ty];
             for bit in (0..64).filter(|b| m & wanted & (1u64 << b) != 0) {
-                let price =
-                    if spot { t.spot_prices.get(self.offers.zone(bit)).copied() } else { t.on_demand_price };
+                let price = if spot { t.spot_prices.get(self.offers.zone(bit)).copied() } else { t.on_demand_price };
                 let better = match &best {
                     None => true,
                     Some((best_price, bo, _)) => {

@@ -61,15 +61,24 @@ pub fn catalog() -> Catalog {
             let family = name.split('.').next().unwrap_or_default();
             let gpu = (gpus > 0).then(|| {
                 let (gpu_name, each) = if family == "p4d" { ("a100", 40960) } else { ("a10g", 24576) };
-                Gpu { count: gpus, name: gpu_name.into(), manufacturer: "nvidia".into(), memory_mib: each * u64::from(gpus) }
+                Gpu { count: gpus, name: gpu_name.into(), manufacturer: "nvidia".into(), memory_mib: each }
             });
             let architecture = if family.ends_with('g') { "arm64" } else { "x86_64" };
             let zones: Vec<String> =
                 ZONES.iter().filter(|z| family != "p4d" || !z.ends_with('c')).map(|z| z.to_string()).collect();
-            let spot_prices =
-                zones.iter().zip(ZONE_SHARE).map(|(z, share)| (z.clone(), price * spot_share(family) * share)).collect();
+            let spot_prices = zones
+                .iter()
+                .zip(ZONE_SHARE)
+                .map(|(z, share)| (z.clone(), price * spot_share(family) * share))
+                .collect();
             CatalogType {
-                instance_type: InstanceType { name: name.into(), architecture: architecture.into(), vcpus, memory_mib, gpu },
+                instance_type: InstanceType {
+                    name: name.into(),
+                    architecture: architecture.into(),
+                    vcpus,
+                    memory_mib,
+                    gpu,
+                },
                 max_network_interfaces: enis,
                 ipv4_per_interface: ips,
                 zones,

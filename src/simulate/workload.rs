@@ -69,7 +69,11 @@ const YAML_HINT: &str = "a workload file holds Kubernetes objects (Deployment, S
 
 /// Reads a workload file: `.toml` as the compact form, anything else as Kubernetes YAML (or JSON).
 pub fn parse(file: &str, text: &str) -> Result<Workload, WorkloadError> {
-    if file.ends_with(".toml") { parse_toml(file, text) } else { parse_yaml(file, text) }
+    if file.ends_with(".toml") {
+        parse_toml(file, text)
+    } else {
+        parse_yaml(file, text)
+    }
 }
 
 /// Kubernetes YAML, many documents.
@@ -340,8 +344,8 @@ pub fn parse_toml(file: &str, text: &str) -> Result<Workload, WorkloadError> {
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         WorkloadError { file: file.into(), line, column, message, hint: TOML_HINT.into() }
     };
-    let parsed: CompactFile = toml::from_str(text)
-        .map_err(|e| at(e.span().map_or(0, |s| s.start), e.message().to_string()))?;
+    let parsed: CompactFile =
+        toml::from_str(text).map_err(|e| at(e.span().map_or(0, |s| s.start), e.message().to_string()))?;
     let mut out = Workload::default();
     for w in parsed.workload {
         let offset = text.find(&format!("\"{}\"", w.name)).unwrap_or(0);
@@ -359,7 +363,12 @@ pub fn parse_toml(file: &str, text: &str) -> Result<Workload, WorkloadError> {
         let mut reqs: Vec<Requirement> = w
             .node_selector
             .iter()
-            .map(|(k, v)| Requirement { key: k.clone(), operator: "In".into(), values: vec![v.clone()], min_values: None })
+            .map(|(k, v)| Requirement {
+                key: k.clone(),
+                operator: "In".into(),
+                values: vec![v.clone()],
+                min_values: None,
+            })
             .collect();
         reqs.extend(w.requirements.into_iter().map(|r| Requirement {
             key: r.key,

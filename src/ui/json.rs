@@ -52,6 +52,9 @@ pub enum Line<'a> {
     FinalScan { region: &'a str, left: &'a [Value] },
     /// `kbp gc`: the region's stacks and what happens to each.
     Stacks { region: &'a str, stacks: &'a [Value] },
+    /// `kbp simulate`: what Karpenter would launch, and the catalog it chose from (`region`, `fetched_at`,
+    /// `from_cache`).
+    Simulation { simulation: &'a crate::simulate::Simulation, catalog: &'a Value },
 }
 
 /// Turns the contract on for this process (the command was given `--json`).

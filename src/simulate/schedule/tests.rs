@@ -113,7 +113,8 @@ tolerations = [{ key = "nvidia.com/gpu", operator = "Exists" }]
     assert_eq!(by_name("web").node_pools.get("gpu"), Some(&1));
     assert_eq!(types(&s, "gpu"), ["g5.xlarge on-demand"]);
     // On its own, tolerating the taint does not draw it to the GPU pool: weight does.
-    let web_only = "[[workload]]\nname = \"web\"\ncpu = 1\ntolerations = [{ key = \"nvidia.com/gpu\", operator = \"Exists\" }]\n";
+    let web_only =
+        "[[workload]]\nname = \"web\"\ncpu = 1\ntolerations = [{ key = \"nvidia.com/gpu\", operator = \"Exists\" }]\n";
     // (m7g.large: the pool names no architecture, and the arm64 type is the cheapest.)
     assert_eq!(types(&run(&only_gpu, web_only), "general"), ["m7g.large on-demand"]);
 }
@@ -135,9 +136,14 @@ fn requirement_operators_select_instance_types_by_their_labels() {
     assert_eq!(one(r#"{ key = "karpenter.k8s.aws/instance-gpu-count", operator = "DoesNotExist" }"#), "m7g.large");
     assert_eq!(one(r#"{ key = "karpenter.k8s.aws/instance-cpu", operator = "Gt", values = ["8"] }"#), "m5.4xlarge");
     assert_eq!(one(r#"{ key = "karpenter.k8s.aws/instance-memory", operator = "Lt", values = ["8192"] }"#), "c5.large");
-    assert_eq!(one(r#"{ key = "karpenter.k8s.aws/instance-generation", operator = "Gte", values = ["7"] }"#), "m7g.large");
     assert_eq!(
-        one(r#"{ key = "karpenter.k8s.aws/instance-generation", operator = "Lte", values = ["5"] }, { key = "kubernetes.io/arch", operator = "In", values = ["amd64"] }"#),
+        one(r#"{ key = "karpenter.k8s.aws/instance-generation", operator = "Gte", values = ["7"] }"#),
+        "m7g.large"
+    );
+    assert_eq!(
+        one(
+            r#"{ key = "karpenter.k8s.aws/instance-generation", operator = "Lte", values = ["5"] }, { key = "kubernetes.io/arch", operator = "In", values = ["amd64"] }"#
+        ),
         "c5.large"
     );
 }
@@ -145,26 +151,46 @@ fn requirement_operators_select_instance_types_by_their_labels() {
 #[test]
 fn arm64_and_amd64_pods_get_their_architecture() {
     let pool = "[node_pools.both]\nrequirements = [{ key = \"kubernetes.io/arch\", operator = \"In\", values = [\"amd64\", \"arm64\"] }]\n";
-    let work = |arch: &str| format!("[[workload]]\nname = \"{arch}\"\ncpu = 1\nmemory = \"4Gi\"\nnode_selector = {{ \"kubernetes.io/arch\" = \"{arch}\" }}\n");
+    let work = |arch: &str| {
+        format!("[[workload]]\nname = \"{arch}\"\ncpu = 1\nmemory = \"4Gi\"\nnode_selector = {{ \"kubernetes.io/arch\" = \"{arch}\" }}\n")
+    };
     assert_eq!(types(&run(pool, &work("arm64")), "both"), ["m7g.large on-demand"]);
-    assert_eq!(types(&run(pool, &work("amd64")), "both"), ["m5.large on-demand"], "m5.large ties m6i.large; listed first");
+    assert_eq!(
+        types(&run(pool, &work("amd64")), "both"),
+        ["m5.large on-demand"],
+        "m5.large ties m6i.large; listed first"
+    );
     let amd_only = pool.replace(", \"arm64\"", "");
     let s = run(&amd_only, &work("arm64"));
     assert_eq!(s.pending_pods, 1);
-    assert!(s.groups[0].reasons["both"].contains("requires kubernetes.io/arch In [arm64]"), "{:?}", s.groups[0].reasons);
+    assert!(
+        s.groups[0].reasons["both"].contains("requires kubernetes.io/arch In [arm64]"),
+        "{:?}",
+        s.groups[0].reasons
+    );
 }
 
 #[test]
 fn spot_is_chosen_where_allowed_and_on_demand_is_the_default() {
     let both = "[node_pools.p]\nrequirements = [{ key = \"karpenter.sh/capacity-type\", operator = \"In\", values = [\"spot\", \"on-demand\"] }, { key = \"karpenter.k8s.aws/instance-family\", operator = \"In\", values = [\"m5\"] }]\n";
     let s = run(both, "[[workload]]\nname = \"w\"\ncpu = 1\n");
-    assert_eq!((s.nodes[0].capacity_type.as_str(), s.nodes[0].zone.as_str()), ("spot", "us-west-2b"), "Spot, in its cheapest zone");
+    assert_eq!(
+        (s.nodes[0].capacity_type.as_str(), s.nodes[0].zone.as_str()),
+        ("spot", "us-west-2b"),
+        "Spot, in its cheapest zone"
+    );
     let price = s.nodes[0].hourly_price.unwrap();
     assert!((price - 0.096 * 0.40 * 0.97).abs() < 1e-9, "{price}");
-    let s = run(both, "[[workload]]\nname = \"w\"\ncpu = 1\nnode_selector = { \"karpenter.sh/capacity-type\" = \"on-demand\" }\n");
+    let s = run(
+        both,
+        "[[workload]]\nname = \"w\"\ncpu = 1\nnode_selector = { \"karpenter.sh/capacity-type\" = \"on-demand\" }\n",
+    );
     assert_eq!(s.nodes[0].capacity_type, "on-demand", "a pod may ask for on-demand");
     let unsaid = "[node_pools.p]\nrequirements = [{ key = \"karpenter.k8s.aws/instance-family\", operator = \"In\", values = [\"m5\"] }]\n";
-    let s = run(unsaid, "[[workload]]\nname = \"w\"\ncpu = 1\nnode_selector = { \"karpenter.sh/capacity-type\" = \"spot\" }\n");
+    let s = run(
+        unsaid,
+        "[[workload]]\nname = \"w\"\ncpu = 1\nnode_selector = { \"karpenter.sh/capacity-type\" = \"spot\" }\n",
+    );
     assert_eq!(s.pending_pods, 1, "a pool that names no capacity type launches on-demand only");
 }
 
@@ -188,7 +214,11 @@ requirements = [
     // A pod only r5 can hold (40Gi) cannot keep three families at all.
     let s = run(pool, "[[workload]]\nname = \"big\"\ncpu = 1\nmemory = \"40Gi\"\n");
     assert_eq!(s.pending_pods, 1);
-    assert!(s.groups[0].reasons["spot"].contains("minValues 3 of karpenter.k8s.aws/instance-family"), "{:?}", s.groups[0].reasons);
+    assert!(
+        s.groups[0].reasons["spot"].contains("minValues 3 of karpenter.k8s.aws/instance-family"),
+        "{:?}",
+        s.groups[0].reasons
+    );
 }
 
 #[test]
