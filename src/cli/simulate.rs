@@ -144,13 +144,14 @@ fn render(s: &Simulation, catalog: &Catalog, work: &Workload) -> String {
             ]
         })
         .collect();
-    table(&mut out, ["NODEPOOL", "WEIGHT", "NODES", "INSTANCE TYPES", "CAPACITY", "VCPU", "$/MONTH"], &rows);
+    table(&mut out, ["NODEPOOL", "WEIGHT", "NODES", "INSTANCE TYPES", "CAPACITY TYPE", "VCPU", "$/MONTH"], &rows);
     out.push('\n');
     let rows: Vec<[String; 4]> = s
         .groups
         .iter()
         .map(|g| {
-            let placed = g.node_pools.iter().map(|(p, n)| format!("{p} {n}")).collect::<Vec<_>>().join(", ");
+            let placed =
+                in_pool_order(s, &g.node_pools).map(|(p, n)| format!("{p} {n}")).collect::<Vec<_>>().join(", ");
             [
                 g.name.clone(),
                 g.replicas.to_string(),
@@ -162,7 +163,7 @@ fn render(s: &Simulation, catalog: &Catalog, work: &Workload) -> String {
     table(&mut out, ["POD GROUP", "PODS", "PLACED ON", "PENDING"], &rows);
     for g in s.groups.iter().filter(|g| g.pending > 0) {
         let _ = writeln!(out, "\n{} pending in {}: no NodePool takes them:", g.pending, g.name);
-        for (pool, why) in &g.reasons {
+        for (pool, why) in in_pool_order(s, &g.reasons) {
             let _ = writeln!(out, "  {pool}: {why}");
         }
     }
@@ -184,6 +185,17 @@ fn render(s: &Simulation, catalog: &Catalog, work: &Workload) -> String {
         let _ = writeln!(out, "no price in the catalog for: {}", s.unpriced.join(", "));
     }
     out
+}
+
+/// `by_pool`'s entries, heaviest NodePool first (as Karpenter tries them).
+fn in_pool_order<'a, T>(
+    s: &'a Simulation,
+    by_pool: &'a std::collections::BTreeMap<String, T>,
+) -> impl Iterator<Item = (&'a String, &'a T)> {
+    let rank = |name: &str| s.node_pools.iter().position(|p| p.name == name).unwrap_or(usize::MAX);
+    let mut entries: Vec<(&String, &T)> = by_pool.iter().collect();
+    entries.sort_by_key(|(name, _)| rank(name));
+    entries.into_iter()
 }
 
 fn table<const N: usize>(out: &mut String, head: [&str; N], rows: &[[String; N]]) {

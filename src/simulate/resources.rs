@@ -67,7 +67,9 @@ impl Resources {
     /// A resource by name, `cpu` in cores: "cpu 2.5, memory 4Gi".
     pub fn describe(&self) -> String {
         let mut parts = vec![format!("cpu {}", cores(self.cpu_milli))];
-        parts.push(format!("memory {}", bytes(self.memory)));
+        if self.memory > 0 {
+            parts.push(format!("memory {}", bytes(self.memory)));
+        }
         if self.gpu > 0 {
             parts.push(format!("gpu {}", self.gpu));
         }

@@ -194,12 +194,16 @@ impl Scheduler<'_> {
         if compatible.is_empty() {
             return Err(self.incompatible(p, g, zmask));
         }
+        let most = compatible.iter().fold(Resources::default(), |r, (o, _)| r.max(pool.options[*o].room));
         let roomy: Vec<(usize, u64)> =
             compatible.into_iter().filter(|(o, _)| group.requests.fits(&pool.options[*o].room)).collect();
         if roomy.is_empty() {
+            let over = group.requests.first_over(&most).unwrap_or("cpu");
             return Err(format!(
-                "no instance type it may launch has room for the pod ({}) after kubelet reservations and DaemonSets",
-                group.requests.describe()
+                "no instance type it may launch has room for the pod's {over} {} (the most one leaves pods, after \
+                 kubelet reservations and DaemonSets, is {})",
+                amount(over, group.requests),
+                amount(over, most)
             ));
         }
         let in_use = self.in_use(p);

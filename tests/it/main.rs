@@ -6,6 +6,7 @@
 //! helpers live in `support` instead of being copied between files. nextest still runs every test in its own
 //! process, so tests stay isolated and parallel.
 
+mod simulate;
 mod support;
 
 // The command line without AWS.

@@ -43,7 +43,8 @@ fn the_seed_patterns_place_a_mixed_workload_as_worked_out_by_hand() {
     assert_eq!(stray.pending, 1);
     assert!(stray.reasons["gpu"].contains("does not tolerate its taint nvidia.com/gpu:NoSchedule"), "{stray:?}");
     for untainted in ["spot", "general", "on-demand-fallback", "idp-server"] {
-        assert!(stray.reasons[untainted].contains("has room for the pod"), "{untainted}: {stray:?}");
+        let why = &stray.reasons[untainted];
+        assert!(why.contains("room for the pod's gpu 1") && why.ends_with(" is 0)"), "{untainted}: {why}");
     }
     // Batch (2 CPU, on-demand only): Spot is incompatible; the general pool takes 3 + 1 on two m5.2xlarge.
     // Web (1 CPU) fills planned nodes first: 1 beside the three batch pods, 5 beside the fourth; the other 14
