@@ -61,6 +61,7 @@ for dir in "${KBP_KARPENTER_CRDS_DIR:-}" "$REPO_ROOT/../shared/reference/karpent
 done
 
 run kbp validate "$BP" "${SETS[@]}"
+run kbp simulate "$BP" "${SETS[@]}" --workload "$REPO_ROOT/workloads/sample.yaml"   # what Karpenter would launch, and its cost
 run kbp plan "$BP" "${SETS[@]}"
 run kbp apply --auto-approve "$BP" "${SETS[@]}"
 run kbp state list
