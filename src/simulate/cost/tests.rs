@@ -164,3 +164,18 @@ fn the_cost_survives_a_saved_plan() {
     let text = serde_json::to_string(&cost).unwrap();
     assert_eq!(serde_json::from_str::<StackCost>(&text).unwrap(), cost);
 }
+
+#[test]
+fn a_type_without_a_price_makes_the_worst_case_a_floor() {
+    let mut catalog = testing::catalog();
+    for t in catalog.types.iter_mut().filter(|t| t.instance_type.name.starts_with("m7i.")) {
+        t.on_demand_price = None;
+    }
+    let general = pool(&stack_cost(&load(SEED_004), Some(&catalog)), "general").clone();
+    assert_eq!(
+        general.instance_type.as_deref(),
+        Some("m5.large"),
+        "the dearest priced type (m6i.large ties, later): {general:?}"
+    );
+    assert!(general.detail.ends_with("at least: 3 of the types it admits have no price in the catalog"), "{general:?}");
+}

@@ -139,7 +139,12 @@ fn worst_case(pool: &Pool, catalog: &Catalog, offers: &Offers) -> PoolWorstCase 
         let why = format!("price unknown: the {} catalog has no price for the types it may launch", catalog.region);
         return none(pool.name, "no price", why);
     };
-    let left_out = if unpriced > 0 { format!(" ({unpriced} types without a price left out)") } else { String::new() };
+    // A type without a price could be dearer still: the figure is then a floor, and says so.
+    let left_out = if unpriced > 0 {
+        format!("; at least: {unpriced} of the types it admits have no price in the catalog")
+    } else {
+        String::new()
+    };
     PoolWorstCase {
         name: pool.name.to_string(),
         worst_case_monthly_usd: Some(monthly),
