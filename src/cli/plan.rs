@@ -32,7 +32,7 @@ async fn catalog_for_cost(sdk: &SdkConfig, region: &str, refresh: bool) -> Optio
             }
         };
     }
-    let Some(cache) = CatalogCache::default_location() else { return None };
+    let cache = CatalogCache::default_location()?;
     cache.read_any_age(region).unwrap_or_else(|why| {
         warn(format!(
             "the plan's cost has no instance prices: {why}\n  hint: run `kbp plan --refresh-catalog` to read the catalog again"

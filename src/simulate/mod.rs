@@ -122,7 +122,7 @@ fn summarise(
                 instance_types: count(|n| &n.instance_type),
                 zones: count(|n| &n.zone),
                 capacity_types: count(|n| &n.capacity_type),
-                capacity: mine.iter().fold(Resources::default(), |r, n| r.add(n.capacity)),
+                capacity: mine.iter().fold(Resources::default(), |r, n| r.plus(n.capacity)),
                 hourly_cost: mine.iter().map(|n| n.hourly_price).sum(),
             }
         })
