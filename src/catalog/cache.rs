@@ -55,21 +55,26 @@ impl CatalogCache {
     }
 
     pub(super) fn read(&self, region: &str, now: OffsetDateTime) -> Cached {
+        match self.read_any_age(region) {
+            Ok(Some(catalog)) if is_fresh(&catalog, region, now, self.max_age) => Cached::Fresh(catalog),
+            Ok(_) => Cached::Stale,
+            Err(why) => Cached::Unusable(why),
+        }
+    }
+
+    /// The catalog cached for `region` whatever its age, without any AWS call: for what only shows prices
+    /// (`kbp plan`'s cost), where a month-old price beats a plan that calls AWS by default. `Ok(None)` when
+    /// nothing is cached for the region; `Err` says why a file that is there cannot be used.
+    pub fn read_any_age(&self, region: &str) -> Result<Option<Catalog>, String> {
         let path = self.path(region);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Cached::Stale,
-            Err(e) => return Cached::Unusable(format!("cannot read {}: {e}", path.display())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };
-        let catalog: Catalog = match serde_json::from_slice(&bytes) {
-            Ok(catalog) => catalog,
-            Err(e) => return Cached::Unusable(format!("{} is not a catalog kbp can read: {e}", path.display())),
-        };
-        if is_fresh(&catalog, region, now, self.max_age) {
-            Cached::Fresh(catalog)
-        } else {
-            Cached::Stale
-        }
+        let catalog: Catalog = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{} is not a catalog kbp can read: {e}", path.display()))?;
+        Ok((catalog.region == region).then_some(catalog))
     }
 
     pub(super) fn write(&self, catalog: &Catalog) -> io::Result<PathBuf> {
@@ -120,7 +125,13 @@ mod tests {
         let fetched_at = now.format(&Rfc3339).unwrap();
         cache.write(&catalog("us-west-2", &fetched_at)).unwrap();
         assert!(matches!(cache.read("us-west-2", now), Cached::Fresh(c) if c.fetched_at == fetched_at));
+        cache.write(&catalog("us-west-2", "2020-01-01T00:00:00Z")).unwrap();
+        assert!(matches!(cache.read("us-west-2", now), Cached::Stale), "years old");
+        let old = cache.read_any_age("us-west-2").unwrap().expect("any age will do");
+        assert_eq!(old.fetched_at, "2020-01-01T00:00:00Z");
+        assert_eq!(cache.read_any_age("eu-central-1"), Ok(None), "nothing cached for that region");
         std::fs::write(cache.path("us-west-2"), "{").unwrap();
         assert!(matches!(cache.read("us-west-2", now), Cached::Unusable(why) if why.contains("us-west-2.json")));
+        assert!(cache.read_any_age("us-west-2").is_err());
     }
 }

@@ -373,6 +373,10 @@ pub struct PlanArgs {
     /// change. With --detailed-exitcode: 2 when there is drift.
     #[arg(long, conflicts_with_all = ["destroy", "out"])]
     pub refresh_only: bool,
+    /// Read the region's instance types and prices from AWS (and cache them) for the plan's cost block, instead
+    /// of using only what kbp has cached (by `kbp simulate` or an earlier --refresh-catalog), whatever its age.
+    #[arg(long, conflicts_with_all = ["destroy", "refresh_only"])]
+    pub refresh_catalog: bool,
 }
 
 #[derive(Debug, Args)]

@@ -11,7 +11,15 @@ use crate::ui::{json, Ui};
 
 pub async fn run(stack: StackArgs, g: &Global) -> u8 {
     let format = if stack.run.json { PlanFormat::Json } else { PlanFormat::Text };
-    let plan_args = PlanArgs { stack, format, out: None, detailed_exitcode: true, destroy: false, refresh_only: true };
+    let plan_args = PlanArgs {
+        stack,
+        format,
+        out: None,
+        detailed_exitcode: true,
+        destroy: false,
+        refresh_only: true,
+        refresh_catalog: false,
+    };
     super::plan::run(plan_args, g).await
 }
 

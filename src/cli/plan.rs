@@ -1,13 +1,49 @@
 //! `kbp plan`: refresh, diff, show; optionally save the plan for `kbp apply FILE`. With `--refresh-only` (and
 //! as `kbp drift`), the drift alone: what changed outside kbp since it last wrote state.
+//!
+//! A plan of changes also says what the stack costs ([`crate::simulate::cost`]). Its instance prices come from
+//! the catalog kbp has cached, whatever its age, so a plan makes no AWS call for them; `--refresh-catalog`
+//! reads the catalog from AWS first, and a failure there is a warning, never a failed plan.
 
 use anyhow::Context as _;
+use aws_config::SdkConfig;
 
 use super::args::{Global, PlanArgs, PlanFormat};
 use super::common::{self, FAILED};
+use crate::catalog::CatalogCache;
 use crate::plan::{self, render};
 use crate::providers::Registry;
+use crate::simulate::catalog::Catalog;
 use crate::ui::{json, Ui};
+
+/// The region's catalog for the cost block: read from AWS with `refresh`, else the cached one of any age; `None`
+/// (with a warning when something went wrong, not when nothing is cached) otherwise.
+async fn catalog_for_cost(sdk: &SdkConfig, region: &str, refresh: bool) -> Option<Catalog> {
+    let warn = |text: String| common::warn(&[text]);
+    if refresh {
+        return match crate::catalog::load(sdk, region, true).await {
+            Ok(loaded) => {
+                warn_all(&loaded.warnings);
+                Some(loaded.catalog)
+            }
+            Err(e) => {
+                warn(format!("the plan's cost has no instance prices: {e}"));
+                None
+            }
+        };
+    }
+    let cache = CatalogCache::default_location()?;
+    cache.read_any_age(region).unwrap_or_else(|why| {
+        warn(format!(
+            "the plan's cost has no instance prices: {why}\n  hint: run `kbp plan --refresh-catalog` to read the catalog again"
+        ));
+        None
+    })
+}
+
+fn warn_all(warnings: &[crate::catalog::Warning]) {
+    common::warn(&warnings.iter().map(ToString::to_string).collect::<Vec<_>>());
+}
 
 pub async fn run(a: PlanArgs, g: &Global) -> u8 {
     let format = if a.stack.run.json { PlanFormat::Json } else { a.format };
@@ -61,6 +97,10 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         p.state_location = Some(locked.location.clone());
         if !a.destroy {
             p.warnings = crate::blueprint::advisories(&bp);
+        }
+        if !a.destroy && !a.refresh_only {
+            let catalog = catalog_for_cost(&cx.sdk, &bp.cluster.region, a.refresh_catalog).await;
+            p.cost = Some(crate::simulate::cost::stack_cost(&bp, catalog.as_ref()));
         }
         match format {
             PlanFormat::Json => json::emit(&json::Line::Plan { plan: &p }),

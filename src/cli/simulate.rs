@@ -11,6 +11,7 @@ use serde_json::json;
 use super::args::{Global, SimulateArgs};
 use super::common::{self, FAILED};
 use crate::simulate::catalog::Catalog;
+use crate::simulate::cost::usd;
 use crate::simulate::resources::cores;
 use crate::simulate::workload::{self, Workload};
 use crate::simulate::{Simulation, HOURS_PER_MONTH};
@@ -100,20 +101,6 @@ fn read_catalog(path: &Path) -> anyhow::Result<Catalog> {
             e.column()
         )
     })
-}
-
-/// USD with cents, thousands separated: `5128.97` → `$5,128.97`.
-pub fn usd(v: f64) -> String {
-    let cents = (v * 100.0).round() as u64;
-    let whole = (cents / 100).to_string();
-    let mut grouped = String::new();
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    format!("${grouped}.{:02}", cents % 100)
 }
 
 fn money(v: Option<f64>) -> String {
@@ -219,17 +206,5 @@ fn table<const N: usize>(out: &mut String, head: [&str; N], rows: &[[String; N]]
     let _ = writeln!(out, "{}", line(head.to_vec()));
     for r in rows {
         let _ = writeln!(out, "{}", line(r.iter().map(String::as_str).collect()));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dollars_have_cents_and_thousands() {
-        assert_eq!(usd(5128.974), "$5,128.97");
-        assert_eq!(usd(0.5), "$0.50");
-        assert_eq!(usd(1234567.0), "$1,234,567.00");
     }
 }

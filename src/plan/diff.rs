@@ -177,6 +177,7 @@ fn finish(
         adopted: Vec::new(),
         drift: Vec::new(),
         refresh_only: false,
+        cost: None,
         imported: Vec::new(),
     }
 }

@@ -210,6 +210,7 @@ mod tests {
             adopted: Vec::new(),
             drift: Vec::new(),
             refresh_only: false,
+            cost: None,
             imported: Vec::new(),
         }
     }

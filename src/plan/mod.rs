@@ -158,6 +158,10 @@ pub struct Plan {
     /// into state.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refresh_only: bool,
+    /// What the stack costs a month: its fixed items and each NodePool's worst case at its limits (see
+    /// [`crate::simulate::cost`]). Absent in destroy and `--refresh-only` plans, and in plans of older kbp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::simulate::cost::StackCost>,
 }
 
 impl Plan {
@@ -183,6 +187,7 @@ impl Plan {
         self.adopted.clear();
         self.imported.clear();
         self.summary = Summary::default();
+        self.cost = None;
     }
 
     /// Records what refresh adopted, so that applying the plan (now or from a file) writes it into state.

@@ -1,6 +1,9 @@
 //! A plan as text for people, in the shape Terraform users know: `+` create, `~` update with old → new, `-/+`
 //! replace naming what forces it, `-` destroy, then `Plan: N to add, N to change, N to destroy.` A
 //! `--refresh-only` plan is its drift instead: `~ path : recorded → now` per resource changed outside kbp.
+//! After the counts, what the stack costs a month ([`cost`]), when the plan carries it.
+
+mod cost;
 
 use std::fmt::Write;
 
@@ -89,6 +92,9 @@ pub fn human(plan: &Plan, style: &Style) -> String {
         let _ = writeln!(out);
     }
     let _ = writeln!(out, "{}", style.paint("1", &plan.summary.line()));
+    if let Some(c) = &plan.cost {
+        out.push_str(&cost::block(c, style));
+    }
     out
 }
 

@@ -7,13 +7,15 @@
 //! - [`requirements`], [`taints`]: the rules a pod and a NodePool are matched by;
 //! - [`overhead`]: what a node leaves pods (kubelet reservations, max pods, DaemonSets);
 //! - [`pools`]: each NodePool's instance types and offerings;
-//! - [`schedule`]: the provisioning pass, pods → planned nodes → the cheapest launch of each.
+//! - [`schedule`]: the provisioning pass, pods → planned nodes → the cheapest launch of each;
+//! - [`cost`]: a stack's fixed monthly cost and each NodePool's worst case at its limits, for `kbp plan`.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 pub mod catalog;
+pub mod cost;
 pub mod overhead;
 pub mod pools;
 pub mod requirements;
@@ -120,7 +122,7 @@ fn summarise(
                 instance_types: count(|n| &n.instance_type),
                 zones: count(|n| &n.zone),
                 capacity_types: count(|n| &n.capacity_type),
-                capacity: mine.iter().fold(Resources::default(), |r, n| r.add(n.capacity)),
+                capacity: mine.iter().fold(Resources::default(), |r, n| r.plus(n.capacity)),
                 hourly_cost: mine.iter().map(|n| n.hourly_price).sum(),
             }
         })

@@ -18,7 +18,7 @@ pub struct Resources {
 pub const GPU_RESOURCES: [&str; 3] = ["nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron"];
 
 impl Resources {
-    pub fn add(self, o: Resources) -> Resources {
+    pub fn plus(self, o: Resources) -> Resources {
         Resources {
             cpu_milli: self.cpu_milli + o.cpu_milli,
             memory: self.memory + o.memory,
@@ -147,7 +147,7 @@ mod tests {
         let gpu_pod = Resources { gpu: 1, ..pod };
         assert!(!gpu_pod.fits(&room));
         assert_eq!(gpu_pod.first_over(&room), Some("gpu"));
-        assert_eq!(room.minus(pod.add(pod).add(pod)).cpu_milli, 0, "floored at zero");
+        assert_eq!(room.minus(pod.plus(pod).plus(pod)).cpu_milli, 0, "floored at zero");
         assert_eq!(cores(2500), "2.5");
         assert_eq!(bytes(4 << 30), "4Gi");
         assert_eq!(bytes(1536 << 20), "1.5Gi");

@@ -154,7 +154,7 @@ impl Scheduler<'_> {
     fn try_node(&mut self, n: usize, g: usize, zmask: u64) -> bool {
         let node = &self.nodes[n];
         let (pool, fit, group) = (&self.pools[node.pool], &self.fits[g][node.pool], self.groups[g]);
-        let used = node.used.add(group.requests);
+        let used = node.used.plus(group.requests);
         if fit.repelled_by.is_some()
             || !used.fits(&node.max_room)
             || group.per_node.is_some_and(|cap| node.counts.get(&g).copied().unwrap_or(0) >= cap)
@@ -236,7 +236,7 @@ impl Scheduler<'_> {
     fn in_use(&self, p: usize) -> Resources {
         let pool = &self.pools[p];
         self.nodes.iter().filter(|n| n.pool == p).fold(Resources::default(), |sum, n| {
-            sum.add(n.options.iter().fold(Resources::default(), |m, (o, _)| m.max(pool.options[*o].capacity)))
+            sum.plus(n.options.iter().fold(Resources::default(), |m, (o, _)| m.max(pool.options[*o].capacity)))
         })
     }
 

@@ -180,7 +180,7 @@ fn from_pod_spec(spec: &PodSpec) -> Result<PodGroup, String> {
     };
     let mut sum = Resources::default();
     for c in &spec.containers {
-        sum = sum.add(requests(c)?);
+        sum = sum.plus(requests(c)?);
     }
     for c in spec.init_containers.iter().flatten() {
         sum = sum.max(requests(c)?);

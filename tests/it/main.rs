@@ -45,6 +45,7 @@ mod karpenter_deploy;
 mod lifecycle;
 mod oci_chart;
 mod output_snapshots;
+mod plan_cost;
 mod preflight;
 mod refresh_calls;
 

@@ -24,8 +24,16 @@ fn stable<R>(ws: &Workspace, em: &Emulator, body: impl FnOnce() -> R) -> R {
 async fn plan_of_the_minimal_blueprint_against_an_empty_account() {
     let em = Emulator::start();
     let ws = Workspace::with_blueprint("minimal");
-    let text = kbp_ok(&em, &["plan", ws.blueprint_arg()], ws.path());
-    let json = kbp_ok(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path());
+    // An empty cache: the cost block prices no instance, whatever this machine has cached.
+    let cache = tempfile::tempdir().expect("an empty cache dir");
+    let plan = |extra: &[&str]| {
+        let args: Vec<&str> = ["plan", ws.blueprint_arg()].iter().chain(extra).copied().collect();
+        let out = kbp_command(&em, &args, ws.path()).env("KBP_CACHE_DIR", cache.path()).output().expect("run kbp");
+        assert_success(&out, &args.join(" "));
+        out
+    };
+    let text = plan(&[]);
+    let json = plan(&["--json"]);
     // Every line is schema-valid and the stream ends in its one summary.
     let events: Vec<Value> = events::events(&json);
     stable(&ws, &em, || {
