@@ -71,14 +71,24 @@ memory = "128Mi"
 fn synthetic() -> Catalog {
     let families = [
         "m5", "m5a", "m5d", "m5n", "m6i", "m6a", "m6id", "m7i", "m7a", "m6g", "m7g", "m8g", "c5", "c5a", "c5d", "c5n",
-        "c6i", "c6a", "c6id", "c7i", "c7a", "c6g", "c7g", "c8g", "r5", "r5a", "r5d", "r5n", "r6i", "r6a", "r6id", "r7i",
-        "r7a", "r6g", "r7g", "r8g", "t3", "t3a", "t4g", "x2idn", "x2iedn", "z1d", "i3", "i4i", "im4gn", "is4gen", "d3",
-        "h1", "g4dn", "g5", "g6", "g6e", "p3", "p4d", "p5", "inf2", "trn1", "hpc7g", "m6in", "c6in", "r6in", "m7i-flex",
-        "c7gn", "m5zn", "u-3tb1", "vt1",
+        "c6i", "c6a", "c6id", "c7i", "c7a", "c6g", "c7g", "c8g", "r5", "r5a", "r5d", "r5n", "r6i", "r6a", "r6id",
+        "r7i", "r7a", "r6g", "r7g", "r8g", "t3", "t3a", "t4g", "x2idn", "x2iedn", "z1d", "i3", "i4i", "im4gn",
+        "is4gen", "d3", "h1", "g4dn", "g5", "g6", "g6e", "p3", "p4d", "p5", "inf2", "trn1", "hpc7g", "m6in", "c6in",
+        "r6in", "m7i-flex", "c7gn", "m5zn", "u-3tb1", "vt1",
     ];
     let sizes = [
-        ("medium", 1), ("large", 2), ("xlarge", 4), ("2xlarge", 8), ("4xlarge", 16), ("8xlarge", 32),
-        ("12xlarge", 48), ("16xlarge", 64), ("24xlarge", 96), ("32xlarge", 128), ("48xlarge", 192), ("metal", 96),
+        ("medium", 1),
+        ("large", 2),
+        ("xlarge", 4),
+        ("2xlarge", 8),
+        ("4xlarge", 16),
+        ("8xlarge", 32),
+        ("12xlarge", 48),
+        ("16xlarge", 64),
+        ("24xlarge", 96),
+        ("32xlarge", 128),
+        ("48xlarge", 192),
+        ("metal", 96),
     ];
     let zones = ["us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"];
     let mut types = Vec::new();
@@ -158,7 +168,12 @@ fn main() {
         file.len() / 1024,
         RUNS
     );
-    println!("  outcome: {} nodes, {} pods pending, ${:.2} a month", s.nodes.len(), s.pending_pods, s.monthly_cost.unwrap_or(0.0));
+    println!(
+        "  outcome: {} nodes, {} pods pending, ${:.2} a month",
+        s.nodes.len(),
+        s.pending_pods,
+        s.monthly_cost.unwrap_or(0.0)
+    );
     println!("  catalog read  best {:7.2} ms  median {:7.2} ms", millis(parse[0]), millis(parse[RUNS / 2]));
     println!("  simulation    best {:7.2} ms  median {:7.2} ms", millis(sim[0]), millis(sim[RUNS / 2]));
     let total: Vec<f64> = (0..RUNS).map(|i| millis(parse[i] + sim[i])).collect();

@@ -17,7 +17,7 @@ fn fixture(rel: &str) -> String {
 
 fn simulate(em: &Emulator, cache: &Path, args: &[&str]) -> Output {
     let mut all =
-        vec!["simulate", &fixture("blueprints/seed-004.toml")[..]].iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        ["simulate", &fixture("blueprints/seed-004.toml")[..]].iter().map(|s| s.to_string()).collect::<Vec<_>>();
     all.extend(args.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     kbp_command(em, &refs, cache).env("KBP_CACHE_DIR", cache).output().unwrap()
