@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # THE test command: everything kbp's tests need, on a fresh machine too.
 #   scripts/test.sh [extra nextest args, e.g. a filter]
-# Installs the pinned AWS emulator (moto) and builds the test control plane (scripts/kube.sh) if needed, then runs the emulator extension's own tests (pytest,
+# Installs the pinned AWS emulator (moto) and builds the test control plane (scripts/kube.sh) and Karpenter's KWOK
+# provider (scripts/karpenter-kwok.sh) if needed, then runs the emulator extension's own tests (pytest,
 # emulator/tests), doctests (if any) and every test with cargo-nextest. Each integration test starts its own
 # emulator; nothing needs to be running beforehand.
 set -euo pipefail
@@ -48,6 +49,9 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 scripts/kube.sh install
+# Karpenter v1.14.1's core with its KWOK provider (kube/karpenter-kwok/go.mod): tests/it/simulate_kwok.rs checks
+# `kbp simulate` against it. Built once per machine into the same cache (about 5-8 minutes on 2 cores).
+scripts/karpenter-kwok.sh install >/dev/null
 
 # The official Karpenter CRDs the manifests are validated against are the project's reference data, kept
 # outside the repository (../shared/reference). Tests read KBP_KARPENTER_CRDS_DIR; point it at them when

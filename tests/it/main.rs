@@ -7,6 +7,7 @@
 //! process, so tests stay isolated and parallel.
 
 mod simulate;
+mod simulate_kwok;
 mod support;
 
 // The command line without AWS.

@@ -39,7 +39,7 @@ impl ControlPlane {
         plane
     }
 
-    fn var(&self, name: &str) -> &str {
+    pub fn var(&self, name: &str) -> &str {
         self.env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or_else(|| panic!("{name} exported"))
     }
 
