@@ -105,7 +105,7 @@ fn ty(
 /// The catalog as KWOK's instance-types file: each type's resources are kbp's room for pods on it (the same on
 /// every pool: the test checks no node class changes the kubelet) plus KWOK's own reservation.
 fn kwok_instance_types(bp: &Blueprint, catalog: &Catalog) -> Value {
-    let daemons = overhead::addon_daemonsets(bp).iter().fold(Resources::default(), |r, d| r.add(d.requests));
+    let daemons = overhead::addon_daemonsets(bp).iter().fold(Resources::default(), |r, d| r.plus(d.requests));
     let offering = |price: f64, capacity_type: &str, zone: &str| {
         json!({"Price": price, "Available": true, "Requirements": [
             {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity_type]},
@@ -385,7 +385,7 @@ fn search(gs: &[&PodGroup], i: usize, counts: &mut Vec<u32>, sum: Resources, goa
     for n in 0..=most {
         counts[i] = n;
         search(gs, i + 1, counts, s, goal, out);
-        s = s.add(gs[i].requests);
+        s = s.plus(gs[i].requests);
     }
     counts[i] = 0;
 }
