@@ -101,15 +101,7 @@ fn one_node_os(c: &mut Checker, bp: &Blueprint) {
 
 /// A volume size (already matching the CRD pattern) in GiB, rounded down.
 fn size_gib(size: &str) -> Option<u64> {
-    let split = size.find(|ch: char| !ch.is_ascii_digit())?;
-    let n: u64 = size[..split].parse().ok()?;
-    Some(match &size[split..] {
-        "Gi" => n,
-        "G" => n * 1_000_000_000 / (1 << 30),
-        "Ti" => n * 1024,
-        "T" => n * 1_000_000_000_000 / (1 << 30),
-        _ => return None,
-    })
+    crate::kubernetes::quantity::value(size).map(|bytes| (bytes / f64::from(1u32 << 30)).floor() as u64)
 }
 
 pub(super) fn node_pools(c: &mut Checker, bp: &Blueprint) {
