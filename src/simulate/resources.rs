@@ -64,18 +64,6 @@ impl Resources {
         .find_map(|(over, name)| over.then_some(name))
     }
 
-    /// A resource by name, `cpu` in cores: "cpu 2.5, memory 4Gi".
-    pub fn describe(&self) -> String {
-        let mut parts = vec![format!("cpu {}", cores(self.cpu_milli))];
-        if self.memory > 0 {
-            parts.push(format!("memory {}", bytes(self.memory)));
-        }
-        if self.gpu > 0 {
-            parts.push(format!("gpu {}", self.gpu));
-        }
-        parts.join(", ")
-    }
-
     /// Requests (or limits) as Kubernetes writes them, resource name → quantity. Names other than cpu, memory,
     /// `pods` and the GPU resources are not packed by and are skipped; a value that is not a quantity is an error
     /// naming the resource.
