@@ -17,6 +17,8 @@
   making another (CreateNatGateway, CreateRouteTable and the EKS creates; `client_tokens`);
 - S3 conditional writes (PutObject/DeleteObject with If-Match/If-None-Match) atomic under concurrency
   (`s3_conditional`), and GetBucketVersioning in AWS's `VersioningConfiguration` shape (`s3_versioning`).
+- AWS's input contract enforced before moto sees a request: the botocore model's constraints and AWS's documented
+  limits, refused in each service's own error shape and logged (package `contract`);
 - the Price List API's GetProducts for EC2 on-demand prices, which moto has no service for (`pricing_api`, figures
   in `prices`), and DescribeSpotPriceHistory with current per-zone prices derived from them (`ec2_spot_prices`);
   DescribeInstanceTypes and DescribeInstanceTypeOfferings paged by MaxResults/NextToken (`ec2_type_pages`).
@@ -66,9 +68,13 @@ def patch(service: str) -> None:
 
 
 def install_services() -> None:
-    """Routes the services moto lacks to the extension's own apps."""
+    """Routes the services moto lacks to the extension's own apps, and puts AWS's input contract in front of every
+    service (`contract`): both the server (`__main__`) and in-process servers (`install`) come through here."""
     for module in SERVICES:
         importlib.import_module(module).install()
+    from .contract import middleware
+
+    middleware.install()
 
 
 def install(profile: Profile) -> None:
