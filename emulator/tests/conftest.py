@@ -5,6 +5,7 @@ The server runs in this process, so tests can switch the latency profile with `t
 
 from __future__ import annotations
 
+import json
 import os
 from types import SimpleNamespace
 
@@ -21,6 +22,13 @@ REGION = "us-west-2"
 ACCOUNT = "123456789012"
 CLUSTER_ROLE = f"arn:aws:iam::{ACCOUNT}:role/cluster"
 NODE_ROLE = f"arn:aws:iam::{ACCOUNT}:role/node"
+#: A trust policy AWS accepts for CreateRole: the emulator refuses an empty document or statement list, as AWS does.
+TRUST_POLICY = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}, "Action": "sts:AssumeRole"}],
+    }
+)
 
 
 @pytest.fixture(scope="session")

@@ -1,14 +1,12 @@
 """Access entries and access policy associations: CRUD through URL-encoded principal ARNs, and AWS's rules."""
 
-import json
-
 import pytest
 from botocore.exceptions import ClientError
-from conftest import NODE_ROLE, error_of
+from conftest import NODE_ROLE, TRUST_POLICY, error_of
 
 ADMIN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 VIEW = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"
-TRUST = json.dumps({"Version": "2012-10-17", "Statement": []})
+TRUST = TRUST_POLICY
 
 
 @pytest.fixture

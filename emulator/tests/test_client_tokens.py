@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from botocore.exceptions import ClientError
-from conftest import ACCOUNT, CLUSTER_ROLE, NODE_ROLE, error_of
+from conftest import ACCOUNT, CLUSTER_ROLE, NODE_ROLE, TRUST_POLICY, error_of
 
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/app"
 
@@ -208,7 +208,7 @@ def test_addon_same_token_is_one_addon(eks, cluster):
 
 
 def test_access_entry_same_token_is_one_entry(eks, iam, cluster):
-    role = iam.create_role(RoleName="app", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    role = iam.create_role(RoleName="app", AssumeRolePolicyDocument=TRUST_POLICY)["Role"]["Arn"]
     before = set(eks.list_access_entries(clusterName=cluster)["accessEntries"])
     first = eks.create_access_entry(clusterName=cluster, principalArn=role, clientRequestToken="e-1")["accessEntry"]
     again = eks.create_access_entry(clusterName=cluster, principalArn=role, clientRequestToken="e-1")["accessEntry"]

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError, ReadTimeoutError
-from conftest import CLUSTER_ROLE, NODE_ROLE, _client, error_of
+from conftest import CLUSTER_ROLE, NODE_ROLE, TRUST_POLICY, _client, error_of
 
 from kbp_emulator.fault_proxy import FaultProxy
 from kbp_emulator.fault_proxy_calls import eks_operation
@@ -114,7 +114,7 @@ def test_names_each_protocols_operation(proxy, ec2, network):
     iam, sts, kms = proxy.client("iam"), proxy.client("sts"), proxy.client("kms")
     events, sqs, eks, s3 = proxy.client("events"), proxy.client("sqs"), proxy.client("eks"), proxy.client("s3")
     proxy.client("ec2").create_vpc(CidrBlock="10.1.0.0/16")
-    role = iam.create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    role = iam.create_role(RoleName="r", AssumeRolePolicyDocument=TRUST_POLICY)["Role"]["Arn"]
     sts.get_caller_identity()
     kms.create_key()
     events.put_rule(Name="rule", EventPattern='{"source": ["aws.ec2"]}')

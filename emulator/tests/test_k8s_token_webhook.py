@@ -2,18 +2,17 @@
 caller is, and which user name and groups the cluster's access entries give them."""
 
 import base64
-import json
 from types import SimpleNamespace
 
 import boto3
-from conftest import ACCOUNT, REGION
+from conftest import ACCOUNT, REGION, TRUST_POLICY
 from moto.eks.models import eks_backends
 
 from kbp_emulator.k8s import webhook
 
 ADMIN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 VIEW = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"
-TRUST = json.dumps({"Version": "2012-10-17", "Statement": []})
+TRUST = TRUST_POLICY
 
 
 def plane_of(name: str) -> SimpleNamespace:
