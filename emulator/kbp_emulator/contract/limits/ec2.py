@@ -86,7 +86,10 @@ MIN_PREFIX, MAX_PREFIX = 16, 28
 
 
 def _network(cidr: Any) -> ipaddress.IPv4Network | None:
-    """The IPv4 block, or None if `cidr` is not one (host bits set included: AWS wants the block's address)."""
+    """The IPv4 block, or None if `cidr` is not one (host bits set included: AWS wants the block's address; a bare
+    address has no prefix length)."""
+    if "/" not in str(cidr):
+        return None
     try:
         network = ipaddress.ip_network(str(cidr), strict=True)
     except ValueError:

@@ -19,6 +19,8 @@ PREFIX = "alias/"
 RESERVED = "alias/aws/"
 NAME = re.compile(r"alias/[a-zA-Z0-9/_-]{1,250}")
 
+# The model carries the 256 characters in all and a pattern, ^[a-zA-Z0-9:/_-]+$, that allows ":" (it serves ARNs
+# elsewhere) where the documentation does not; an empty name after alias/ passes the model too.
 # AWS's words for a missing prefix (seen in its answers). For the reserved prefix KMS answers
 # NotAuthorizedException as for the names of AWS managed keys it reserves (moto does the same for those); the
 # message is the emulator's. A name with other characters is InvalidAliasNameException, the error CreateAlias's
