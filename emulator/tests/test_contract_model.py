@@ -307,6 +307,16 @@ def test_ec2_out_of_range_value_is_invalid_parameter_value(clients):
     )
 
 
+def test_ec2_unknown_instance_types_are_named_as_ec2_names_them(clients):
+    ec2 = clients.ec2
+    assert ec2.describe_instance_types(InstanceTypes=["m5.large"])["InstanceTypes"]
+    assert refused(ec2.describe_instance_types, InstanceTypes=["m5.large", "m5.huge", "t3.tiny"]) == (
+        400,
+        "InvalidInstanceType",
+        "The following supplied instance types do not exist: [m5.huge, t3.tiny]",
+    )
+
+
 def test_sqs_missing_queue_name_and_unknown_attribute(clients, endpoint):
     sqs = clients.sqs
     assert refused(sqs.create_queue) == (400, "MissingParameter", "The request must contain the parameter QueueName")

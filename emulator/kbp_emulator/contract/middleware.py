@@ -213,7 +213,7 @@ def _check(environ: dict[str, Any]) -> Callable[..., Iterable[bytes]] | None:
         # The payload was not read: do not report it missing.
         params.pop(operation.input_shape.serialization["payload"], None)
 
-    refusal = _model_refusal(name, signing, call, model_rules.check(name, operation.input_shape, params))
+    refusal = _model_refusal(signing, operation.name, call, model_rules.check(name, operation.input_shape, params))
     if refusal is None:
         credential = _credential(authorization, query)
         request_for_limits = ContractRequest(
@@ -315,10 +315,18 @@ def _account(environ: dict[str, Any], credential: list[str]) -> str:
 # --- Refusals ----------------------------------------------------------------------------------------------------
 
 
-def _model_refusal(name: str, signing: str, call: Call, violations: list[model_rules.Violation]) -> Refusal | None:
+def _model_refusal(
+    signing: str, operation: str, call: Call, violations: list[model_rules.Violation]
+) -> Refusal | None:
     """The answer AWS gives to a request breaking its model's constraints, in the service's code and words."""
     if not violations:
         return None
+    if signing == "ec2" and operation == "DescribeInstanceTypes":
+        # EC2 names unknown instance types with its own error, every one of them (moto answers the same).
+        unknown = [str(v.value) for v in violations if v.shape == "InstanceType" and v.rule == "model.enum"]
+        if unknown:
+            message = f"The following supplied instance types do not exist: [{', '.join(unknown)}]"
+            return Refusal("InvalidInstanceType", message, 400, "model.enum")
     bad_value, missing = _CODES.get(signing) or _PROTOCOL_CODES.get(call.protocol, _PROTOCOL_CODES[JSON])
     if signing == "sqs":
         for v in violations:
