@@ -9,8 +9,9 @@ import pytest
 from limits_support import check, ec2_, passes, refused, unchecked  # noqa: F401  (fixtures)
 
 ALLOWED = "a-zA-Z0-9. _-:/()#,@[]+=&;{}!$*"
-BAD_DESCRIPTION = f"Invalid security group description. Valid descriptions are strings less than 256 characters from the following set:  {ALLOWED}"
-BAD_RULE = f"Invalid rule description. Valid descriptions are strings less than 256 characters from the following set:  {ALLOWED}"
+VALID = f"are strings less than 256 characters from the following set:  {ALLOWED}"
+BAD_DESCRIPTION = f"Invalid security group description. Valid descriptions {VALID}"
+BAD_RULE = f"Invalid rule description. Valid descriptions {VALID}"
 
 
 @pytest.fixture

@@ -25,6 +25,15 @@ def identity(**statement) -> dict:
     return {"Version": "2012-10-17", "Statement": [{**base, **statement}]}
 
 
+def trust_of(size: int) -> str:
+    """A trust policy of exactly `size` characters (compact JSON, its Sid padded)."""
+    return padded(trust(), size, ("Statement", 0, "Sid"))
+
+
+def identity_of(size: int) -> str:
+    return padded(identity(), size, ("Statement", 0, "Sid"))
+
+
 TRUST = json.dumps(trust())
 POLICY = json.dumps(identity())
 
@@ -33,16 +42,16 @@ POLICY = json.dumps(identity())
 
 
 def test_trust_policy_of_2048_characters_passes_2049_is_refused(iam_):
-    inside = padded(trust(), 2048, ("Statement", 0, "Sid"))
+    inside = trust_of(2048)
     passes(lambda: iam_.create_role(RoleName="inside", AssumeRolePolicyDocument=inside))
-    outside = padded(trust(), 2049, ("Statement", 0, "Sid"))
+    outside = trust_of(2049)
     refused(lambda: iam_.create_role(RoleName="outside", AssumeRolePolicyDocument=outside),
             "LimitExceeded", "iam.trust_policy_size", "Cannot exceed quota for ACLSizePerRole: 2048", status=409)
     assert [r["RoleName"] for r in iam_.list_roles()["Roles"]] == ["inside"]
 
 
 def test_trust_policy_white_space_is_not_counted(iam_):
-    document = json.loads(padded(trust(), 2048, ("Statement", 0, "Sid")))
+    document = json.loads(trust_of(2048))
     pretty = json.dumps(document, indent=4)
     assert len(pretty) > 2048
     passes(lambda: iam_.create_role(RoleName="pretty", AssumeRolePolicyDocument=pretty))
@@ -50,9 +59,9 @@ def test_trust_policy_white_space_is_not_counted(iam_):
 
 def test_update_assume_role_policy_over_the_quota_is_refused_and_the_old_one_stays(iam_):
     iam_.create_role(RoleName="r", AssumeRolePolicyDocument=TRUST)
-    passes(lambda: iam_.update_assume_role_policy(RoleName="r", PolicyDocument=padded(trust(), 2048, ("Statement", 0, "Sid"))))
+    passes(lambda: iam_.update_assume_role_policy(RoleName="r", PolicyDocument=trust_of(2048)))
     before = iam_.get_role(RoleName="r")["Role"]["AssumeRolePolicyDocument"]
-    refused(lambda: iam_.update_assume_role_policy(RoleName="r", PolicyDocument=padded(trust(), 2049, ("Statement", 0, "Sid"))),
+    refused(lambda: iam_.update_assume_role_policy(RoleName="r", PolicyDocument=trust_of(2049)),
             "LimitExceeded", "iam.trust_policy_size", status=409)
     assert iam_.get_role(RoleName="r")["Role"]["AssumeRolePolicyDocument"] == before
 
@@ -61,22 +70,22 @@ def test_update_assume_role_policy_over_the_quota_is_refused_and_the_old_one_sta
 
 
 def test_managed_policy_of_6144_characters_passes_6145_is_refused(iam_):
-    passes(lambda: iam_.create_policy(PolicyName="inside", PolicyDocument=padded(identity(), 6144, ("Statement", 0, "Sid"))))
-    refused(lambda: iam_.create_policy(PolicyName="outside", PolicyDocument=padded(identity(), 6145, ("Statement", 0, "Sid"))),
+    passes(lambda: iam_.create_policy(PolicyName="inside", PolicyDocument=identity_of(6144)))
+    refused(lambda: iam_.create_policy(PolicyName="outside", PolicyDocument=identity_of(6145)),
             "LimitExceeded", "iam.managed_policy_size", "Cannot exceed quota for PolicySize: 6144", status=409)
     assert [p["PolicyName"] for p in iam_.list_policies(Scope="Local")["Policies"]] == ["inside"]
 
 
 def test_managed_policy_white_space_is_not_counted(iam_):
-    pretty = json.dumps(json.loads(padded(identity(), 6144, ("Statement", 0, "Sid"))), indent=2)
+    pretty = json.dumps(json.loads(identity_of(6144)), indent=2)
     assert len(pretty) > 6144
     passes(lambda: iam_.create_policy(PolicyName="pretty", PolicyDocument=pretty))
 
 
 def test_policy_version_over_the_quota_is_refused_and_makes_no_version(iam_):
     arn = iam_.create_policy(PolicyName="p", PolicyDocument=POLICY)["Policy"]["Arn"]
-    passes(lambda: iam_.create_policy_version(PolicyArn=arn, PolicyDocument=padded(identity(), 6144, ("Statement", 0, "Sid"))))
-    refused(lambda: iam_.create_policy_version(PolicyArn=arn, PolicyDocument=padded(identity(), 6145, ("Statement", 0, "Sid"))),
+    passes(lambda: iam_.create_policy_version(PolicyArn=arn, PolicyDocument=identity_of(6144)))
+    refused(lambda: iam_.create_policy_version(PolicyArn=arn, PolicyDocument=identity_of(6145)),
             "LimitExceeded", "iam.managed_policy_size", status=409)
     assert len(iam_.list_policy_versions(PolicyArn=arn)["Versions"]) == 2
 
@@ -86,11 +95,11 @@ def test_policy_version_over_the_quota_is_refused_and_makes_no_version(iam_):
 
 def test_inline_policies_of_a_role_count_together(iam_):
     iam_.create_role(RoleName="r", AssumeRolePolicyDocument=TRUST)
-    first = padded(identity(), 6000, ("Statement", 0, "Sid"))
+    first = identity_of(6000)
     passes(lambda: iam_.put_role_policy(RoleName="r", PolicyName="first", PolicyDocument=first))
-    passes(lambda: iam_.put_role_policy(RoleName="r", PolicyName="second", PolicyDocument=padded(identity(), 4240, ("Statement", 0, "Sid"))))
+    passes(lambda: iam_.put_role_policy(RoleName="r", PolicyName="second", PolicyDocument=identity_of(4240)))
     message = refused(
-        lambda: iam_.put_role_policy(RoleName="r", PolicyName="third", PolicyDocument=padded(identity(), 200, ("Statement", 0, "Sid"))),
+        lambda: iam_.put_role_policy(RoleName="r", PolicyName="third", PolicyDocument=identity_of(200)),
         "LimitExceeded", "iam.role_inline_policy_size", "Maximum policy size of 10240 bytes exceeded for role r", status=409)
     assert "10240" in message
     assert sorted(iam_.list_role_policies(RoleName="r")["PolicyNames"]) == ["first", "second"]
@@ -98,9 +107,9 @@ def test_inline_policies_of_a_role_count_together(iam_):
 
 def test_replacing_an_inline_policy_counts_its_new_size_only(iam_):
     iam_.create_role(RoleName="r", AssumeRolePolicyDocument=TRUST)
-    iam_.put_role_policy(RoleName="r", PolicyName="big", PolicyDocument=padded(identity(), 10000, ("Statement", 0, "Sid")))
-    passes(lambda: iam_.put_role_policy(RoleName="r", PolicyName="big", PolicyDocument=padded(identity(), 10240, ("Statement", 0, "Sid"))))
-    refused(lambda: iam_.put_role_policy(RoleName="r", PolicyName="big", PolicyDocument=padded(identity(), 10241, ("Statement", 0, "Sid"))),
+    iam_.put_role_policy(RoleName="r", PolicyName="big", PolicyDocument=identity_of(10000))
+    passes(lambda: iam_.put_role_policy(RoleName="r", PolicyName="big", PolicyDocument=identity_of(10240)))
+    refused(lambda: iam_.put_role_policy(RoleName="r", PolicyName="big", PolicyDocument=identity_of(10241)),
             "LimitExceeded", "iam.role_inline_policy_size", status=409)
 
 

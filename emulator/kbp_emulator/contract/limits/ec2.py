@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from ..types import ContractRequest, Refusal
-from .registry import rule
+from .registry import items, mapping, rule
 
 INVALID = "InvalidParameterValue"
 
@@ -41,7 +41,9 @@ def _sg_text_problem(value: Any, parameter: str, what: str) -> str | None:
 def security_group_name(request: ContractRequest) -> Refusal | None:
     name = request.params.get("GroupName")
     if isinstance(name, str) and name.lower().startswith("sg-"):
-        return Refusal(INVALID, f"Value ({name}) for parameter GroupName is invalid. Group names may not be in the format sg-*.")
+        return Refusal(
+            INVALID, f"Value ({name}) for parameter GroupName is invalid. Group names may not be in the format sg-*."
+        )
     problem = _sg_text_problem(name, "GroupName", "name")
     return Refusal(INVALID, problem) if problem else None
 
@@ -55,16 +57,17 @@ def security_group_description(request: ContractRequest) -> Refusal | None:
 # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_IpRange.html (Description: "Up to 255 characters in
 # length", the same character set; likewise Ipv6Range, PrefixListId and UserIdGroupPair). AWS's message, seen in
 # its answers.
-RULE_DESCRIPTION = f"Invalid rule description. Valid descriptions are strings less than 256 characters from the following set:  {SG_SET}"
+RULE_DESCRIPTION = (
+    "Invalid rule description. Valid descriptions are strings less than 256 characters from the following set:  "
+    + SG_SET
+)
 
 
 def _rule_descriptions(params: dict[str, Any]) -> list[Any]:
     descriptions = []
-    for permission in params.get("IpPermissions") or ():
-        if not isinstance(permission, dict):
-            continue
+    for permission in items(params.get("IpPermissions")):
         for field in ("IpRanges", "Ipv6Ranges", "PrefixListIds", "UserIdGroupPairs"):
-            descriptions += [r.get("Description") for r in permission.get(field) or () if isinstance(r, dict)]
+            descriptions += [mapping(r).get("Description") for r in items(mapping(permission).get(field))]
     return [d for d in descriptions if d is not None]
 
 
@@ -118,6 +121,8 @@ def _vpc_blocks(request: ContractRequest, vpc_id: Any) -> list[ipaddress.IPv4Net
     """The IPv4 blocks associated with the VPC, or None for an unknown VPC (moto answers InvalidVpcID.NotFound)."""
     from moto.ec2.models import ec2_backends
 
+    if not isinstance(vpc_id, str):
+        return None
     vpc = ec2_backends[request.account_id][request.region].vpcs.get(vpc_id)
     if vpc is None:
         return None

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..types import ContractRequest, Refusal
-from .registry import rule
+from .registry import items, mapping, rule
 
 INVALID = "InvalidParameterException"
 
@@ -27,7 +27,8 @@ NODEGROUP_NAME_MAX = 63
 # https://docs.aws.amazon.com/eks/latest/userguide/node-taints-managed-node-groups.html ("a maximum of 50
 # taints per node group"; key 1–63 characters, value up to 63) and
 # https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html
-# Keys and values are Kubernetes' (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set):
+# Keys and values are Kubernetes'
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set):
 # a key is an optional DNS-subdomain prefix (≤ 253) and "/", then a name of ≤ 63 alphanumerics, "-", "_", "."
 # beginning and ending alphanumeric; a value is empty or like a name.
 MAX_TAINTS = 50
@@ -110,15 +111,15 @@ def _reserved(key: Any) -> bool:
 def _labels(request: ContractRequest) -> dict[str, Any]:
     p = request.params
     if request.operation == "CreateNodegroup":
-        return p.get("labels") or {}
-    return (p.get("labels") or {}).get("addOrUpdateLabels") or {}
+        return mapping(p.get("labels"))
+    return mapping(mapping(p.get("labels")).get("addOrUpdateLabels"))
 
 
 def _taints(request: ContractRequest) -> list[dict[str, Any]]:
     p = request.params
     if request.operation == "CreateNodegroup":
-        return list(p.get("taints") or ())
-    return list((p.get("taints") or {}).get("addOrUpdateTaints") or ())
+        return [t for t in items(p.get("taints")) if isinstance(t, dict)]
+    return [t for t in items(mapping(p.get("taints")).get("addOrUpdateTaints")) if isinstance(t, dict)]
 
 
 @rule("eks.label_syntax", "eks", "CreateNodegroup", "UpdateNodegroupConfig")
@@ -140,7 +141,6 @@ def label_reserved_prefix(request: ContractRequest) -> Refusal | None:
 @rule("eks.taint_syntax", "eks", "CreateNodegroup", "UpdateNodegroupConfig")
 def taint_syntax(request: ContractRequest) -> Refusal | None:
     for taint in _taints(request):
-        taint = taint if isinstance(taint, dict) else {}
         problem = key_problem(taint.get("key")) or value_problem(taint.get("value"))
         if problem:
             return Refusal(INVALID, problem)
@@ -149,7 +149,7 @@ def taint_syntax(request: ContractRequest) -> Refusal | None:
 
 @rule("eks.taint_reserved_prefix", "eks", "CreateNodegroup", "UpdateNodegroupConfig")
 def taint_reserved_prefix(request: ContractRequest) -> Refusal | None:
-    if any(_reserved(taint.get("key")) for taint in _taints(request) if isinstance(taint, dict)):
+    if any(_reserved(taint.get("key")) for taint in _taints(request)):
         return Refusal(INVALID, "Taint cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]")
     return None
 
@@ -159,32 +159,35 @@ def _existing_taints(request: ContractRequest) -> list[dict[str, Any]]:
     from moto.eks.models import eks_backends
 
     p = request.params
-    cluster = eks_backends[request.account_id][request.region].clusters.get(p.get("clusterName"))
-    nodegroup = cluster.nodegroups.get(p.get("nodegroupName")) if cluster is not None else None
+    name, nodegroup_name = p.get("clusterName"), p.get("nodegroupName")
+    if not isinstance(name, str) or not isinstance(nodegroup_name, str):
+        return []
+    cluster = eks_backends[request.account_id][request.region].clusters.get(name)
+    nodegroup = cluster.nodegroups.get(nodegroup_name) if cluster is not None else None
     return list(getattr(nodegroup, "taints", None) or ())
 
 
-def _identity(taint: dict[str, Any]) -> tuple[Any, Any]:
+def _identity(taint: Any) -> tuple[str, str]:
     """A taint is one per key and effect, as Kubernetes and EKS's addOrUpdate/remove treat it."""
-    return taint.get("key"), taint.get("effect")
+    return str(mapping(taint).get("key")), str(mapping(taint).get("effect"))
 
 
 @rule("eks.taint_count", "eks", "CreateNodegroup", "UpdateNodegroupConfig")
 def taint_count(request: ContractRequest) -> Refusal | None:
     # The count after the call: the group's taints, less removeTaints, plus addOrUpdateTaints (one per key and
     # effect). The message is the emulator's.
-    taints = {_identity(t) for t in _taints(request) if isinstance(t, dict)}
+    taints = {_identity(t) for t in _taints(request)}
     if request.operation == "UpdateNodegroupConfig":
-        removed = {_identity(t) for t in (request.params.get("taints") or {}).get("removeTaints") or ()}
+        removed = {_identity(t) for t in items(mapping(request.params.get("taints")).get("removeTaints"))}
         taints |= {_identity(t) for t in _existing_taints(request)} - removed
     if len(taints) > MAX_TAINTS:
-        return Refusal(INVALID, f"A node group can have at most {MAX_TAINTS} taints; this update would give it {len(taints)}.")
+        return Refusal(INVALID, f"A node group can have at most {MAX_TAINTS} taints; this would give it {len(taints)}.")
     return None
 
 
 def _public_cidrs(request: ContractRequest) -> list[Any] | None:
-    cidrs = (request.params.get("resourcesVpcConfig") or {}).get("publicAccessCidrs")
-    return None if cidrs is None else list(cidrs)
+    cidrs = mapping(request.params.get("resourcesVpcConfig")).get("publicAccessCidrs")
+    return None if cidrs is None else items(cidrs)
 
 
 def _bad_cidr(cidr: Any) -> bool:
@@ -219,9 +222,11 @@ def pod_identity_names(request: ContractRequest) -> Refusal | None:
     p = request.params
     namespace, account = p.get("namespace"), p.get("serviceAccount")
     if not isinstance(namespace, str) or len(namespace) > 63 or not DNS_LABEL.fullmatch(namespace):
-        return Refusal(INVALID, f"Invalid namespace '{namespace}': it must be a valid DNS label (RFC 1123), at most 63 characters.")
+        message = f"Invalid namespace '{namespace}': it must be an RFC 1123 DNS label of at most 63 characters."
+        return Refusal(INVALID, message)
     if not isinstance(account, str) or len(account) > 253 or not DNS_SUBDOMAIN.fullmatch(account):
-        return Refusal(INVALID, f"Invalid service account '{account}': it must be a valid DNS subdomain (RFC 1123), at most 253 characters.")
+        message = f"Invalid service account '{account}': it must be an RFC 1123 DNS subdomain of at most 253 characters."
+        return Refusal(INVALID, message)
     return None
 
 
@@ -234,10 +239,11 @@ RESERVED_USER_PREFIXES = ("system:", "eks:", "aws:", "amazon:", "iam:")
 @rule("eks.access_entry_names", "eks", "CreateAccessEntry", "UpdateAccessEntry")
 def access_entry_names(request: ContractRequest) -> Refusal | None:
     p = request.params
-    for group in p.get("kubernetesGroups") or ():
+    for group in items(p.get("kubernetesGroups")):
         if isinstance(group, str) and group.startswith(RESERVED_GROUP_PREFIX):
             return Refusal(INVALID, f"The kubernetes group name {group} is invalid, it cannot start with system:")
     username = p.get("username")
     if isinstance(username, str) and username.startswith(RESERVED_USER_PREFIXES):
-        return Refusal(INVALID, f"The username {username} is invalid, it cannot start with {', '.join(RESERVED_USER_PREFIXES)}")
+        prefixes = ", ".join(RESERVED_USER_PREFIXES)
+        return Refusal(INVALID, f"The username {username} is invalid, it cannot start with {prefixes}")
     return None

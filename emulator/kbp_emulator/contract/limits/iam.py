@@ -44,7 +44,9 @@ NO_RESOURCES = "Policy statement must contain resources."
 PRINCIPAL_IN_IDENTITY = "Policy document should not specify a principal."
 NO_PRINCIPAL = "Missing required field Principal"
 NO_EFFECT = "Missing required field Effect"
-SID_CHARS = "Statement IDs (SID) must be alpha-numeric. Check that your input satisfies the regular expression [0-9A-Za-z]*"
+SID_CHARS = (
+    "Statement IDs (SID) must be alpha-numeric. Check that your input satisfies the regular expression [0-9A-Za-z]*"
+)
 SID_UNIQUE = "Statement IDs (SID) in a single policy must be unique."
 
 
@@ -190,9 +192,8 @@ def role_inline_policy_size(request: ContractRequest) -> Refusal | None:
     total = without_whitespace(str(p.get("PolicyDocument") or ""))
     total += sum(without_whitespace(str(document)) for document in others.values())
     if total > ROLE_INLINE_MAX:
-        return Refusal(
-            "LimitExceeded", f"Maximum policy size of {ROLE_INLINE_MAX} bytes exceeded for role {p.get('RoleName')}", 409
-        )
+        message = f"Maximum policy size of {ROLE_INLINE_MAX} bytes exceeded for role {p.get('RoleName')}"
+        return Refusal("LimitExceeded", message, 409)
     return None
 
 

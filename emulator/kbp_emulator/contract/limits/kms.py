@@ -25,7 +25,10 @@ NAME = re.compile(r"alias/[a-zA-Z0-9/_-]{1,250}")
 # NotAuthorizedException as for the names of AWS managed keys it reserves (moto does the same for those); the
 # message is the emulator's. A name with other characters is InvalidAliasNameException, the error CreateAlias's
 # model lists for "the specified alias name is not valid".
-NO_PREFIX = 'Alias must start with the prefix "alias/". Please see https://docs.aws.amazon.com/kms/latest/developerguide/kms-alias.html'
+NO_PREFIX = (
+    'Alias must start with the prefix "alias/". Please see '
+    "https://docs.aws.amazon.com/kms/latest/developerguide/kms-alias.html"
+)
 
 
 @rule("kms.alias_name", "kms", "CreateAlias", "UpdateAlias")
@@ -34,7 +37,8 @@ def alias_name(request: ContractRequest) -> Refusal | None:
     if not name.startswith(PREFIX):
         return Refusal("ValidationException", NO_PREFIX)
     if name.startswith(RESERVED):
-        return Refusal("NotAuthorizedException", f"{name}: aliases beginning with alias/aws/ are reserved for AWS managed keys.")
+        message = f"{name}: aliases beginning with alias/aws/ are reserved for AWS managed keys."
+        return Refusal("NotAuthorizedException", message)
     if not NAME.fullmatch(name):
         return Refusal(
             "InvalidAliasNameException",

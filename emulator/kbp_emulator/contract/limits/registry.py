@@ -68,6 +68,17 @@ def parse_json(text: Any) -> tuple[Any, str | None]:
         return None, str(e)
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """`value` if it is a structure or map, else an empty one: the rules never fail on a request of the wrong
+    shape (the model rules answer for shapes; what they let through is moto's to answer)."""
+    return value if isinstance(value, dict) else {}
+
+
+def items(value: Any) -> list[Any]:
+    """`value` if it is a list, else an empty one (see `mapping`)."""
+    return value if isinstance(value, list) else []
+
+
 def as_list(value: Any) -> list[Any]:
     """A policy element that may be one value or a list of them, as a list."""
     if value is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..types import ContractRequest, Refusal
-from .registry import rule
+from .registry import mapping, rule
 
 # https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html ("A queue name can
 # have up to 80 characters. Valid values: alphanumeric characters, hyphens (-), and underscores (_). A FIFO queue
@@ -29,7 +29,7 @@ FIFO_MESSAGE = (
 
 
 def _fifo(request: ContractRequest) -> bool:
-    return str((request.params.get("Attributes") or {}).get("FifoQueue", "false")).lower() == "true"
+    return str(mapping(request.params.get("Attributes")).get("FifoQueue", "false")).lower() == "true"
 
 
 @rule("sqs.queue_name", "sqs", "CreateQueue")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..types import ContractRequest, Refusal
-from .registry import ANY, count_after, rule, stored_tag_keys, tag_pairs
+from .registry import ANY, count_after, items, mapping, rule, stored_tag_keys, tag_pairs
 
 MAX_TAGS = 50
 MAX_KEY = 128
@@ -115,9 +115,8 @@ def _ec2_tag_sets(request: ContractRequest) -> list[tuple[list[str], list[tuple[
     p = request.params
     if request.operation == "CreateTags":
         new = tag_pairs(p.get("Tags"))
-        return [(_ec2_existing(request, rid), new) for rid in p.get("Resources") or ()]
-    specs = list(p.get("TagSpecifications") or ())
-    specs += list((p.get("LaunchTemplateData") or {}).get("TagSpecifications") or ())
+        return [(_ec2_existing(request, rid), new) for rid in items(p.get("Resources")) if isinstance(rid, str)]
+    specs = items(p.get("TagSpecifications")) + items(mapping(p.get("LaunchTemplateData")).get("TagSpecifications"))
     return [([], tag_pairs(spec.get("Tags"))) for spec in specs if isinstance(spec, dict)]
 
 
