@@ -358,7 +358,9 @@ def cel_last_index_of(target, v):
 
 def _strict(op):
     """celpy 0.4.0 answers `error == 'text'` with false (Python's str comparison wins); CEL, and the server,
-    answer with the error. `'windows2019'.split('@')[1] == 'latest'` must be an error, not a failed rule."""
+    answer with the error. `'windows2019'.split('@')[1] == 'latest'` must be an error, not a failed rule.
+    For `in`, celpy's answer is an error already, but one that blames a missing overload; CEL's is the
+    operand's own error (`no such key`), so that is the one passed on."""
     def compare(a, b):
         for x in (a, b):
             if isinstance(x, celpy.CELEvalError):
@@ -370,6 +372,8 @@ def _strict(op):
 KUBERNETES_FUNCTIONS = {
     "_==_": _strict(celpy.evaluation.bool_eq),
     "_!=_": _strict(celpy.evaluation.bool_ne),
+    # `e in self.evictionSoftGracePeriod` with the map absent: the missing key is the error, not an overload.
+    "_in_": _strict(celpy.evaluation.operator_in),
     "find": cel_find,
     "findAll": cel_find_all,
     "split": cel_split,

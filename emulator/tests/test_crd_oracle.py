@@ -1,6 +1,7 @@
 """scripts/crd_oracle.py, the test-only Karpenter CRD oracle: its structural-schema translation, its Kubernetes
-CEL functions, and every CEL rule group of the pinned NodePool and EC2NodeClass CRDs, each shown both failing
-and passing on a small change to a valid object.
+CEL functions, and every CEL rule group of the pinned release's CRDs (NodePool, EC2NodeClass, NodeOverlay,
+CapacityBuffer; NodeClaim's rules are NodePool's), each shown both failing and passing on a small change to a
+valid object.
 
 Needs the Karpenter v1.14.1 CRDs (KBP_KARPENTER_CRDS_DIR, else ../shared/reference beside the repository, else
 /work/shared/reference), as the Rust tests do; fails without them.
@@ -69,6 +70,42 @@ NODE_POOL = {
 }
 
 
+NODE_OVERLAY = {
+    "apiVersion": "karpenter.sh/v1alpha1",
+    "kind": "NodeOverlay",
+    "metadata": {"name": "discount"},
+    "spec": {
+        "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}],
+        "priceAdjustment": "-10%",
+        "weight": 10,
+    },
+}
+
+CAPACITY_BUFFER = {
+    "apiVersion": "autoscaling.x-k8s.io/v1beta1",
+    "kind": "CapacityBuffer",
+    "metadata": {"name": "spare", "namespace": "default"},
+    "spec": {"podTemplateRef": {"name": "spare-chunk"}, "replicas": 2},
+}
+
+# Every typed kubelet field of the release's EC2NodeClass, with valid values.
+KUBELET = {
+    "clusterDNS": ["10.100.0.10"],
+    "cpuCFSQuota": True,
+    "maxPods": 110,
+    "podsPerCore": 10,
+    "systemReserved": {"cpu": "100m", "memory": "100Mi", "ephemeral-storage": "1Gi", "pid": "100"},
+    "kubeReserved": {"cpu": "200m", "memory": "100Mi", "ephemeral-storage": "3Gi", "pid": "100"},
+    "evictionHard": {"memory.available": "5%", "nodefs.available": "10%", "nodefs.inodesFree": "10%",
+                     "imagefs.available": "500Mi", "imagefs.inodesFree": "5%", "pid.available": "10%"},
+    "evictionSoft": {"memory.available": "500Mi", "nodefs.available": "15%"},
+    "evictionSoftGracePeriod": {"memory.available": "1m", "nodefs.available": "1m30s"},
+    "evictionMaxPodGracePeriod": 60,
+    "imageGCHighThresholdPercent": 85,
+    "imageGCLowThresholdPercent": 80,
+}
+
+
 def check(obj, unknown=None):
     return crd_oracle.check(CRDS, obj, unknown)
 
@@ -100,6 +137,14 @@ def node_class(**paths):
     return changed(NODE_CLASS, **paths)
 
 
+def overlay(**paths):
+    return changed(NODE_OVERLAY, **paths)
+
+
+def buffer(**paths):
+    return changed(CAPACITY_BUFFER, **paths)
+
+
 def fired(result) -> set[str]:
     return {e["rule"] for e in result["errors"] if "rule" in e}
 
@@ -112,7 +157,7 @@ def fired_text(result) -> list[str]:
 # ---- the base objects and the translation -----------------------------------------------------------------
 
 def test_the_base_objects_are_valid():
-    for obj in (NODE_POOL, NODE_CLASS):
+    for obj in (NODE_POOL, NODE_CLASS, NODE_OVERLAY, CAPACITY_BUFFER):
         r = check(obj)
         assert r["valid"], r
 
@@ -135,8 +180,61 @@ def test_a_field_the_schema_does_not_declare_is_an_error_at_its_path():
     r = check(pool(spec__template__spec__nodeClassRef__extra="x", spec__unknownThing=1))
     paths = {e["path"] for e in r["errors"] if e["type"] == "FieldValueUnknown"}
     assert paths == {"spec.template.spec.nodeClassRef.extra", "spec.unknownThing"}
-    # kubelet preserves unknown fields; metadata is the server's own.
-    assert check(node_class(spec__kubelet={"anything": {"goes": 1}}, metadata__labels={"a": "b"}))["valid"]
+    # The release's kubelet is typed (no x-kubernetes-preserve-unknown-fields): a field it does not declare is
+    # unknown at its own path, beside declared ones, and nothing below it is looked at.
+    r = check(node_class(spec__kubelet={"maxPods": 110, "anything": {"goes": 1}}))
+    assert not r["valid"]
+    assert [(e["path"], e["type"]) for e in r["errors"] if e["type"] == "FieldValueUnknown"] == [
+        ("spec.kubelet.anything", "FieldValueUnknown")]
+    # metadata is the server's own.
+    assert check(node_class(metadata__labels={"a": "b"}))["valid"]
+
+
+def test_the_kubelet_fields_are_typed():
+    assert check(node_class(spec__kubelet=KUBELET))["valid"]
+    for field, value in KUBELET.items():
+        alone = {field: value}
+        if field.startswith("evictionSoft"):  # soft thresholds come with their grace periods (the rules below)
+            alone = {k: KUBELET[k] for k in ("evictionSoft", "evictionSoftGracePeriod")}
+        assert check(node_class(spec__kubelet=alone))["valid"], field
+    # The CRD's spelling only: kubelet's keys are properties now, not data kept as written.
+    r = check(node_class(spec__kubelet={"system_reserved": {"cpu": "100m"}}))
+    assert {(e["path"], e["type"]) for e in r["errors"] if e["path"]} == {
+        ("spec.kubelet.system_reserved", "FieldValueUnknown")}
+    cases = [
+        ({"maxPods": -1}, "spec.kubelet.maxPods", "FieldValueInvalid"),
+        ({"maxPods": "110"}, "spec.kubelet.maxPods", "FieldValueTypeInvalid"),
+        ({"podsPerCore": -1}, "spec.kubelet.podsPerCore", "FieldValueInvalid"),
+        ({"cpuCFSQuota": "yes"}, "spec.kubelet.cpuCFSQuota", "FieldValueTypeInvalid"),
+        ({"clusterDNS": "10.100.0.10"}, "spec.kubelet.clusterDNS", "FieldValueTypeInvalid"),
+        ({"imageGCHighThresholdPercent": 101}, "spec.kubelet.imageGCHighThresholdPercent", "FieldValueInvalid"),
+        ({"imageGCLowThresholdPercent": -1}, "spec.kubelet.imageGCLowThresholdPercent", "FieldValueInvalid"),
+        ({"kubeReserved": {"cpu": "lots"}}, "spec.kubelet.kubeReserved.cpu", "FieldValueInvalid"),
+        ({"systemReserved": {"memory": "1 Gi"}}, "spec.kubelet.systemReserved.memory", "FieldValueInvalid"),
+        ({"kubeReserved": {"cpu": 1}}, "spec.kubelet.kubeReserved.cpu", "FieldValueTypeInvalid"),
+        ({"evictionHard": {"memory.available": "101%"}}, "spec.kubelet.evictionHard[memory.available]",
+         "FieldValueInvalid"),
+        ({"evictionSoft": {"memory.available": "lots"}, "evictionSoftGracePeriod": {"memory.available": "1m"}},
+         "spec.kubelet.evictionSoft[memory.available]", "FieldValueInvalid"),
+        ({"evictionMaxPodGracePeriod": "60s"}, "spec.kubelet.evictionMaxPodGracePeriod", "FieldValueTypeInvalid"),
+    ]
+    for kubelet, path, kind in cases:
+        r = check(node_class(spec__kubelet=kubelet))
+        assert (path, kind) in {(e["path"], e["type"]) for e in r["errors"]}, (kubelet, path, kind, r)
+
+
+def test_eviction_soft_and_its_grace_periods_without_the_other_map_are_evaluation_errors():
+    # `e in self.evictionSoftGracePeriod` with no such map is an error in CEL, so the server refuses the kubelet
+    # at its own path; the error names the missing map, not a CEL overload.
+    for kubelet, missing in (({"evictionSoft": {"memory.available": "500Mi"}}, "evictionSoftGracePeriod"),
+                             ({"evictionSoftGracePeriod": {"memory.available": "1m"}}, "evictionSoft")):
+        r = check(node_class(spec__kubelet=kubelet))
+        assert not r["valid"]
+        [e] = r["errors"]
+        cause = e["message"].split(" evaluating rule: ")[0]
+        assert e["path"] == "spec.kubelet" and f"'{missing}'" in cause and "overload" not in cause, r
+    # An empty map has no key to pair.
+    assert check(node_class(spec__kubelet={"evictionSoft": {}}))["valid"]
 
 
 def test_int_or_string_takes_both_and_checks_the_pattern_on_strings_only():
@@ -444,6 +542,79 @@ GROUPS = [
      node_class(spec__tags={"karpenter.sh/nodeclaims": "x"}), ["karpenter.sh/nodeclaim'"]),
     ("nodeclass-tags-ec2nodeclass", node_class(spec__tags={"karpenter.k8s.aws/ec2nodeclass": "x"}),
      node_class(spec__tags={"karpenter.k8s.aws/other": "x"}), ["karpenter.k8s.aws/ec2nodeclass"]),
+    # EC2NodeClass spec.kubelet (typed in the release).
+    ("nodeclass-kubelet-image-gc-thresholds",
+     node_class(spec__kubelet={"imageGCHighThresholdPercent": 80, "imageGCLowThresholdPercent": 80}),
+     node_class(spec__kubelet={"imageGCHighThresholdPercent": 81, "imageGCLowThresholdPercent": 80}),
+     ["self.imageGCHighThresholdPercent > self.imageGCLowThresholdPercent"]),
+    ("nodeclass-kubelet-eviction-soft-has-grace-period",
+     node_class(spec__kubelet={"evictionSoft": {"memory.available": "500Mi", "nodefs.available": "15%"},
+                               "evictionSoftGracePeriod": {"memory.available": "1m"}}),
+     node_class(spec__kubelet={"evictionSoft": {"memory.available": "500Mi", "nodefs.available": "15%"},
+                               "evictionSoftGracePeriod": {"memory.available": "1m", "nodefs.available": "2m"}}),
+     ["evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod"]),
+    ("nodeclass-kubelet-grace-period-has-eviction-soft",
+     node_class(spec__kubelet={"evictionSoft": {"memory.available": "500Mi"},
+                               "evictionSoftGracePeriod": {"memory.available": "1m", "pid.available": "1m"}}),
+     node_class(spec__kubelet={"evictionSoft": {"memory.available": "500Mi"},
+                               "evictionSoftGracePeriod": {"memory.available": "1m"}}),
+     ["evictionSoftGracePeriod OwnerKey does not have a matching evictionSoft"]),
+    ("nodeclass-kubelet-eviction-hard-signals", node_class(spec__kubelet={"evictionHard": {"memory.free": "5%"}}),
+     node_class(spec__kubelet={"evictionHard": {"memory.available": "5%"}}), ["valid keys for evictionHard"]),
+    # Soft thresholds and their grace periods pair up, so an unknown signal is in both maps.
+    ("nodeclass-kubelet-eviction-soft-signals",
+     node_class(spec__kubelet={"evictionSoft": {"memory.free": "500Mi"},
+                               "evictionSoftGracePeriod": {"memory.free": "1m"}}),
+     node_class(spec__kubelet={"evictionSoft": {"memory.available": "500Mi"},
+                               "evictionSoftGracePeriod": {"memory.available": "1m"}}),
+     ["valid keys for evictionSoft are", "valid keys for evictionSoftGracePeriod are"]),
+    ("nodeclass-kubelet-kube-reserved-resources", node_class(spec__kubelet={"kubeReserved": {"pods": "10"}}),
+     node_class(spec__kubelet={"kubeReserved": {"pid": "10"}}), ["valid keys for kubeReserved"]),
+    ("nodeclass-kubelet-kube-reserved-negative", node_class(spec__kubelet={"kubeReserved": {"cpu": "-100m"}}),
+     node_class(spec__kubelet={"kubeReserved": {"cpu": "+100m"}}),
+     ["kubeReserved value cannot be a negative resource quantity"]),
+    ("nodeclass-kubelet-system-reserved-resources", node_class(spec__kubelet={"systemReserved": {"gpu": "1"}}),
+     node_class(spec__kubelet={"systemReserved": {"ephemeral-storage": "1Gi"}}), ["valid keys for systemReserved"]),
+    ("nodeclass-kubelet-system-reserved-negative",
+     node_class(spec__kubelet={"systemReserved": {"memory": "-1Gi"}}),
+     node_class(spec__kubelet={"systemReserved": {"memory": "1Gi"}}),
+     ["systemReserved value cannot be a negative resource quantity"]),
+    # NodeOverlay spec.
+    ("nodeoverlay-price-or-adjustment", overlay(spec__price="0.5"), overlay(spec__price="0.5",
+                                                                              spec__priceAdjustment=DELETE),
+     ["!has(self.price) || !has(self.priceAdjustment)"]),
+    ("nodeoverlay-capacity-extended-only", overlay(spec__capacity={"memory": "1Gi"}),
+     overlay(spec__capacity={"smarter-devices/fuse": 1}), ["invalid resource restricted"]),
+    ("nodeoverlay-requirement-notin-values",
+     overlay(spec__requirements=[{"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": []}]),
+     overlay(spec__requirements=[{"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": ["spot"]}]),
+     ["x.operator == 'NotIn'"]),
+    ("nodeoverlay-requirement-in-values", overlay(spec__requirements=[{"key": "a", "operator": "In", "values": []}]),
+     overlay(spec__requirements=[{"key": "a", "operator": "Exists", "values": []}]), ["x.operator == 'In'"]),
+    ("nodeoverlay-requirement-gte-single-int",
+     overlay(spec__requirements=[{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["4", "8"]}]),
+     overlay(spec__requirements=[{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["4"]}]),
+     ["int(x.values[0]) >= 0"]),
+    ("nodeoverlay-requirement-key-karpenter-sh",
+     overlay(spec__requirements=[{"key": "karpenter.sh/foo", "operator": "Exists"}]),
+     overlay(spec__requirements=[{"key": "karpenter.sh/nodepool", "operator": "In", "values": ["default"]}]),
+     ['self.find("^([^/]+)").endsWith("karpenter.sh")']),
+    ("nodeoverlay-requirement-key-hostname",
+     overlay(spec__requirements=[{"key": "kubernetes.io/hostname", "operator": "Exists"}]),
+     overlay(spec__requirements=[{"key": "kubernetes.io/os", "operator": "Exists"}]),
+     ['self != "kubernetes.io/hostname"']),
+    ("nodeoverlay-requirement-key-karpenter-k8s-aws",
+     overlay(spec__requirements=[{"key": "karpenter.k8s.aws/instance-tenancy", "operator": "Exists"}]),
+     overlay(spec__requirements=[{"key": "karpenter.k8s.aws/instance-capability-flex", "operator": "Exists"}]),
+     ['self in ["karpenter.k8s.aws/ec2nodeclass"']),
+    # CapacityBuffer spec.
+    ("capacitybuffer-pod-template-sized", buffer(spec__replicas=DELETE),
+     buffer(spec__replicas=DELETE, spec__limits={"cpu": "4", "memory": "8Gi"}),
+     ["has(self.replicas) || has(self.limits)"]),
+    ("capacitybuffer-one-reference",
+     buffer(spec__scalableRef={"apiGroup": "apps", "kind": "Deployment", "name": "web"}),
+     buffer(spec__scalableRef={"apiGroup": "apps", "kind": "Deployment", "name": "web"}, spec__podTemplateRef=DELETE),
+     ["!(has(self.podTemplateRef) && has(self.scalableRef))"]),
 ]
 
 
