@@ -45,11 +45,6 @@ def check(request: ContractRequest) -> Refusal | None:
     return None
 
 
-def rules_for(service: str, operation: str) -> list[str]:
-    """The ids of the rules registered for one operation (for tests and the README's table)."""
-    return [rule_id for rule_id, _ in RULES.get((service, operation), []) + RULES.get((service, ANY), [])]
-
-
 # --- helpers the modules share ------------------------------------------------------------------------------
 
 
