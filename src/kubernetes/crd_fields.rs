@@ -174,8 +174,9 @@ mod tests {
                 "blockDeviceMappings": [{ "deviceName": "/dev/xvda", "ebs": { "kmsKeyID": "k", "snapshotID": "s", "volumeSize": "20Gi" } }],
                 "metadataOptions": { "httpProtocolIPv6": "enabled" },
                 "capacityReservationSelectorTerms": [{ "ownerID": "123456789012", "instanceMatchCriteria": "open" }],
-                // The CRD keeps kubelet's settings as free-form data: their keys are the kubelet's own.
-                "kubelet": { "maxPods": 110, "system_reserved": { "cpu": "100m" } },
+                // The release's CRD declares kubelet's settings, so they take its names too; the keys of a map
+                // under them (resource names) stay as written.
+                "kubelet": { "maxPods": 110, "systemReserved": { "cpu": "100m" } },
                 "subnet_selector_termz": [],
             })
         );
