@@ -438,6 +438,7 @@ async fn record(
         outputs,
         dependencies,
         imported: false,
+        address_tag: crate::state::AddressTag::Path,
     };
     state.update(|s| s.resources.insert(step.address.clone(), entry)).await.map(drop)
 }

@@ -322,6 +322,7 @@ fn found_instance() -> ResourceState {
         outputs: Attrs::new(),
         dependencies: vec![Address::new("thing", "subnet")],
         imported: false,
+        address_tag: crate::state::AddressTag::Path,
     }
 }
 

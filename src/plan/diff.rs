@@ -74,6 +74,8 @@ pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[A
         }
         if existing.imported {
             attrs.extend(super::import::tags_to_add(state, existing));
+        } else if let Some(retag) = address_tag_rewrite(existing, &desired) {
+            attrs.push(retag);
         }
         if attrs.is_empty() {
             unchanged += 1;
@@ -274,3 +276,16 @@ pub fn is_unknown(v: &Value) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The `kbp:address` tag of a keyed resource that an earlier kbp tagged with the address's own spelling
+/// (`iam_policy.x["y"]`), rewritten in place to the one every service accepts (`iam_policy.x/y`). Unkeyed
+/// addresses are spelt alike in both; kinds without tags have none.
+fn address_tag_rewrite(existing: &ResourceState, desired: &crate::graph::Attrs) -> Option<super::AttrChange> {
+    let legacy = existing.address_tag == crate::state::AddressTag::Bracketed;
+    (legacy && existing.address.key.is_some() && desired.contains_key("tags")).then(|| super::AttrChange {
+        path: format!("tags[\"{}\"]", crate::providers::tags::ADDRESS),
+        before: Some(Value::String(existing.address.to_string())),
+        after: Some(Value::String(crate::providers::tags::address_value(&existing.address))),
+        forces_replacement: false,
+    })
+}

@@ -124,6 +124,7 @@ mod tests {
             outputs: Attrs::new(),
             dependencies: vec![],
             imported: false,
+            address_tag: crate::state::AddressTag::Path,
         }
     }
 

@@ -204,6 +204,7 @@ async fn lookups_used(
             outputs: applied.outputs,
             dependencies: l.dependencies().into_iter().collect(),
             imported: false,
+            address_tag: crate::state::AddressTag::Path,
         };
         with.resources.insert(l.address.clone(), entry.clone());
         out.push(entry);
@@ -227,6 +228,7 @@ fn entry(r: &Resource, id: &str, desired: Attrs, observed: Attrs, outputs: Attrs
         outputs,
         dependencies: r.dependencies().into_iter().collect(),
         imported,
+        address_tag: crate::state::AddressTag::Path,
     }
 }
 

@@ -99,6 +99,7 @@ pub async fn refresh(
                         outputs: o.outputs,
                         dependencies,
                         imported: false,
+                        address_tag: crate::state::AddressTag::Path,
                     };
                     vec![(address, Outcome::Untracked(r))]
                 })
@@ -277,6 +278,7 @@ mod tests {
             outputs: Attrs::new(),
             dependencies: vec![],
             imported: false,
+            address_tag: crate::state::AddressTag::Path,
         }
     }
 

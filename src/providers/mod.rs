@@ -2,7 +2,7 @@
 //! The engine knows resources only through this trait and the [`Registry`]; it never matches on a kind.
 //!
 //! Adding a kind: write `providers/<service>/<kind>.rs`, implement `Provider` (its [`Descriptor`] names the kind,
-//! one of [`crate::graph::kinds`], and what forces a replacement), add one line to [`Registry::builtin`]. What
+//! one of [`crate::graph::kinds`], what forces a replacement and the AWS constraints of what it sends, [`contract`]), add one line to [`Registry::builtin`]. What
 //! providers share lives beside them: [`attrs`] (desired attributes, "gone" as absent), [`tags`] (kbp's tags and
 //! the tag diff every service applies with its own calls), [`send`] (one request or every page under the retry
 //! policy), [`answers`] (answers several kinds' batched reads share), [`wait`] (bounded waits), [`error`] (one
@@ -11,6 +11,7 @@
 pub mod answers;
 pub mod attrs;
 pub mod context;
+pub mod contract;
 pub mod create;
 pub mod delete_only;
 pub mod ec2;
@@ -114,7 +115,7 @@ pub struct Found {
 impl Found {
     /// The name to show for a resource with `tags`: its `kbp:address`, else its `Name` tag.
     pub fn tag_name(tags: &BTreeMap<String, String>) -> Option<String> {
-        tags.get(tags::ADDRESS).or_else(|| tags.get("Name")).cloned()
+        tags.get(tags::ADDRESS).map(|a| tags::display_address(a)).or_else(|| tags.get("Name").cloned())
     }
 }
 
@@ -162,6 +163,8 @@ pub struct Descriptor {
     pub lookup: bool,
     /// How long its operations usually take in AWS; see [`Descriptor::takes`].
     pub typical: Typical,
+    /// What AWS accepts of the names, tags, descriptions and documents it sends; see [`contract`].
+    pub sends: &'static [contract::Constraint],
 }
 
 /// Typical seconds a kind's create, update and delete take in AWS, waits included: what the walk orders its
@@ -190,7 +193,13 @@ impl Descriptor {
             import_id: None,
             lookup: false,
             typical: Typical::ONE_CALL,
+            sends: &[],
         }
+    }
+
+    /// Sending values AWS holds to `constraints` ([`contract`]): `kbp validate` checks them before anything is made.
+    pub const fn sends(self, constraints: &'static [contract::Constraint]) -> Self {
+        Descriptor { sends: constraints, ..self }
     }
 
     /// Usually taking `create`, `update` and `delete` seconds in AWS (an EKS cluster ten minutes to create); see

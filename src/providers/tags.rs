@@ -21,7 +21,52 @@ pub const EXPIRES: &str = "kbp:expires";
 pub const PREFIX: &str = "kbp:";
 
 pub fn kbp_tags(stack: &str, address: &Address) -> BTreeMap<String, String> {
-    BTreeMap::from([(STACK.to_string(), stack.to_string()), (ADDRESS.to_string(), address.to_string())])
+    BTreeMap::from([(STACK.to_string(), stack.to_string()), (ADDRESS.to_string(), address_value(address))])
+}
+
+/// The `kbp:address` tag value of `address`: `type.name`, or `type.name/key` for a keyed address. An address's
+/// own spelling (`iam_policy.x["eks-integration"]`) has `[`, `]` and `"`, which IAM's tag values refuse (letters,
+/// digits, spaces and `_ . : / = + - @` only); this form is inside every service's tag character set.
+pub fn address_value(address: &Address) -> String {
+    match &address.key {
+        Some(key) => format!("{}.{}/{key}", address.ty, address.name),
+        None => format!("{}.{}", address.ty, address.name),
+    }
+}
+
+/// The address a `kbp:address` tag names, in either form: this version's `type.name/key` or the address's own
+/// spelling, which kbp wrote before (and which EC2, EKS, SQS, EventBridge and KMS accepted).
+pub fn parse_address(value: &str) -> Option<Address> {
+    if let Ok(address) = value.parse::<Address>() {
+        return Some(address);
+    }
+    let (head, key) = value.split_once('/')?;
+    let mut address: Address = head.parse().ok()?;
+    (!key.is_empty() && address.key.is_none()).then(|| {
+        address.key = Some(key.to_string());
+        address
+    })
+}
+
+/// Every `kbp:address` value a resource of `address` may carry: this version's, and the one an earlier kbp
+/// wrote (the same for an address without a key). Lookups by tag ask for all of them, so a stack applied before
+/// is still found; its next apply rewrites the tag.
+pub fn address_values(address: &Address) -> Vec<String> {
+    let mut values = vec![address_value(address)];
+    if address.key.is_some() {
+        values.push(address.to_string());
+    }
+    values
+}
+
+/// Whether a `kbp:address` tag value names `address`, in either form.
+pub fn names_address(value: &str, address: &Address) -> bool {
+    parse_address(value).as_ref() == Some(address)
+}
+
+/// A `kbp:address` tag value as the address it names, for display; a value that names none is shown as it is.
+pub fn display_address(value: &str) -> String {
+    parse_address(value).map_or_else(|| value.to_string(), |a| a.to_string())
 }
 
 /// A JSON object of string values as a tag map (anything else is ignored).
@@ -69,4 +114,28 @@ pub fn to_sdk<T, E: std::fmt::Display>(
 #[cfg(test)]
 pub fn pairs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_address_tag_is_within_iams_character_set_and_reads_back_in_both_forms() {
+        let keyed = Address::keyed("iam_policy", "karpenter_controller", "eks-integration");
+        assert_eq!(address_value(&keyed), "iam_policy.karpenter_controller/eks-integration");
+        let iam_chars = |c: char| c.is_alphanumeric() || " _.:/=+-@".contains(c);
+        assert!(address_value(&keyed).chars().all(iam_chars));
+        assert_eq!(parse_address("iam_policy.karpenter_controller/eks-integration"), Some(keyed.clone()));
+        assert_eq!(parse_address("iam_policy.karpenter_controller[\"eks-integration\"]"), Some(keyed.clone()));
+        assert!(names_address("subnet.private/us-west-2a", &Address::keyed("subnet", "private", "us-west-2a")));
+        assert!(!names_address("subnet.private/us-west-2b", &Address::keyed("subnet", "private", "us-west-2a")));
+        let plain = Address::new("vpc", "main");
+        assert_eq!(address_value(&plain), "vpc.main");
+        assert_eq!(address_values(&plain), ["vpc.main"]);
+        assert_eq!(address_values(&keyed).len(), 2);
+        assert_eq!(parse_address("vpc.main/"), None);
+        assert_eq!(parse_address("not an address"), None);
+        assert_eq!(display_address("subnet.private/us-west-2a"), "subnet.private[\"us-west-2a\"]");
+    }
 }

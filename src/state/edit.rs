@@ -177,6 +177,7 @@ mod tests {
             outputs: Default::default(),
             dependencies: deps.iter().map(|d| d.parse().unwrap()).collect(),
             imported: false,
+            address_tag: crate::state::AddressTag::Path,
         }
     }
 

@@ -205,6 +205,7 @@ mod tests {
                 outputs: serde_json::Map::new(),
                 dependencies: vec![],
                 imported: false,
+                address_tag: crate::state::AddressTag::Path,
             },
         );
         s

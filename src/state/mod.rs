@@ -114,6 +114,27 @@ pub struct ResourceState {
     /// kbp's `kbp:stack`/`kbp:address` tags, so the next apply updates it to add them (and then clears this).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub imported: bool,
+    /// How the `kbp:address` tag on it is spelt. State written before this field existed says nothing, and its
+    /// resources carry the address's own spelling (`subnet.private["a"]`), which IAM refuses: the next plan
+    /// updates keyed resources in place to the current one ([`crate::providers::tags::address_value`]).
+    #[serde(default = "AddressTag::before_path")]
+    pub address_tag: AddressTag,
+}
+
+/// The spelling of a resource's `kbp:address` tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddressTag {
+    /// `type.name["key"]`, as kbp wrote it before tag values were kept to every service's character set.
+    Bracketed,
+    /// `type.name/key`, what kbp writes now.
+    Path,
+}
+
+impl AddressTag {
+    fn before_path() -> Self {
+        AddressTag::Bracketed
+    }
 }
 
 /// Resources are a map in memory and a list sorted by address on disk (diffable, one entry per resource).

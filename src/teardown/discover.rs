@@ -131,6 +131,7 @@ pub fn merge(state: &mut State, found: &[Found]) -> Vec<Address> {
                 outputs,
                 dependencies,
                 imported: false,
+                address_tag: crate::state::AddressTag::Path,
             },
         );
         added.push(me);
@@ -205,6 +206,7 @@ mod tests {
             outputs: Default::default(),
             dependencies: Vec::new(),
             imported: false,
+            address_tag: crate::state::AddressTag::Path,
         }
     }
 

@@ -44,6 +44,8 @@ impl Identity<'_> {
 }
 
 fn found(kind: &'static str, id: &str, name: Option<String>, detail: String, uses: Vec<String>) -> Found {
+    // A `kbp:address` tag of either form is shown (and matched against state) as the address itself.
+    let name = name.map(|n| crate::providers::tags::display_address(&n));
     Found { kind, id: id.to_string(), name, detail, uses, after: Vec::new(), attrs: Default::default() }
 }
 

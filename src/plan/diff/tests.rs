@@ -78,6 +78,7 @@ fn applied(graph: &ResourceGraph, registry: &Registry) -> State {
                 outputs: outputs.as_object().unwrap().clone(),
                 dependencies: r.dependencies().into_iter().collect(),
                 imported: false,
+                address_tag: crate::state::AddressTag::Path,
             },
         );
     }

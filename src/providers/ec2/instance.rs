@@ -98,7 +98,9 @@ fn uses(i: &AwsInstance) -> Vec<String> {
 
 fn name(i: &AwsInstance) -> Option<String> {
     let tag = |k: &str| i.tags().iter().find(|t| t.key() == Some(k)).and_then(|t| t.value());
-    tag(crate::providers::tags::ADDRESS).or_else(|| tag("Name")).map(str::to_string)
+    tag(crate::providers::tags::ADDRESS)
+        .map(crate::providers::tags::display_address)
+        .or_else(|| tag("Name").map(str::to_string))
 }
 
 fn detail(i: &AwsInstance) -> String {

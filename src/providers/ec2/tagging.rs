@@ -11,6 +11,7 @@ use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 use serde_json::Value;
 
 use super::send;
+use crate::providers::tags::{address_values, names_address, ADDRESS, STACK};
 use crate::providers::{tags, Context, Desired, ProviderError, Result};
 
 /// The TagSpecification for a create call: the desired `tags` merged with `kbp:stack` and `kbp:address`.
@@ -72,7 +73,12 @@ pub async fn apply(cx: &Context, id: &str, changes: &tags::TagChanges) -> Result
 /// callers keep only what [`carries_kbp_tags`]).
 pub fn kbp_filters(desired: &Desired<'_>) -> Vec<Filter> {
     identity(desired)
-        .map(|(k, v)| Filter::builder().name(format!("tag:{k}")).values(wildcard_safe(v)).build())
+        .map(|(k, v)| {
+            // The address in either form (an earlier kbp wrote `type.name["key"]`): a filter's values are OR'd.
+            let values = if k == ADDRESS { address_values(desired.address) } else { vec![v.clone()] };
+            let values = values.iter().map(|v| wildcard_safe(v)).collect();
+            Filter::builder().name(format!("tag:{k}")).set_values(Some(values)).build()
+        })
         .collect()
 }
 
@@ -146,16 +152,16 @@ pub fn adopt<T: Tagged>(operation: &str, desired: &Desired<'_>, found: &[T]) -> 
 /// that ignored a tag filter would otherwise hand back someone else's resource to adopt.
 fn carries_kbp_tags(tags: &[Tag], desired: &Desired<'_>) -> bool {
     let have: BTreeMap<String, String> = from_sdk(tags).collect();
-    identity(desired).all(|(k, v)| have.get(k) == Some(v))
+    identity(desired).all(|(k, v)| match have.get(k) {
+        Some(found) if k == ADDRESS => names_address(found, desired.address),
+        found => found == Some(v),
+    })
 }
 
 /// The kbp tags that say which resource this is (stack and address), not the ones that may change between
 /// runs (a sandbox's expiry).
 fn identity<'a>(desired: &'a Desired<'_>) -> impl Iterator<Item = (&'a String, &'a String)> {
-    desired
-        .kbp_tags
-        .iter()
-        .filter(|(k, _)| *k == crate::providers::tags::STACK || *k == crate::providers::tags::ADDRESS)
+    desired.kbp_tags.iter().filter(|(k, _)| *k == STACK || *k == ADDRESS)
 }
 
 /// The one resource found for an address, if any. Two or more mean an earlier create was repeated; kbp will not

@@ -28,7 +28,7 @@ pub fn owned_by(current: Option<&HashMap<String, String>>, stack: &str) -> bool 
 /// The address in the resource's `kbp:address` tag: what a delete (which is given no address) reports its
 /// progress under.
 pub fn address(current: Option<&HashMap<String, String>>) -> Option<Address> {
-    current.and_then(|t| t.get(tags::ADDRESS)).and_then(|a| a.parse().ok())
+    current.and_then(|t| t.get(tags::ADDRESS)).and_then(|a| tags::parse_address(a))
 }
 
 /// Makes the tags on `arn` exactly the desired ones (user tags plus kbp tags). Tags under `aws:` are AWS's and

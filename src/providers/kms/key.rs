@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, optional_str, required_str};
 use crate::providers::send::{remove, send, send_pages, send_unretried};
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
 };
@@ -20,10 +21,18 @@ const KIND: &str = kinds::KMS_KEY;
 
 pub struct Key;
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    // `alias/` and 1 to 250 more characters (<https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateAlias.html>).
+    Constraint::new("alias", Rule::Name { api: "KMS alias", max: 256, chars: contract::KMS_ALIAS, unique: true }),
+    Constraint::new("description", Rule::Text { api: "KMS key description", max: 8192, chars: contract::ANY }),
+    contract::tags_of("KMS key"),
+];
+
 #[async_trait]
 impl Provider for Key {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["alias"]).adoptable_by_tags().imported_by("its key ID (a UUID)")
+        Descriptor::new(KIND).sends(SENDS).force_new(&["alias"]).adoptable_by_tags().imported_by("its key ID (a UUID)")
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
@@ -252,9 +261,8 @@ async fn carries_kbp_tags(cx: &Context, id: &str, desired: &Desired<'_>) -> Resu
         Err(e) => return Err(e),
     };
     let have: BTreeMap<&str, &str> = tags.tags().iter().map(|t| (t.tag_key(), t.tag_value())).collect();
-    Ok([tags::STACK, tags::ADDRESS]
-        .iter()
-        .all(|k| desired.kbp_tags.get(*k).is_some_and(|v| have.get(k) == Some(&v.as_str()))))
+    let stack = desired.kbp_tags.get(tags::STACK).is_some_and(|v| have.get(tags::STACK) == Some(&v.as_str()));
+    Ok(stack && have.get(tags::ADDRESS).is_some_and(|v| tags::names_address(v, desired.address)))
 }
 
 /// Keys whose tags are read at once while looking for the stack's key.
