@@ -28,6 +28,9 @@ pub(crate) use schema::default_at;
 mod tree;
 mod validate;
 
+/// The path of field `key` under `parent`, as diagnostics and the field index spell it (`cluster.tags."a.b/c"`).
+pub(crate) use tree::child as field_child;
+
 pub(crate) use validate::allows_spot;
 mod walk;
 
@@ -80,6 +83,44 @@ impl Loaded {
                 .expected("an address the blueprint compiles to")
                 .hint(hint);
         }
+        if diags.has_errors() {
+            Err(diags)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A value the stack would send AWS, derived from the blueprint, that AWS would refuse (`providers::contract`
+/// judges them), for [`Loaded::derived_problems`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DerivedProblem {
+    /// The fields it comes from, most likely first: the first the user wrote is the one pointed at (a computed
+    /// default has no place of its own, so the field it is computed from follows it).
+    pub fields: Vec<String>,
+    pub message: String,
+    pub hint: String,
+}
+
+impl Loaded {
+    /// The derived values AWS would refuse, as blueprint diagnostics at the field each comes from. Err holds
+    /// the errors and the warnings.
+    pub fn derived_problems(&self, problems: &[DerivedProblem]) -> Result<(), Diagnostics> {
+        let mut diags = self.warnings.clone();
+        for p in problems {
+            let written = p.fields.iter().find(|f| self.index.get(f).is_some());
+            let Some(field) = written.or_else(|| p.fields.first()) else { continue };
+            if self.index.is_rejected(field) {
+                continue;
+            }
+            let (source, span) = self.index.locate(field).map_or((0, 0..0), |at| (at.source, at.span.clone()));
+            diags
+                .error(source, span, p.message.clone())
+                .path(field.clone())
+                .expected("a value AWS accepts")
+                .hint(p.hint.clone());
+        }
+        diags.sort();
         if diags.has_errors() {
             Err(diags)
         } else {

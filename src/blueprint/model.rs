@@ -178,6 +178,15 @@ impl Vpc {
     pub fn security_group_ids(&self) -> &[String] {
         self.existing().map_or(&[], |e| &e.security_group_ids)
     }
+
+    /// The tags of the VPC kbp creates and its network resources (none for an existing VPC).
+    pub fn tags(&self) -> &BTreeMap<String, String> {
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        match &self.network {
+            Network::Managed(m) => &m.tags,
+            Network::Existing(_) => &NONE,
+        }
+    }
 }
 
 /// The managed node group that runs only the Karpenter controller (and CoreDNS).

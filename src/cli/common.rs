@@ -66,6 +66,10 @@ pub fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> Result<
         show_diagnostics(&d, color);
         FAILED
     })?;
+    super::aws_contract::check(&loaded, &graph).map_err(|d| {
+        show_diagnostics(&d, color);
+        FAILED
+    })?;
     if let Some(crds) = crds.as_ref().filter(|_| check_crds) {
         super::crd_check::check(&loaded, &graph, crds).map_err(|d| {
             show_diagnostics(&d, color);

@@ -2,6 +2,7 @@
 //! are thin: each strings the pipeline stages together and hands what the user sees to [`crate::ui`].
 
 mod args;
+pub mod aws_contract;
 mod common;
 /// Public for the validate benchmark, which times what `kbp validate` runs.
 pub mod crd_check;

@@ -37,6 +37,9 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
             if let Err(d) = loaded.imports(&addresses) {
                 return invalid(&d, a.json, ui.color);
             }
+            if let Err(d) = super::aws_contract::check(&loaded, &graph) {
+                return invalid(&d, a.json, ui.color);
+            }
             if let Some(crds) = &crds {
                 if let Err(d) = super::crd_check::check(&loaded, &graph, crds) {
                     return invalid(&d, a.json, ui.color);

@@ -31,6 +31,19 @@ pub struct Resource {
     /// Dependencies that no attribute references (ordering only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<Address>,
+    /// Which blueprint fields its attributes come from, so that a value AWS would refuse is reported where it
+    /// was written ([`Resource::origin`]). Not part of the graph's output.
+    #[serde(skip)]
+    pub origins: Vec<Origin>,
+}
+
+/// The blueprint fields an attribute (and what is under it) comes from: the first the user wrote is the one
+/// to point at (`karpenter.node_role_name` when set, else `cluster.name`, from which it is derived).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    /// An attribute path: `name`, `tags`, `tags.team`, `taints[1]`.
+    pub attr: String,
+    pub fields: Vec<String>,
 }
 
 impl Resource {
@@ -39,7 +52,29 @@ impl Resource {
             serde_json::Value::Object(m) => m,
             other => panic!("invariant: resource attributes are a JSON object, got {other}"),
         };
-        Resource { address, kind: kind.to_string(), attrs, depends_on: Vec::new() }
+        Resource { address, kind: kind.to_string(), attrs, depends_on: Vec::new(), origins: Vec::new() }
+    }
+
+    /// With attribute path `attr` coming from the blueprint field `fields[0]`, or the next when that one is not
+    /// written (a computed default).
+    pub fn from_fields(mut self, attr: &str, fields: &[&str]) -> Self {
+        self.origins.push(Origin { attr: attr.to_string(), fields: fields.iter().map(|f| f.to_string()).collect() });
+        self
+    }
+
+    /// The blueprint fields attribute path `attr` comes from, most likely first: the longest recorded prefix's
+    /// fields with the rest of the path after them (`taints[1]` → `node_group.taints[0]` makes `taints[1].key`
+    /// `node_group.taints[0].key`). Empty when nothing is recorded.
+    pub fn origin(&self, attr: &str) -> Vec<String> {
+        let under = |o: &&Origin| {
+            o.attr.is_empty()
+                || attr == o.attr
+                || attr.strip_prefix(o.attr.as_str()).is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+        };
+        let Some(best) = self.origins.iter().filter(under).max_by_key(|o| o.attr.len()) else { return Vec::new() };
+        // The resource as a whole comes from its fields; a path under an attribute keeps its own steps.
+        let rest = if best.attr.is_empty() { "" } else { &attr[best.attr.len()..] };
+        best.fields.iter().map(|f| format!("{f}{rest}")).collect()
     }
 
     pub fn after(mut self, dependency: &Address) -> Self {

@@ -28,7 +28,8 @@ pub fn compile(b: &mut Builder) {
         kinds::SECURITY_GROUP,
         json!({
             "name": format!("{name}-node"),
-            "description": format!("EKS nodes of cluster {name}, selected by Karpenter's EC2NodeClasses"),
+            // EC2 takes only `a-zA-Z0-9`, spaces and `._-:/()#,@[]+=&;{}!$*` in a VPC security group's description.
+            "description": format!("EKS nodes of cluster {name}, selected by Karpenter EC2NodeClasses"),
             "vpc_id": reference(&b.vpc(), "id"),
             "tags": b.tags(&[&discovery], Some(&format!("{name}-node"))),
         }),
@@ -133,6 +134,18 @@ pub fn compile(b: &mut Builder) {
         }),
     );
     node_group.depends_on = ng_deps;
+    // The first taint and one label are kbp's own; the rest are the blueprint's, in its order.
+    node_group = node_group
+        .from_fields("name", &["node_group.name", "cluster.name"])
+        .from_fields("taints", &["node_group.taints", "node_group"])
+        .from_fields("labels", &["node_group.labels", "node_group"]);
+    for i in 0..ng.taints.len() {
+        node_group = node_group.from_fields(&format!("taints[{}]", i + 1), &[&format!("node_group.taints[{i}]")]);
+    }
+    for key in ng.labels.keys() {
+        let field = crate::blueprint::field_child("node_group.labels", key);
+        node_group = node_group.from_fields(&crate::blueprint::field_child("labels", key), &[&field]);
+    }
     let node_group = b.add(node_group);
 
     for (addon, cfg) in &bp.addons {

@@ -28,7 +28,8 @@ pub fn compile(b: &mut Builder) {
     attach_managed(b, &ng_role, "node_group", NODE_POLICIES);
 
     let node_role_name = b.bp.karpenter.node_role_name.clone();
-    let node_role = b.add(role(b, "karpenter_node", &node_role_name, service_trust(ec2_principal(b), false)));
+    let node_role = role(b, "karpenter_node", &node_role_name, service_trust(ec2_principal(b), false));
+    let node_role = b.add(node_role.from_fields("name", &["karpenter.node_role_name", "cluster.name"]));
     attach_managed(b, &node_role, "karpenter_node", NODE_POLICIES);
 
     let trust = match b.bp.karpenter.identity {
@@ -36,7 +37,8 @@ pub fn compile(b: &mut Builder) {
         Identity::Irsa => irsa_trust(b),
     };
     let controller_name = b.bp.karpenter.controller_role_name.clone();
-    b.add(role(b, "karpenter_controller", &controller_name, trust));
+    let controller = role(b, "karpenter_controller", &controller_name, trust);
+    b.add(controller.from_fields("name", &["karpenter.controller_role_name", "cluster.name"]));
 
     if b.bp.karpenter.spot {
         b.add(Resource::new(

@@ -47,9 +47,8 @@ pub fn compile(b: &mut Builder) {
     let queue_arn = reference(&queue, "arn");
     let mut rule_arns = Vec::new();
     for (address_name, suffix, source, detail_type) in RULES {
-        // EventBridge rule names are at most 64 characters.
-        let mut rule_name = format!("{name}-{suffix}");
-        rule_name.truncate(64);
+        // EventBridge rule names are at most 64 characters; cut alike, the five would be one rule.
+        let rule_name = super::fit_name(&format!("{name}-{suffix}"), 64);
         let rule = b.add(Resource::new(
             Address::new("event_rule", address_name),
             kinds::EVENT_RULE,

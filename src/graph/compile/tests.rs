@@ -501,3 +501,30 @@ fn node_classes_wait_for_the_discovery_tags_and_select_the_extra_security_groups
     assert_eq!(class.attrs["manifest"]["spec"]["securityGroupSelectorTerms"].as_array().unwrap().len(), 2);
     assert!(class.depends_on.iter().all(|d| !d.to_string().starts_with("subnet")));
 }
+
+#[test]
+fn names_cut_to_fit_stay_apart_and_stable() {
+    let long = "c".repeat(63);
+    let a = super::fit_name(&format!("{long}-HealthEvent"), 64);
+    let b = super::fit_name(&format!("{long}-Rebalance"), 64);
+    assert_eq!(a.len(), 64);
+    assert_eq!(b.len(), 64);
+    assert_ne!(a, b);
+    assert_eq!(a, super::fit_name(&format!("{long}-HealthEvent"), 64));
+    assert_eq!(super::fit_name("demo-HealthEvent", 64), "demo-HealthEvent");
+}
+
+#[test]
+fn a_long_cluster_name_gives_five_distinct_interruption_rules() {
+    let mut bp = sample();
+    bp.cluster.name = "c".repeat(63);
+    let g = super::compile(&bp).unwrap();
+    let names: std::collections::BTreeSet<String> = g
+        .in_order()
+        .iter()
+        .filter(|r| r.kind == kinds::EVENT_RULE)
+        .map(|r| r.attrs["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    assert!(names.iter().all(|n| n.len() <= 64), "{names:?}");
+}

@@ -9,14 +9,22 @@ use super::wait::Budget;
 use super::{describe_one, filtered, ids, matched, missing, object, optional_str, remove, remove_when_unused, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub struct Eip;
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::EC2_TAGS];
+
 #[async_trait]
 impl Provider for Eip {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::EIP).force_new(&["domain"]).adoptable_by_tags().imported_by("its ID, `eipalloc-…`")
+        Descriptor::new(kinds::EIP)
+            .sends(SENDS)
+            .force_new(&["domain"])
+            .adoptable_by_tags()
+            .imported_by("its ID, `eipalloc-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

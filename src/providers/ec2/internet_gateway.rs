@@ -12,16 +12,21 @@ use super::{
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub struct InternetGateway;
 
 const NOT_FOUND: &str = "InvalidInternetGatewayID.NotFound";
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::EC2_TAGS];
+
 #[async_trait]
 impl Provider for InternetGateway {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::INTERNET_GATEWAY)
+            .sends(SENDS)
             .force_new(&["vpc_id"])
             .adoptable_by_tags()
             .imported_by("its ID, `igw-…`")

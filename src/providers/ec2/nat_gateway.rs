@@ -12,6 +12,7 @@ use super::{
     retag, send, tagging,
 };
 use crate::graph::{kinds, Attrs};
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct NatGateway;
@@ -22,10 +23,14 @@ const NOT_FOUND: &[&str] = &["NatGatewayNotFound", "InvalidNatGatewayID.NotFound
 const CREATE_BUDGET: Budget = Budget::minutes(10);
 const DELETE_BUDGET: Budget = Budget::minutes(10);
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::EC2_TAGS];
+
 #[async_trait]
 impl Provider for NatGateway {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::NAT_GATEWAY)
+            .sends(SENDS)
             .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
             .adoptable_by_tags()
             .imported_by("its ID, `nat-…`")

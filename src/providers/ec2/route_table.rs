@@ -13,14 +13,22 @@ use super::{
     send, tagging,
 };
 use crate::graph::{kinds, Attrs};
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub struct RouteTable;
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::EC2_TAGS];
+
 #[async_trait]
 impl Provider for RouteTable {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::ROUTE_TABLE).force_new(&["vpc_id"]).adoptable_by_tags().imported_by("its ID, `rtb-…`")
+        Descriptor::new(kinds::ROUTE_TABLE)
+            .sends(SENDS)
+            .force_new(&["vpc_id"])
+            .adoptable_by_tags()
+            .imported_by("its ID, `rtb-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -27,6 +27,7 @@ use super::{
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::tags::STACK;
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
 };
@@ -39,10 +40,24 @@ const DELETE_BUDGET: Budget = Budget::minutes(15);
 /// Every protocol, in EC2's spelling.
 const ALL: &str = "-1";
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new(
+        "name",
+        Rule::Name { api: "security group name", max: 255, chars: contract::EC2_GROUP_TEXT, unique: true },
+    ),
+    Constraint::new(
+        "description",
+        Rule::Text { api: "security group description", max: 255, chars: contract::EC2_GROUP_TEXT },
+    ),
+    contract::EC2_TAGS,
+];
+
 #[async_trait]
 impl Provider for SecurityGroup {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::SECURITY_GROUP)
+            .sends(SENDS)
             .force_new(&["name", "description", "vpc_id"])
             .adoptable_by_tags()
             .imported_by("its ID, `sg-…`")

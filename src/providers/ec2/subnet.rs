@@ -11,16 +11,21 @@ use super::{
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Subnet;
 
 const NOT_FOUND: &str = "InvalidSubnetID.NotFound";
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::EC2_TAGS];
+
 #[async_trait]
 impl Provider for Subnet {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::SUBNET)
+            .sends(SENDS)
             .force_new(&["vpc_id", "cidr_block", "availability_zone"])
             .adoptable_by_tags()
             .imported_by("its ID, `subnet-…`")

@@ -23,6 +23,7 @@ use super::{object, ok_if_gone, subnet, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
 use crate::providers::tags;
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct SubnetTags;
@@ -39,10 +40,14 @@ struct Spec {
     tags: Tags,
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] =
+    &[Constraint::new("tags", Rule::Tags { api: "subnet", chars: contract::ANY, kbp_tags: false })];
+
 #[async_trait]
 impl Provider for SubnetTags {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::SUBNET_TAGS).force_new(&["subnet_id"])
+        Descriptor::new(kinds::SUBNET_TAGS).sends(SENDS).force_new(&["subnet_id"])
     }
 
     /// The subnet's values of the keys the last apply managed: a key removed by hand reads as absent, so the

@@ -14,16 +14,24 @@ use super::{
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Vpc;
 
 const NOT_FOUND: &str = "InvalidVpcID.NotFound";
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::EC2_TAGS];
+
 #[async_trait]
 impl Provider for Vpc {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::VPC).force_new(&["cidr_block"]).adoptable_by_tags().imported_by("its ID, `vpc-…`")
+        Descriptor::new(kinds::VPC)
+            .sends(SENDS)
+            .force_new(&["cidr_block"])
+            .adoptable_by_tags()
+            .imported_by("its ID, `vpc-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -20,6 +20,7 @@ use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
 use crate::providers::send::{remove, send};
 use crate::providers::spec;
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct AccessEntry;
@@ -38,10 +39,14 @@ struct Spec {
     policy_arns: Vec<String>,
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::tags_of("EKS access entry")];
+
 #[async_trait]
 impl Provider for AccessEntry {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .sends(SENDS)
             .force_new(&["cluster_name", "principal_arn", "type"])
             .imported_by("`<cluster name>:<principal ARN>`")
     }

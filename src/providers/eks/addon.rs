@@ -20,6 +20,7 @@ use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Addon;
@@ -52,10 +53,14 @@ impl Spec {
     }
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::tags_of("EKS add-on")];
+
 #[async_trait]
 impl Provider for Addon {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .sends(SENDS)
             .force_new(&["cluster_name", "addon_name"])
             .imported_by("`<cluster name>:<add-on name>`")
             .takes(60, 30, 30)

@@ -19,6 +19,7 @@ use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct Cluster;
@@ -53,10 +54,20 @@ pub(super) struct Spec {
     pub encryption_key_arn: Option<String>,
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new("name", Rule::Name { api: "EKS cluster name", max: 100, chars: contract::EKS_NAME, unique: true }),
+    contract::tags_of("EKS cluster"),
+];
+
 #[async_trait]
 impl Provider for Cluster {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name", "role_arn"]).imported_by("its cluster name").takes(600, 300, 300)
+        Descriptor::new(KIND)
+            .sends(SENDS)
+            .force_new(&["name", "role_arn"])
+            .imported_by("its cluster name")
+            .takes(600, 300, 300)
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

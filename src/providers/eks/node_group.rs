@@ -22,6 +22,7 @@ use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct NodeGroup;
@@ -62,10 +63,22 @@ struct KubeTaint {
     effect: String,
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new(
+        "name",
+        Rule::Name { api: "EKS node group name", max: 63, chars: contract::EKS_NAME, unique: true },
+    ),
+    Constraint::new("taints", Rule::Taints),
+    Constraint::new("labels", Rule::Labels),
+    contract::tags_of("EKS node group"),
+];
+
 #[async_trait]
 impl Provider for NodeGroup {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .sends(SENDS)
             .force_new(&[
                 "cluster_name",
                 "name",

@@ -13,6 +13,7 @@ use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
 use crate::providers::send::{remove, send};
 use crate::providers::spec;
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct PodIdentityAssociation;
@@ -27,10 +28,14 @@ struct Spec {
     role_arn: String,
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::tags_of("EKS Pod Identity association")];
+
 #[async_trait]
 impl Provider for PodIdentityAssociation {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .sends(SENDS)
             .force_new(&["cluster_name", "namespace", "service_account"])
             .imported_by("`<cluster name>:<association ID>`, such as `demo:a-…`")
     }

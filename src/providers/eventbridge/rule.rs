@@ -17,6 +17,7 @@ use super::targets;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::{send, send_pages};
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{
     spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
 };
@@ -42,10 +43,23 @@ fn enabled() -> String {
     RuleState::Enabled.as_str().to_string()
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new(
+        "name",
+        contract::Rule::Name { api: "EventBridge rule name", max: 64, chars: contract::EVENTS_NAME, unique: true },
+    ),
+    Constraint::new(
+        "description",
+        contract::Rule::Text { api: "EventBridge rule description", max: 512, chars: contract::ANY },
+    ),
+    contract::tags_of("EventBridge rule"),
+];
+
 #[async_trait]
 impl Provider for Rule {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name"]).imported_by("its rule name")
+        Descriptor::new(KIND).sends(SENDS).force_new(&["name"]).imported_by("its rule name")
     }
 
     /// A pattern written as a JSON string compares as the object `read` parses it into.

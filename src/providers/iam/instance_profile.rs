@@ -18,6 +18,7 @@ use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_pages;
 use crate::providers::tags::user_tags;
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
 };
@@ -26,10 +27,19 @@ const KIND: &str = kinds::IAM_INSTANCE_PROFILE;
 
 pub struct InstanceProfile;
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new(
+        "name",
+        Rule::Name { api: "IAM instance profile name", max: 128, chars: contract::IAM_NAME, unique: true },
+    ),
+    contract::tags_of("IAM instance profile"),
+];
+
 #[async_trait]
 impl Provider for InstanceProfile {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name", "path"]).imported_by("its instance profile name")
+        Descriptor::new(KIND).sends(SENDS).force_new(&["name", "path"]).imported_by("its instance profile name")
     }
 
     // Tags come from GetInstanceProfile, which returns them as ListInstanceProfileTags does, in one call.

@@ -15,16 +15,23 @@ use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
 use crate::providers::sts::caller_identity;
 use crate::providers::tags::user_tags;
+use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::IAM_OIDC_PROVIDER;
 
 pub struct OpenIdConnectProvider;
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[contract::tags_of("IAM OIDC provider")];
+
 #[async_trait]
 impl Provider for OpenIdConnectProvider {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["url"]).imported_by("its ARN, `arn:aws:iam::<account>:oidc-provider/…`")
+        Descriptor::new(KIND)
+            .sends(SENDS)
+            .force_new(&["url"])
+            .imported_by("its ARN, `arn:aws:iam::<account>:oidc-provider/…`")
     }
 
     /// The URL with its scheme and the lists sorted, as `read` reports them.

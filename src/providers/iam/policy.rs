@@ -16,6 +16,7 @@ use super::{details, policy_doc, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
 use crate::providers::sts::caller_identity;
 use crate::providers::tags::user_tags;
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::IAM_POLICY;
@@ -24,10 +25,20 @@ const MAX_VERSIONS: usize = 5;
 
 pub struct Policy;
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new("name", Rule::Name { api: "IAM policy name", max: 128, chars: contract::IAM_NAME, unique: true }),
+    contract::IAM_DESCRIPTION,
+    // IAM quotas: a managed policy of 6,144 characters, whitespace not counted.
+    Constraint::new("policy", Rule::Policy { api: "managed policy", max: 6144, whitespace: false }),
+    contract::tags_of("IAM policy"),
+];
+
 #[async_trait]
 impl Provider for Policy {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .sends(SENDS)
             .force_new(&["name", "path", "description"])
             .imported_by("its policy ARN, `arn:aws:iam::<account>:policy/…`")
     }

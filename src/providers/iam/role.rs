@@ -14,6 +14,7 @@ use super::tagging::{self, Tagged};
 use super::{details, instance_profile, policy_doc, role_policy, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
 use crate::providers::tags::user_tags;
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::IAM_ROLE;
@@ -27,10 +28,19 @@ const PRINCIPAL_NOT_YET_VISIBLE: &str = "MalformedPolicyDocument.InvalidPrincipa
 
 pub struct Role;
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new("name", Rule::Name { api: "IAM role name", max: 64, chars: contract::IAM_NAME, unique: true }),
+    contract::IAM_DESCRIPTION,
+    // IAM quotas: a role trust policy of 2,048 characters, whitespace not counted.
+    Constraint::new("assume_role_policy", Rule::Policy { api: "role trust policy", max: 2048, whitespace: false }),
+    contract::tags_of("IAM role"),
+];
+
 #[async_trait]
 impl Provider for Role {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name", "path"]).imported_by("its role name")
+        Descriptor::new(KIND).sends(SENDS).force_new(&["name", "path"]).imported_by("its role name")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

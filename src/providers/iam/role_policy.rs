@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use super::common::{absent_if_gone, remove, required, send, OnRole};
 use super::{details, policy_doc};
 use crate::graph::{kinds, Attrs};
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 const KIND: &str = kinds::IAM_ROLE_POLICY;
@@ -14,10 +15,21 @@ const LINK: OnRole = OnRole { kind: KIND, sep: ':', policy: "name" };
 pub struct RolePolicy;
 
 // No `find`: PutRolePolicy overwrites, so a create repeated after a lost state write does no harm.
+
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new(
+        "name",
+        Rule::Name { api: "IAM inline policy name", max: 128, chars: contract::IAM_NAME, unique: false },
+    ),
+    // IAM quotas: a role's inline policies add up to 10,240 characters, whitespace not counted.
+    Constraint::new("policy", Rule::Policy { api: "inline role policy", max: 10240, whitespace: false }),
+];
+
 #[async_trait]
 impl Provider for RolePolicy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["role", "name"]).imported_by("`<role name>:<policy name>`")
+        Descriptor::new(KIND).sends(SENDS).force_new(&["role", "name"]).imported_by("`<role name>:<policy name>`")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

@@ -18,6 +18,7 @@ use crate::graph::{kinds, Address, Attrs};
 // The generic wait loop; it is moving to `providers::wait` (ec2::wait re-exports it from there).
 use crate::providers::ec2::wait::{until, Budget, Poll};
 use crate::providers::send::send;
+use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
 };
@@ -52,10 +53,17 @@ impl Spec {
     }
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    Constraint::new("name", Rule::Name { api: "SQS queue name", max: 80, chars: contract::SQS_NAME, unique: true }),
+    contract::tags_of("SQS queue"),
+];
+
 #[async_trait]
 impl Provider for Queue {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .sends(SENDS)
             .force_new(&["name"])
             .imported_by("its queue URL, `https://sqs.<region>.amazonaws.com/<account>/<name>`")
     }

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::{absent_if_gone, all_attributes, attributes, set_attributes, QUEUE_GONE};
 use crate::graph::{kinds, Attrs};
+use crate::providers::contract::{Constraint, Rule};
 use crate::providers::iam::policy_doc;
 use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -28,10 +29,16 @@ struct Spec {
     policy: Value,
 }
 
+/// What AWS accepts of what this kind sends ([`contract`]).
+const SENDS: &[Constraint] = &[
+    // SQS: the Policy attribute is at most 20,480 bytes (<https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html>).
+    Constraint::new("policy", Rule::Policy { api: "SQS queue policy", max: 20480, whitespace: true }),
+];
+
 #[async_trait]
 impl Provider for QueuePolicy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["queue_url"]).imported_by("its queue's URL")
+        Descriptor::new(KIND).sends(SENDS).force_new(&["queue_url"]).imported_by("its queue's URL")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {
