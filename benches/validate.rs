@@ -4,7 +4,8 @@
 //! (`blueprint::check`); `check ms`, that and what `kbp validate` does next with a valid blueprint (read the
 //! release's CRDs, name the node classes' and pools' CRD fields, compile the graph, check every NodePool and
 //! EC2NodeClass by the CRD's schema and CEL rules: `cli::crd_check`, as the command runs it); `crd ms`, of that,
-//! the CRD work alone (the compile left out; needs the reference CRDs); `text ms` and `json ms`, that and
+//! the CRD work alone (the compile left out; needs the reference CRDs); `check ms` also holds the judging of
+//! every name, tag set and document the stack would send by the providers' AWS constraints (`cli::aws_contract`); `text ms` and `json ms`, that and
 //! rendering as text (at most `diag::SHOWN` diagnostics) or as JSON (all kept); the sizes of both outputs; and
 //! the peak heap in use during the run (counted by a wrapping allocator). Times are the best of a few runs in one
 //! process, so what a process does once (parsing the CEL rules, compiling the schema's patterns) and the parsed
@@ -229,8 +230,14 @@ fn run(text: &str) -> Run {
                     let judged = crd_check::check(&loaded, &graph, &crds);
                     assert!(judged.is_ok(), "the bench's valid blueprints are valid by the CRDs too");
                     crd = Some(started.elapsed() - compile);
+                    let sent = kbp::cli::aws_contract::check(&loaded, &graph);
+                    assert!(sent.is_ok(), "the bench's valid blueprints send only what AWS accepts");
                 }
-                None => assert!(kbp::graph::compile(&loaded.blueprint).is_ok(), "a valid blueprint compiles"),
+                None => {
+                    let graph = kbp::graph::compile(&loaded.blueprint).expect("a valid blueprint compiles");
+                    let sent = kbp::cli::aws_contract::check(&loaded, &graph);
+                    assert!(sent.is_ok(), "the bench's valid blueprints send only what AWS accepts");
+                }
             }
             loaded.warnings
         }

@@ -65,7 +65,7 @@ pub(crate) async fn existing_network(em: &Emulator) -> Network {
     }
 
     // The neighbour: a database-like instance and its group, which allows the whole VPC in.
-    let group = ec2.create_security_group().group_name("neighbour-db").description("another team's database");
+    let group = ec2.create_security_group().group_name("neighbour-db").description("another team database");
     let group = group.vpc_id(&vpc).tag_specifications(tag_spec(ResourceType::SecurityGroup, &[("team", "data")]));
     let neighbour_group = group.send().await.unwrap().group_id.unwrap();
     let from_vpc = IpPermission::builder()

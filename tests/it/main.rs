@@ -36,6 +36,7 @@ mod provider_sqs_eventbridge;
 mod catalog;
 
 // Whole runs of the binary: plan, apply, destroy, and what a user or a CI job sees of them.
+mod aws_contract;
 mod aws_stack;
 mod ci_recipe;
 mod drift;

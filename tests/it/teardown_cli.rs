@@ -97,7 +97,7 @@ async fn workloads_left(em: &Emulator, stack: &str, vpc: &str, subnets: &[String
         .and_then(|g| g.group_id())
         .expect("the stack's node security group")
         .to_string();
-    let web = ec2.create_security_group().group_name("web").description("a workload's").vpc_id(vpc).send().await;
+    let web = ec2.create_security_group().group_name("web").description("a workload group").vpc_id(vpc).send().await;
     let web = web.unwrap().group_id.unwrap();
     let from_nodes = IpPermission::builder()
         .ip_protocol("tcp")

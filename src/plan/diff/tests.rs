@@ -236,3 +236,30 @@ fn an_imported_resource_is_updated_to_carry_kbps_tags_and_nothing_else_changes()
     );
     assert!(c.attributes.iter().all(|a| a.before.is_none() && !a.forces_replacement));
 }
+
+#[test]
+fn state_of_an_earlier_kbp_rewrites_keyed_address_tags_in_place_and_nothing_else() {
+    let reg = registry();
+    let graph = sample_graph(|_| {});
+    let mut state = applied(&graph, &reg);
+    // State written before `address_tag` existed reads as the bracketed spelling.
+    let old = serde_json::to_value(&state).unwrap();
+    let mut old = old.clone();
+    for r in old["resources"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("address_tag");
+    }
+    state = serde_json::from_value(old).unwrap();
+    let plan = diff(&graph, &state, &reg, &[]);
+    assert!(!plan.changes.is_empty());
+    for c in &plan.changes {
+        assert_eq!(c.action, Action::Update, "{c:?}");
+        assert!(c.address.key.is_some(), "only keyed addresses are spelt differently: {c:?}");
+        let paths: Vec<&str> = c.attributes.iter().map(|a| a.path.as_str()).collect();
+        assert_eq!(paths, ["tags[\"kbp:address\"]"], "{c:?}");
+        let after = c.attributes[0].after.as_ref().unwrap().as_str().unwrap();
+        assert_eq!(after, crate::providers::tags::address_value(&c.address));
+        assert_eq!(c.attributes[0].before.as_ref().unwrap().as_str().unwrap(), c.address.to_string());
+    }
+    // Keyed resources without tags (routes, attachments) have nothing to rewrite.
+    assert!(plan.changes.iter().all(|c| graph.get(&c.address).unwrap().attrs.contains_key("tags")));
+}

@@ -48,6 +48,10 @@ pub struct Emulator {
     time_scale: f64,
     /// Whether each EKS cluster gets a control plane of its own (`KBP_EMULATOR_KUBE`).
     kubernetes: bool,
+    /// Whether the test sends on purpose what AWS refuses ([`Emulator::expect_refusals`]); otherwise dropping
+    /// the emulator fails the test if its front door refused any request (see emulator/README.md, "AWS's
+    /// input contract"): kbp must send only what AWS accepts.
+    refusals_expected: std::sync::atomic::AtomicBool,
 }
 
 impl Emulator {
@@ -88,6 +92,7 @@ impl Emulator {
                 profile: profile.to_string(),
                 time_scale,
                 kubernetes,
+                refusals_expected: std::sync::atomic::AtomicBool::new(false),
             };
             let out = em.script("start");
             // No pid file means the port already answered (another test's server took it between our probe
@@ -246,11 +251,54 @@ impl Emulator {
     }
 }
 
+impl Emulator {
+    /// The requests the emulator refused as AWS would (its input contract), as recorded by its front door:
+    /// `{time, service, operation, status, code, message, rule}` each.
+    pub fn refusals(&self) -> Vec<serde_json::Value> {
+        let answer = self.admin_get("/moto-api/kbp/refusals");
+        serde_json::from_str(&answer).unwrap_or_else(|e| panic!("refusal log is not JSON ({e}): {answer}"))
+    }
+
+    /// For a test that sends what AWS refuses on purpose: dropping this emulator will not fail it.
+    pub fn expect_refusals(&self) {
+        self.refusals_expected.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The body of a GET of `path` on the emulator, over a plain loopback connection.
+    fn admin_get(&self, path: &str) -> String {
+        use std::io::{Read, Write};
+        let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n", self.port);
+        let answer = (|| {
+            let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port))?;
+            stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+            stream.write_all(request.as_bytes())?;
+            let mut answer = Vec::new();
+            stream.read_to_end(&mut answer)?;
+            Ok::<_, std::io::Error>(String::from_utf8_lossy(&answer).into_owned())
+        })()
+        .unwrap_or_else(|e| panic!("GET {path} on the emulator: {e}"));
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+        assert!(head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200"), "GET {path}: {answer}");
+        // Chunked answers are not expected from moto's server; a body is the JSON itself.
+        body.to_string()
+    }
+}
+
 impl Drop for Emulator {
     fn drop(&mut self) {
+        // Every emulator-backed test holds kbp to AWS's input contract: a refused request fails it.
+        let refused = if std::thread::panicking() || self.refusals_expected.load(std::sync::atomic::Ordering::Relaxed) {
+            Vec::new()
+        } else {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.refusals())).unwrap_or_default()
+        };
         let out = self.script("stop");
         if !out.status.success() {
             eprintln!("stopping the emulator on port {} failed:\n{}", self.port, String::from_utf8_lossy(&out.stderr));
+        }
+        if !refused.is_empty() {
+            let lines: Vec<String> = refused.iter().map(|r| r.to_string()).collect();
+            panic!("the emulator refused {} request(s) as AWS would:\n{}", refused.len(), lines.join("\n"));
         }
     }
 }
