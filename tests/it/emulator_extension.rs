@@ -183,7 +183,7 @@ async fn access_entry_and_access_policy_association() {
     let em = Emulator::start();
     let eks = em.eks().await;
     create_cluster(&em, &eks).await;
-    let trust = r#"{"Version":"2012-10-17","Statement":[]}"#;
+    let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
     let role = em.iam().await.create_role().role_name("admin").path("/kbp/").assume_role_policy_document(trust).send();
     let role_arn = role.await.expect("CreateRole").role.expect("a role").arn;
 
