@@ -114,11 +114,12 @@ impl Loaded {
                 continue;
             }
             let (source, span) = self.index.locate(field).map_or((0, 0..0), |at| (at.source, at.span.clone()));
-            diags
-                .error(source, span, p.message.clone())
-                .path(field.clone())
-                .expected("a value AWS accepts")
-                .hint(p.hint.clone());
+            // A value computed from another field can also be set outright: say so.
+            let hint = match p.fields.first() {
+                Some(first) if first != field => format!("{}, or set `{first}`", p.hint),
+                _ => p.hint.clone(),
+            };
+            diags.error(source, span, p.message.clone()).path(field.clone()).expected("a value AWS accepts").hint(hint);
         }
         diags.sort();
         if diags.has_errors() {

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::{tags, Registry};
 use crate::blueprint::field_child;
+use crate::blueprint::rules::aws;
 use crate::graph::value::{references, resolve};
 use crate::graph::{Address, ResourceGraph};
 
@@ -44,16 +45,10 @@ impl PartialEq for Chars {
 
 /// IAM names of roles, policies and instance profiles: `[\w+=,.@-]`
 /// (<https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html>).
-pub const IAM_NAME: Chars = Chars {
-    allows: |c| c.is_ascii_alphanumeric() || "_+=,.@-".contains(c),
-    described: "letters, digits and `_+=,.@-`",
-};
+pub const IAM_NAME: Chars = Chars { allows: aws::iam_name_char, described: "letters, digits and `_+=,.@-`" };
 /// IAM (and most services') tag keys and values: `[\p{L}\p{Z}\p{N}_.:/=+\-@]`
 /// (<https://docs.aws.amazon.com/IAM/latest/APIReference/API_Tag.html>).
-pub const TAG_CHARS: Chars = Chars {
-    allows: |c| c.is_alphanumeric() || c.is_whitespace() || "_.:/=+-@".contains(c),
-    described: "letters, digits, spaces and `_.:/=+-@`",
-};
+pub const TAG_CHARS: Chars = Chars { allows: aws::tag_char, described: "letters, digits, spaces and `_.:/=+-@`" };
 /// EC2 takes any character in a tag (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html>).
 pub const ANY: Chars = Chars { allows: |_| true, described: "any characters" };
 /// A VPC security group's name and description: `a-zA-Z0-9`, spaces and `._-:/()#,@[]+=&;{}!$*`
@@ -63,8 +58,7 @@ pub const EC2_GROUP_TEXT: Chars = Chars {
     described: "letters, digits, spaces and `._-:/()#,@[]+=&;{}!$*`",
 };
 /// EKS names of clusters and node groups: `[A-Za-z0-9_-]` (<https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html>).
-pub const EKS_NAME: Chars =
-    Chars { allows: |c| c.is_ascii_alphanumeric() || c == '-' || c == '_', described: "letters, digits, `-` and `_`" };
+pub const EKS_NAME: Chars = Chars { allows: aws::eks_name_char, described: "letters, digits, `-` and `_`" };
 /// SQS queue names: `[A-Za-z0-9_-]` (<https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html>).
 pub const SQS_NAME: Chars = EKS_NAME;
 /// EventBridge rule names: `[\.\-_A-Za-z0-9]` (<https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutRule.html>).
@@ -131,7 +125,10 @@ pub fn check(graph: &ResourceGraph, registry: &Registry) -> Vec<Finding> {
             let value = stand_in(value);
             let mut at = |attr: String, message: String, hint: String| {
                 // The one finding a tag rule makes at `tags` itself is its count.
-                let count = (matches!(c.rule, Rule::Tags { .. }) && attr == "tags").then(|| leading_count(&message));
+                let count = match c.rule {
+                    Rule::Tags { kbp_tags, .. } if attr == "tags" => tag_count(kbp_tags, &value),
+                    _ => None,
+                };
                 findings.push(Finding { address: r.address.clone(), attr, message, hint, count })
             };
             judge(&r.address, c, &value, &mut at);
@@ -155,10 +152,9 @@ pub fn check(graph: &ResourceGraph, registry: &Registry) -> Vec<Finding> {
     findings
 }
 
-/// The first number in `message` (the tag count it reports).
-fn leading_count(message: &str) -> usize {
-    let digits: String = message.chars().skip_while(|c| !c.is_ascii_digit()).take_while(char::is_ascii_digit).collect();
-    digits.parse().unwrap_or(0)
+/// The tags a resource would carry: its `tags` and, with `kbp_tags`, kbp's own.
+fn tag_count(kbp_tags: bool, tags: &Value) -> Option<usize> {
+    Some(tags.as_object()?.len() + if kbp_tags { KBP_OWN_TAGS } else { 0 })
 }
 
 /// `value` with each reference to another resource's output replaced by a stand-in as long as such outputs
@@ -229,9 +225,9 @@ fn judge_tags(
     value: &Value,
     at: &mut impl FnMut(String, String, String),
 ) {
-    let Some(map) = value.as_object() else { return };
-    let own = if kbp_tags { KBP_OWN_TAGS } else { 0 };
-    if map.len() + own > MAX_TAGS {
+    let (Some(map), Some(count)) = (value.as_object(), tag_count(kbp_tags, value)) else { return };
+    let own = count - map.len();
+    if count > MAX_TAGS {
         let kbp = if kbp_tags {
             format!(
                 ", and kbp's own {own} (kbp:stack, kbp:address, kbp:stack-id; kbp:owner and kbp:expires under --ttl)"
@@ -241,7 +237,7 @@ fn judge_tags(
         };
         at(
             "tags".to_string(),
-            format!("would carry {} tags: {} from the blueprint and what kbp adds for it (a Name, discovery tags){kbp}; AWS allows {MAX_TAGS} on each {api}", map.len() + own, map.len()),
+            format!("would carry {} tags: {} from the blueprint and what kbp adds for it (a Name, discovery tags){kbp}; AWS allows {MAX_TAGS} on each {api}", count, map.len()),
             format!("keep the blueprint's tags on it to {}", MAX_TAGS - own),
         );
     }

@@ -15,8 +15,7 @@ pub(crate) fn nodegroup_name(s: &str) -> Result<(), Problem> {
 }
 
 fn eks_name(s: &str, max: usize, what: &str) -> Result<(), Problem> {
-    let shape = s.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let shape = s.starts_with(|c: char| c.is_ascii_alphanumeric()) && s.chars().all(eks_name_char);
     if s.len() > max || !shape {
         return Err(Problem::new(format!("`{s}` is not a valid EKS {what} name"))
             .hint(format!("use 1 to {max} letters, digits, `-` and `_`, starting with a letter or digit")));
@@ -41,8 +40,7 @@ pub(crate) fn region(s: &str) -> Result<(), Problem> {
 
 /// IAM role names: 1–64 characters of `[\w+=,.@-]`.
 pub(crate) fn iam_role_name(s: &str) -> Result<(), Problem> {
-    let ok = |c: char| c.is_ascii_alphanumeric() || "_+=,.@-".contains(c);
-    if s.is_empty() || s.len() > 64 || !s.chars().all(ok) {
+    if s.is_empty() || s.len() > 64 || !s.chars().all(iam_name_char) {
         return Err(Problem::new(format!("`{s}` is not a valid IAM role name"))
             .hint("use 1 to 64 letters, digits and `_+=,.@-`"));
     }
@@ -79,8 +77,19 @@ pub(crate) fn tag_value(s: &str) -> Result<(), Problem> {
     Ok(())
 }
 
-fn tag_char(c: char) -> bool {
+/// A character of a tag key or value as IAM, EKS, SQS, EventBridge and KMS take them (EC2 takes any).
+pub(crate) fn tag_char(c: char) -> bool {
     c.is_alphanumeric() || c == ' ' || "_.:/=+-@".contains(c)
+}
+
+/// A character of an IAM role, policy or instance profile name: `[\w+=,.@-]`.
+pub(crate) fn iam_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_+=,.@-".contains(c)
+}
+
+/// A character of an EKS cluster or node group name: `[A-Za-z0-9_-]`.
+pub(crate) fn eks_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-' || c == '_'
 }
 
 /// An IPv4 CIDR whose host bits are zero (EC2 refuses `10.0.0.1/16`).

@@ -105,19 +105,8 @@ fn cluster(c: &mut Checker, bp: &Blueprint) {
         c.warning("cluster.public_access_cidrs", &["cluster.endpoint_public_access"], msg)
             .map(|b| b.hint("remove it, or set `endpoint_public_access = true`"));
     }
-    // Derived role names carry the cluster name, and IAM stops at 64 characters.
-    for (field, name) in
-        [("node_role_name", &bp.karpenter.node_role_name), ("controller_role_name", &bp.karpenter.controller_role_name)]
-    {
-        let path = format!("karpenter.{field}");
-        if !c.written(&path) && name.len() > 64 {
-            let msg = format!("the derived IAM role name `{name}` has {} characters; IAM allows 64", name.len());
-            c.error("cluster.name", &[], msg).map(|b| {
-                b.expected("a cluster name short enough for the derived role names")
-                    .hint(format!("shorten `cluster.name`, or set `{path}`"))
-            });
-        }
-    }
+    // Names derived from the cluster name (roles, policies, the queue) are judged with everything else the
+    // stack sends, by the providers' AWS constraints (`providers::contract`, after compiling).
 }
 
 fn node_group(c: &mut Checker, bp: &Blueprint) {

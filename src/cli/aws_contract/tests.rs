@@ -64,7 +64,7 @@ fn a_long_cluster_name_is_refused_at_the_name_with_each_derived_name_and_its_lim
 fn default_karpenter_role_names_derived_from_a_long_cluster_name_point_at_the_cluster_name() {
     let errors = refused(&format!("[cluster]\nname = \"{}\"\nregion = \"us-west-2\"\n", "d".repeat(60)));
     assert!(errors.iter().any(|(p, m)| p == "cluster.name" && m.contains("`KarpenterNodeRole-ddd")), "{errors:#?}");
-    assert!(errors.iter().any(|(p, m)| p == "cluster.name" && m.contains("IAM allows 64")), "{errors:#?}");
+    assert!(errors.iter().any(|(p, m)| p == "cluster.name" && m.contains("AWS allows 1 to 64")), "{errors:#?}");
 }
 
 #[test]
