@@ -15,8 +15,7 @@
 //! a loopback `TcpStream`: small, blocking, and usable from sync and async tests alike.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -148,15 +147,8 @@ impl FaultProxy {
             self.address,
             body.len()
         );
-        let answer = (|| {
-            let mut stream = TcpStream::connect(&self.address)?;
-            stream.set_read_timeout(Some(ADMIN_TIMEOUT))?;
-            stream.write_all(request.as_bytes())?;
-            let mut answer = Vec::new();
-            stream.read_to_end(&mut answer)?;
-            Ok::<_, std::io::Error>(String::from_utf8_lossy(&answer).into_owned())
-        })()
-        .unwrap_or_else(|e| panic!("fault proxy {method} {what}: {e}"));
+        let answer = super::loopback_http(&self.address, &request, ADMIN_TIMEOUT)
+            .unwrap_or_else(|e| panic!("fault proxy {method} {what}: {e}"));
         let (head, json) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
         if !head.starts_with("HTTP/1.1 200") {
             panic!("fault proxy {method} {what} refused:\n{answer}");

@@ -264,19 +264,12 @@ impl Emulator {
         self.refusals_expected.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// The body of a GET of `path` on the emulator, over a plain loopback connection.
+    /// The body of a GET of `path` on the emulator.
     fn admin_get(&self, path: &str) -> String {
-        use std::io::{Read, Write};
-        let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n", self.port);
-        let answer = (|| {
-            let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port))?;
-            stream.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
-            stream.write_all(request.as_bytes())?;
-            let mut answer = Vec::new();
-            stream.read_to_end(&mut answer)?;
-            Ok::<_, std::io::Error>(String::from_utf8_lossy(&answer).into_owned())
-        })()
-        .unwrap_or_else(|e| panic!("GET {path} on the emulator: {e}"));
+        let address = format!("127.0.0.1:{}", self.port);
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+        let answer = loopback_http(&address, &request, std::time::Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("GET {path} on the emulator: {e}"));
         let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
         assert!(head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200"), "GET {path}: {answer}");
         // Chunked answers are not expected from moto's server; a body is the JSON itself.
@@ -500,4 +493,16 @@ pub fn stamps(stderr: &str, verb: &str) -> std::collections::BTreeMap<String, St
             what.starts_with(verb).then(|| (address.to_string(), ts.to_string()))
         })
         .collect()
+}
+
+/// Sends one raw HTTP/1.1 `request` (with `Connection: close`) to `address` on loopback and returns the whole
+/// answer: small, blocking, for the admin calls of the emulator and the fault proxy.
+pub fn loopback_http(address: &str, request: &str, timeout: std::time::Duration) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.write_all(request.as_bytes())?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer)?;
+    Ok(String::from_utf8_lossy(&answer).into_owned())
 }
