@@ -61,11 +61,16 @@ pub fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
     Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: token }
 }
 
-/// The user tags plus the kbp tags for `address`, as they should be on the resource in AWS.
+/// The user tags plus the kbp tags for `address`, as they should be on the resource in AWS: a keyed address
+/// `type.name["key"]` is tagged `type.name/key`, inside IAM's tag character set.
 pub fn expected_tags(user: &[(&str, &str)], address: &str) -> BTreeMap<String, String> {
     let mut m: BTreeMap<String, String> = user.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     m.insert(tags::STACK.into(), STACK.into());
-    m.insert(tags::ADDRESS.into(), address.into());
+    let tagged = match address.split_once("[\"") {
+        Some((head, key)) => format!("{head}/{}", key.trim_end_matches("\"]")),
+        None => address.to_string(),
+    };
+    m.insert(tags::ADDRESS.into(), tagged);
     m
 }
 
