@@ -33,14 +33,14 @@ fn kinds(docs: &[Value], kind: &str) -> usize {
 fn every_shipped_blueprint_renders_manifests_the_official_crds_accept() {
     let crds_dir = reference_crds_dir();
     let crds = oci::crds_from_dir(&crds_dir).unwrap();
-    assert_eq!(crds.len(), 3, "NodePool, NodeClaim and EC2NodeClass CRDs");
+    assert_eq!(crds.len(), 5, "the release's NodePool, NodeClaim, EC2NodeClass, NodeOverlay and CapacityBuffer CRDs");
     for (blueprint, classes, pools) in
         [("minimal", 1, 1), ("karpenter-mng", 1, 1), ("spot-fallback", 1, 2), ("gpu", 2, 2), ("existing-vpc", 1, 1)]
     {
         let out = render(blueprint, &crds_dir, &[]);
         assert!(out.status.success(), "{blueprint}: {}", String::from_utf8_lossy(&out.stderr));
         let docs = manifests::documents(&String::from_utf8(out.stdout).unwrap()).unwrap();
-        assert_eq!(kinds(&docs, "CustomResourceDefinition"), 3, "{blueprint}");
+        assert_eq!(kinds(&docs, "CustomResourceDefinition"), 5, "{blueprint}: every CRD of the release");
         assert_eq!(kinds(&docs, "Deployment"), 1, "{blueprint}");
         assert_eq!(kinds(&docs, "PodDisruptionBudget"), 1, "{blueprint}");
         assert_eq!(kinds(&docs, "EC2NodeClass"), classes, "{blueprint}");

@@ -16,7 +16,8 @@ pub fn tag_spec(resource: ResourceType, pairs: &[(&str, &str)]) -> TagSpecificat
 
 /// Tags for an ELBv2 create call.
 pub fn lb_tags(pairs: &[(&str, &str)]) -> Option<Vec<LbTag>> {
-    Some(pairs.iter().map(|(k, v)| LbTag::builder().key(*k).value(*v).build()).collect())
+    // ELBv2's tag list holds at least one tag when it is sent at all: none is no list.
+    (!pairs.is_empty()).then(|| pairs.iter().map(|(k, v)| LbTag::builder().key(*k).value(*v).build()).collect())
 }
 
 /// The filter for what kbp tagged as stack `stack`'s.
