@@ -62,8 +62,9 @@ pub(crate) fn tag_key(s: &str) -> Result<(), Problem> {
 /// Tag keys of resources kbp creates: the AWS rules, and not one of the tags kbp writes itself.
 pub(crate) fn stack_tag_key(s: &str) -> Result<(), Problem> {
     tag_key(s)?;
-    if s == "kbp:stack" || s == "kbp:address" {
-        return Err(Problem::new(format!("tag `{s}` is reserved: kbp sets it to track what it owns")));
+    // kbp:stack, kbp:address, kbp:stack-id, kbp:owner, kbp:expires: read back, a `kbp:` tag is never the user's.
+    if s.starts_with("kbp:") {
+        return Err(Problem::new(format!("tag `{s}` is reserved: kbp sets its `kbp:` tags to track what it owns")));
     }
     Ok(())
 }
