@@ -8,7 +8,8 @@ use anyhow::Context as _;
 
 use super::args::{DestroyArgs, Global, RunArgs};
 use super::common::{self, FAILED};
-use super::run::{interrupt_on_ctrl_c, print_plan, summarize_walk};
+use super::run::{print_plan, summarize_walk};
+use super::signals;
 use crate::graph::ResourceGraph;
 use crate::plan;
 use crate::providers::{Context, Found, Registry};
@@ -122,7 +123,9 @@ async fn drive(
             say(line);
         }
     };
-    let report = teardown.run(&state, graph, tx, interrupt_on_ctrl_c("destroy"), &note).await;
+    let walking = signals::walking("destroy");
+    let report = teardown.run(&state, graph, tx, walking.interrupt.clone(), &note).await;
+    drop(walking);
     let _ = renderer.await;
     let report = report.context("destroying the stack")?;
     summarize_walk(&p.summary, &report.outcome, &state);
@@ -144,14 +147,7 @@ fn incomplete(report: &engine::Report, state: &StateHandle, a: &DestroyArgs) -> 
         Some(name) => format!("kbp destroy --from-tags {name}"),
         None => "kbp destroy".to_string(),
     };
-    let o = &report.outcome;
-    eprintln!(
-        "\ndestroy incomplete: {} operations failed, {} skipped, {} not started. What succeeded is in state {}; fix the error and run `{again}` again.",
-        o.failed.len(),
-        o.skipped.len(),
-        o.not_started,
-        state.describe()
-    );
+    super::run::report_incomplete(again.trim_start_matches("kbp "), &report.outcome, &state.describe());
     FAILED
 }
 
@@ -212,7 +208,9 @@ pub(super) async fn destroy_by_tags(
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let renderer = tokio::spawn(ui.render_events(rx));
     let note = |line: String| say(line);
-    let report = teardown.run(&state, &graph, tx, interrupt_on_ctrl_c("gc"), &note).await;
+    let walking = signals::walking("gc");
+    let report = teardown.run(&state, &graph, tx, walking.interrupt.clone(), &note).await;
+    drop(walking);
     let _ = renderer.await;
     let report = report.context("destroying the stack")?;
     Ok((report.outcome.ok(), report.outcome.done))

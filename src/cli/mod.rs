@@ -22,6 +22,7 @@ mod preflight;
 mod render;
 mod run;
 mod schema;
+mod signals;
 mod simulate;
 mod state;
 mod token;
@@ -63,7 +64,7 @@ pub fn main() -> ExitCode {
                 }
             };
             rt.block_on(async move {
-                tokio::spawn(stop_on_ctrl_c_outside_a_walk());
+                signals::listen();
                 let code = match command {
                     Command::Plan(a) => plan::run(a, &cli.global).await,
                     Command::Drift(a) => drift::run(a, &cli.global).await,
@@ -91,7 +92,7 @@ pub fn main() -> ExitCode {
                 // However the command ended, a remote state lock it still holds is let go.
                 release_locks().await;
                 report_retries();
-                code
+                signals::settle(code)
             })
         }
     };
@@ -149,21 +150,6 @@ fn report_retries() {
     let (calls, retries) = crate::aws::call_totals();
     if retries > 0 {
         eprintln!("AWS: {calls} calls, {retries} retried (throttling, server errors or dropped connections; -v lists each call).");
-    }
-}
-
-/// Set while `exec::walk` runs: Ctrl-C is then the walk's to handle ([`run::interrupt_on_ctrl_c`]).
-pub(crate) static WALKING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Ctrl-C while nothing is being changed (refreshing, planning, asking): stop at once, letting go of a remote
-/// state lock first so the next run does not find it held.
-async fn stop_on_ctrl_c_outside_a_walk() {
-    while tokio::signal::ctrl_c().await.is_ok() {
-        if !WALKING.load(std::sync::atomic::Ordering::SeqCst) {
-            release_locks().await;
-            eprintln!("\nInterrupted.");
-            std::process::exit(130);
-        }
     }
 }
 

@@ -68,6 +68,10 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     if !a.sets.is_empty() {
         bail!("--set does not apply to a saved plan: the plan already fixes every value\n  hint: make a new plan with the --set flags");
     }
+    // Everything below changes nothing until `execute`; what the plan needs is checked first.
+    plan::inputs::check(&p).map_err(|why| {
+        anyhow::anyhow!("the saved plan cannot be applied: {why}\n  hint: run `kbp plan --out` again with this kbp")
+    })?;
     // The plan goes back to the state it was made against, which it records; --state may only name the same.
     let recorded = p.state_location.clone().unwrap_or_else(|| crate::state::location::default_local(&p.stack));
     let location = match &a.state.state {
@@ -92,8 +96,16 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
             locked.state.serial
         );
     }
-    let cx = common::aws(&p.stack, &p.region, &a.run).await;
-    super::preflight::identity(&cx).await?;
+    let mut cx = common::context(&p.stack, &p.region, &a.run).await;
+    let me = super::preflight::identity(&cx).await?;
+    if let Some(planned) = p.account.as_deref().filter(|&acct| acct != me.account) {
+        bail!(
+            "the saved plan was made in AWS account {planned}, but these credentials are of account {}\n  hint: apply it with the credentials it was planned with, or make a new plan",
+            me.account
+        );
+    }
+    cx.saved_crds = p.inputs.crds.clone().map(Arc::new);
+    let cx = Arc::new(cx);
     let registry = Registry::builtin();
     let state = Arc::new(StateHandle::new(locked.backend, locked.state));
     // The plan was reviewed when it was saved: applying a file is the approval.
@@ -145,8 +157,11 @@ async fn execute(
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let renderer = tokio::spawn(ui.render_events(rx));
-    let interrupt = interrupt_on_ctrl_c(verb);
-    let outcome = exec::walk(&p, cx.clone(), registry, state.clone(), run.parallelism as usize, tx, interrupt).await;
+    let walking = super::signals::walking(verb);
+    let outcome =
+        exec::walk(&p, cx.clone(), registry, state.clone(), run.parallelism as usize, tx, walking.interrupt.clone())
+            .await;
+    drop(walking);
     let _ = renderer.await;
     // A duplicate can only come from a create sent twice: one kbp retried after an unknown outcome (or resumed
     // from an earlier run), or one the SDK retried. Without either, every create is in state exactly once, and
@@ -169,14 +184,7 @@ async fn execute(
             state.describe()
         ));
     } else {
-        eprintln!(
-            "\n{verb} incomplete: {} operations done, {} failed, {} skipped because of a failure, {} not started. What succeeded is in state {}; fix the error and run `kbp {verb}` again.",
-            outcome.done,
-            outcome.failed.len(),
-            outcome.skipped.len(),
-            outcome.not_started,
-            state.describe()
-        );
+        report_incomplete(verb, &outcome, &state.describe());
     }
     Ok(if outcome.ok() { 0 } else { FAILED })
 }
@@ -229,24 +237,27 @@ async fn remove_duplicates(
     failed
 }
 
-/// First Ctrl-C: start nothing new, let running operations finish and be recorded. Second: exit at once (state
-/// already records every create in flight as an intent, so the next run adopts or retries it).
-pub(super) fn interrupt_on_ctrl_c(verb: &str) -> exec::Interrupt {
-    super::WALKING.store(true, std::sync::atomic::Ordering::SeqCst);
-    let flag = exec::Interrupt::default();
-    let set = flag.clone();
-    let verb = verb.to_string();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            set.store(true, std::sync::atomic::Ordering::SeqCst);
-            eprintln!("\nInterrupted: waiting for running operations to finish (Ctrl-C again to stop now; `kbp {verb}` resumes).");
-            if tokio::signal::ctrl_c().await.is_ok() {
-                // Every create in flight is recorded as an intent, so stopping here loses nothing; a remote
-                // lock is let go first, or the next run would need `kbp force-unlock`.
-                super::release_locks().await;
-                std::process::exit(130);
-            }
-        }
-    });
-    flag
+/// The line that ends a walk that did not finish: what was done and what was not, and how to go on, which
+/// differs when a signal (Ctrl-C, a cancelled CI job) stopped it rather than an error.
+pub(super) fn report_incomplete(verb: &str, outcome: &exec::Outcome, state: &str) {
+    let counts = format!(
+        "{} operations done, {} failed, {} skipped because of a failure, {} not started",
+        outcome.done,
+        outcome.failed.len(),
+        outcome.skipped.len(),
+        outcome.not_started
+    );
+    match super::signals::received() {
+        Some(stop) if outcome.failed.is_empty() => eprintln!(
+            "\nInterrupted ({}): {counts}. What finished is in state {state}; run `kbp {verb}` again to continue.",
+            stop.name()
+        ),
+        Some(stop) => eprintln!(
+            "\nInterrupted ({}): {counts}. What finished is in state {state}; fix the error and run `kbp {verb}` again.",
+            stop.name()
+        ),
+        None => eprintln!(
+            "\n{verb} incomplete: {counts}. What succeeded is in state {state}; fix the error and run `kbp {verb}` again."
+        ),
+    }
 }

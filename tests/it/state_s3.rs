@@ -139,17 +139,91 @@ async fn two_checkouts_apply_one_stack_once_and_a_third_plans_outputs_and_destro
 
 /// Starts `kbp apply --json` in `ws` and returns it once `finished` resource operations are done.
 fn apply_until(em: &Emulator, ws: &Workspace, finished: usize) -> std::process::Child {
+    apply_reading(em, ws, |l| l.contains("\"finished\""), finished).0
+}
+
+/// Starts `kbp apply --json` in `ws`, returns it once `count` event lines matched `mark`, with the thread that
+/// reads the rest of its stdout (and returns the last line) and the file its stderr goes to.
+fn apply_reading(
+    em: &Emulator,
+    ws: &Workspace,
+    mark: impl Fn(&str) -> bool,
+    count: usize,
+) -> (std::process::Child, std::thread::JoinHandle<String>, tempfile::NamedTempFile) {
+    let log = tempfile::NamedTempFile::new().unwrap();
     let mut child = kbp_command(em, &["apply", ws.blueprint_arg(), "--auto-approve", "--json"], ws.path())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(log.reopen().unwrap())
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines().map_while(Result::ok);
-    let seen = lines.by_ref().filter(|l| l.contains("\"finished\"")).take(finished).count();
-    assert_eq!(seen, finished, "apply got far enough to be stopped mid-way");
+    let seen = lines.by_ref().filter(|l| mark(l)).take(count).count();
+    assert_eq!(seen, count, "apply got far enough to be stopped mid-way");
     // Keep reading, so the child never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    child
+    let rest = std::thread::spawn(move || lines.last().unwrap_or_default());
+    (child, rest, log)
+}
+
+fn signal(child: &std::process::Child, name: &str) {
+    let sent =
+        std::process::Command::new("kill").args([&format!("-{name}"), &child.id().to_string()]).status().unwrap();
+    assert!(sent.success(), "kill -{name}");
+}
+
+/// A CI runner cancelling a job sends SIGTERM (a closed session SIGHUP): kbp finishes what is running, writes
+/// it to state, lets go of the S3 lock and ends its `--json` stream with the summary, exiting as the shell
+/// reports the signal. A second signal stops it at once, the lock still released. A rerun converges.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_and_sighup_mid_apply_release_the_lock_end_with_a_summary_and_a_rerun_converges() {
+    // Long enough waits (a cluster of 6 s) that a second signal lands while an operation still runs.
+    let em = Emulator::start_with("realistic", 0.01);
+    em.bucket(BUCKET, true).await;
+    let ws = s3_workspace();
+    let lock = "kbp/sbx.state.json.lock";
+
+    for (name, code) in [("TERM", 143), ("HUP", 129)] {
+        let (mut child, rest, log) = apply_reading(&em, &ws, |l| l.contains("\"finished\""), 3);
+        signal(&child, name);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{name} ends kbp with the shell's status for it");
+        let last: Value = serde_json::from_str(&rest.join().unwrap()).unwrap();
+        assert_eq!(
+            (&last["type"], &last["interrupted"], &last["signal"], &last["exit_code"]),
+            (&"summary".into(), &true.into(), &format!("SIG{name}").into(), &code.into()),
+            "the stream ends with the summary: {last}"
+        );
+        assert!(!object_exists(&em, lock).await, "SIG{name} releases the lock");
+        let err = std::fs::read_to_string(log.path()).unwrap();
+        assert!(
+            err.contains(&format!("Interrupted (SIG{name})"))
+                && err.contains("not started")
+                && err.contains("run `kbp apply` again to continue"),
+            "says what finished and how to go on: {err}"
+        );
+        assert!(!err.contains("fix the error"), "an interrupt is no error: {err}");
+    }
+
+    // Twice, while the cluster is being created: kbp stops at once and still lets go of the lock.
+    let creating = |l: &str| l.contains("\"started\"") && l.contains("eks_cluster.main");
+    let (mut child, rest, log) = apply_reading(&em, &ws, creating, 1);
+    signal(&child, "TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped = Instant::now();
+    signal(&child, "TERM");
+    let status = child.wait().unwrap();
+    assert!(stopped.elapsed() < Duration::from_secs(10), "the second signal stops kbp at once");
+    assert_eq!(status.code(), Some(143));
+    let last: Value = serde_json::from_str(&rest.join().unwrap()).unwrap();
+    assert_eq!((&last["type"], &last["interrupted"]), (&"summary".into(), &true.into()), "{last}");
+    assert!(!object_exists(&em, lock).await, "a second SIGTERM releases the lock too");
+    let err = std::fs::read_to_string(log.path()).unwrap();
+    assert!(err.contains("stopped at once"), "{err}");
+
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    assert_eq!(stack_vpcs(&em, "sbx").await.len(), 1, "no duplicate VPC");
+    assert_eq!(clusters(&em).await, ["sbx"], "one cluster");
+    assert_exit_code(&kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path()), 0, "converged");
+    kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
 }
 
 #[tokio::test(flavor = "multi_thread")]
