@@ -175,10 +175,12 @@ pub fn load_str(name: &str, text: &str, sets: &[String]) -> Result<Blueprint, Di
 pub fn check(path: &Path, sets: &[String]) -> Result<Loaded, Diagnostics> {
     let text = limits::read(path)?;
     let mut loaded = check_str(&path.display().to_string(), &text, sets)?;
-    // Paths in a blueprint are relative to the blueprint, not to wherever kbp runs.
+    // Paths in a blueprint are relative to the blueprint, not to wherever kbp runs; made absolute, so they mean
+    // the same after `--chdir` and in the attributes a plan records.
     let k = &mut loaded.blueprint.karpenter;
     if let (Some(dir), Some(base)) = (&k.crds_dir, path.parent()) {
-        k.crds_dir = Some(base.join(dir).display().to_string());
+        let joined = base.join(dir);
+        k.crds_dir = Some(std::path::absolute(&joined).unwrap_or(joined).display().to_string());
     }
     Ok(loaded)
 }

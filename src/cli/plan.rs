@@ -109,6 +109,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         }
         common::warn(&p.warnings);
         if let Some(out) = &a.out {
+            plan::inputs::carry(&mut p).await?;
             p.save(out).with_context(|| format!("saving the plan to {}", out.display()))?;
             let message =
                 format!("Saved the plan to {}. Apply exactly it with: kbp apply {}", out.display(), out.display());

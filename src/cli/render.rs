@@ -32,10 +32,12 @@ pub async fn run(a: RenderArgs, g: &Global) -> u8 {
                 .collect()
         };
         let crds = match (a.skip_crds, attrs_of(kinds::KARPENTER_CRDS).first()) {
-            (false, Some(attrs)) => Some(crate::providers::kubernetes::load_crds(attrs).await.map_err(|e| {
-                let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
-                anyhow::anyhow!("{e}{hint}\n  hint: --skip-crds prints the rest without them")
-            })?),
+            (false, Some(attrs)) => Some(
+                crate::providers::kubernetes::CrdBundle::collect(attrs).await.map(|b| b.documents).map_err(|e| {
+                    let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
+                    anyhow::anyhow!("{e}{hint}\n  hint: --skip-crds prints the rest without them")
+                })?,
+            ),
             _ => None,
         };
         let mut objects: Vec<Value> = crds.clone().unwrap_or_default();

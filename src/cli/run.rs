@@ -116,6 +116,14 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
 
 pub(super) fn print_plan(p: &Plan, ui: Ui) -> anyhow::Result<()> {
     if ui.json {
+        // The inputs a saved plan carries (the CRDs, a megabyte) are for applying, not for reading.
+        let shown;
+        let p = if p.inputs.is_empty() {
+            p
+        } else {
+            shown = Plan { inputs: Default::default(), ..p.clone() };
+            &shown
+        };
         json::emit(&json::Line::Plan { plan: p });
     } else {
         print!("{}", render::human(p, &render::Style { color: ui.color }));

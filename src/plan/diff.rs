@@ -63,8 +63,9 @@ pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[A
         };
 
         let force_new = provider.force_new();
+        let sources = provider.descriptor().sources;
         let mut attrs = Vec::new();
-        for (key, want) in &desired {
+        for (key, want) in desired.iter().filter(|(k, _)| !sources.contains(&k.as_str())) {
             let have = existing.attributes.get(key);
             if have == Some(want) || (have.is_none() && want.is_null()) {
                 continue;
@@ -181,6 +182,7 @@ fn finish(
         refresh_only: false,
         cost: None,
         imported: Vec::new(),
+        inputs: Default::default(),
     }
 }
 

@@ -212,6 +212,7 @@ mod tests {
             refresh_only: false,
             cost: None,
             imported: Vec::new(),
+            inputs: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 pub mod diff;
 pub mod drift;
 pub mod import;
+pub mod inputs;
 pub mod markdown;
 pub mod refresh;
 pub mod render;
@@ -162,6 +163,9 @@ pub struct Plan {
     /// [`crate::simulate::cost`]). Absent in destroy and `--refresh-only` plans, and in plans of older kbp.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::simulate::cost::StackCost>,
+    /// What applying the plan reads besides it (see [`inputs`]); filled when the plan is saved.
+    #[serde(default, skip_serializing_if = "inputs::Inputs::is_empty")]
+    pub inputs: inputs::Inputs,
 }
 
 impl Plan {

@@ -45,6 +45,8 @@ pub struct Context {
     pub applying: bool,
     /// Extra kbp tags for new resources: `kbp:owner` and `kbp:expires` of a sandbox stack (`--ttl`).
     pub lifetime_tags: std::collections::BTreeMap<String, String>,
+    /// The CRDs a saved plan carries, applied instead of reading `crds_dir` or pulling the chart.
+    pub saved_crds: Option<std::sync::Arc<super::kubernetes::crds::CrdBundle>>,
     /// Answers several kinds' batched reads share during refresh (see [`super::answers`]).
     pub answers: super::answers::Answers,
     progress: Mutex<Option<UnboundedSender<Event>>>,
@@ -84,6 +86,7 @@ impl Context {
             destroying: false,
             applying: false,
             lifetime_tags: Default::default(),
+            saved_crds: None,
             answers: Default::default(),
             progress: Mutex::new(None),
             uncertain: std::sync::atomic::AtomicBool::new(false),

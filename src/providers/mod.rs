@@ -165,6 +165,10 @@ pub struct Descriptor {
     pub typical: Typical,
     /// What AWS accepts of the names, tags, descriptions and documents it sends; see [`contract`].
     pub sends: &'static [contract::Constraint],
+    /// Attributes that say where kbp reads an input (a directory, a chart's registry), not what it makes: a
+    /// change of one alone plans nothing, so the same stack planned from another directory or machine (an
+    /// absolute path that differs) has no changes. They are written to state with the next real change.
+    pub sources: &'static [&'static str],
 }
 
 /// Typical seconds a kind's create, update and delete take in AWS, waits included: what the walk orders its
@@ -194,7 +198,13 @@ impl Descriptor {
             lookup: false,
             typical: Typical::ONE_CALL,
             sends: &[],
+            sources: &[],
         }
+    }
+
+    /// With `attrs` naming where inputs are read from; see [`Descriptor::sources`].
+    pub const fn sources(self, attrs: &'static [&'static str]) -> Self {
+        Descriptor { sources: attrs, ..self }
     }
 
     /// Sending values AWS holds to `constraints` ([`contract`]): `kbp validate` checks them before anything is made.

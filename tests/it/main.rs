@@ -39,6 +39,7 @@ mod catalog;
 mod aws_contract;
 mod aws_stack;
 mod ci_recipe;
+mod ci_stage;
 mod drift;
 mod existing_network;
 mod import;

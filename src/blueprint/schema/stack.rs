@@ -11,10 +11,7 @@ pub(crate) const SUPPORTED_VERSIONS: &[&str] = &["1.29", "1.30", "1.31", "1.32",
 
 pub(super) const TAG_VALUE: Ty = str_rule("an AWS tag value (at most 256 characters)", aws::tag_value);
 const STACK_TAGS: Ty = Ty::Map {
-    key: Rule {
-        expected: "an AWS tag key (1–128 characters, not `aws:*` or `kbp:*`)",
-        check: aws::stack_tag_key,
-    },
+    key: Rule { expected: "an AWS tag key (1–128 characters, not `aws:*` or `kbp:*`)", check: aws::stack_tag_key },
     value: &TAG_VALUE,
     // A first bound; what AWS allows on each resource, with kbp's own tags and what kbp adds to it (a Name,
     // discovery tags), is counted by `providers::contract`, which names the resource.

@@ -6,6 +6,7 @@
 //! a refresh sees which version is installed.
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::session::{destroy_wait, ObjectRef, Session};
@@ -21,8 +22,55 @@ const CRD: &str = "CustomResourceDefinition";
 /// Which Karpenter release an installed CRD came from.
 pub const VERSION_ANNOTATION: &str = "kbp.dev/karpenter-version";
 
-/// The CRDs `attrs` name: from `crds_dir` if set, else from the chart at `version`.
-pub async fn load(attrs: &Attrs) -> Result<Vec<Value>> {
+/// The CRDs of one release as a saved plan carries them, so `kbp apply PLAN` needs neither the checkout's
+/// `crds_dir` nor the chart's registry, and applies exactly what was planned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrdBundle {
+    /// The Karpenter release they belong to.
+    pub version: String,
+    /// Where they were read when the plan was made (`karpenter.crds_dir …` or the chart's reference).
+    pub source: String,
+    /// SHA-256 of `documents` as JSON: a plan file edited or cut short is refused before anything changes.
+    pub sha256: String,
+    pub documents: Vec<Value>,
+}
+
+impl CrdBundle {
+    /// Reads the CRDs `attrs` name, as [`load`] would without a bundle.
+    pub async fn collect(attrs: &Attrs) -> Result<CrdBundle> {
+        let (documents, source) = read(attrs).await?;
+        let version = attrs.get("version").and_then(Value::as_str).unwrap_or_default().to_string();
+        Ok(CrdBundle { version, source, sha256: digest(&documents), documents })
+    }
+
+    /// Whether the documents are still those the digest was taken of.
+    pub fn verify(&self) -> std::result::Result<(), String> {
+        let now = digest(&self.documents);
+        if now == self.sha256 {
+            Ok(())
+        } else {
+            Err(format!("its CRDs do not match their digest (sha256 {} recorded, {now} found)", self.sha256))
+        }
+    }
+}
+
+fn digest(documents: &[Value]) -> String {
+    use sha2::Digest as _;
+    let bytes = serde_json::to_vec(documents).expect("invariant: JSON values serialize");
+    sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The CRDs `attrs` name: those of the saved plan being applied when it carries them, else from `crds_dir` if
+/// set, else from the chart at `version`.
+pub async fn load(cx: &Context, attrs: &Attrs) -> Result<Vec<Value>> {
+    let version = attrs.get("version").and_then(Value::as_str).unwrap_or_default();
+    if let Some(bundle) = cx.saved_crds.as_deref().filter(|b| b.version == version) {
+        return Ok(bundle.documents.clone());
+    }
+    read(attrs).await.map(|(crds, _)| crds)
+}
+
+async fn read(attrs: &Attrs) -> Result<(Vec<Value>, String)> {
     let op = "karpenter:crds";
     let text = |k: &str| attrs.get(k).and_then(Value::as_str);
     let version = text("version").unwrap_or_default();
@@ -31,7 +79,7 @@ pub async fn load(attrs: &Attrs) -> Result<Vec<Value>> {
         return Err(ProviderError::new(op, "", "neither karpenter.chart nor karpenter.crds_dir is set"));
     }
     let loaded = oci::release_crds(chart.unwrap_or_default(), version, dir).await;
-    loaded.map(|(crds, _)| crds).map_err(|e| ProviderError::new(op, "", e.to_string()))
+    loaded.map_err(|e| ProviderError::new(op, "", e.to_string()))
 }
 
 fn name_of(crd: &Value) -> String {
@@ -53,7 +101,7 @@ fn observed_attrs(version: Value, prior: &Attrs) -> Attrs {
 impl KarpenterCrds {
     async fn install(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let version = desired.attrs.get("version").cloned().unwrap_or(Value::Null);
-        let crds = load(desired.attrs).await?;
+        let crds = load(cx, desired.attrs).await?;
         let session = Session::open(cx, desired.attrs).await?;
         let mut names = Vec::new();
         for mut crd in crds {
@@ -89,7 +137,7 @@ impl KarpenterCrds {
 #[async_trait]
 impl Provider for KarpenterCrds {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::KARPENTER_CRDS).force_new(&["cluster"]).takes(3, 3, 3)
+        Descriptor::new(kinds::KARPENTER_CRDS).force_new(&["cluster"]).sources(&["crds_dir", "chart"]).takes(3, 3, 3)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -16,7 +16,7 @@ use super::{Applied, Context, Descriptor, Desired, Observed, Provider};
 use crate::graph::Attrs;
 use crate::providers::Result;
 
-pub use crds::load as load_crds;
+pub use crds::CrdBundle;
 pub use session::FIELD_MANAGER;
 
 /// What every in-cluster provider does in a destroy when the cluster does not answer (deleted outside kbp,

@@ -1,0 +1,55 @@
+//! What applying a plan reads besides the plan itself, carried inside a saved plan with its digest: `kbp apply
+//! PLAN` then works in a directory holding nothing but the plan file (a CI job without the checkout), and
+//! applies exactly what was reviewed, never what a directory or a registry holds by then.
+//!
+//! The controller's manifests and every blueprint value are in the plan's resources already; Karpenter's CRDs
+//! are read from `karpenter.crds_dir` or the release's chart, so they are the input carried here.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Action, Plan};
+use crate::graph::compile::kinds;
+use crate::providers::kubernetes::CrdBundle;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// The CRDs of the release, when the plan installs or updates them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crds: Option<CrdBundle>,
+}
+
+impl Inputs {
+    pub fn is_empty(&self) -> bool {
+        self.crds.is_none()
+    }
+}
+
+/// The change of the plan that installs Karpenter's CRDs, if it has one: with its desired attributes.
+fn crds_change(p: &Plan) -> Option<&crate::graph::Resource> {
+    let installs = |a: &Action| matches!(a, Action::Create | Action::Update | Action::Replace);
+    let change = p.changes.iter().find(|c| c.kind == kinds::KARPENTER_CRDS && installs(&c.action))?;
+    p.resources.iter().find(|r| r.address == change.address)
+}
+
+/// Reads what applying `p` needs into it, before it is saved. A failure here fails the plan, not the apply
+/// job that would have found the directory missing after changing half the stack.
+pub async fn carry(p: &mut Plan) -> anyhow::Result<()> {
+    if let Some(r) = crds_change(p) {
+        let bundle = CrdBundle::collect(&r.attrs)
+            .await
+            .map_err(|e| anyhow::anyhow!("reading Karpenter's CRDs to save with the plan: {e}"))?;
+        p.inputs.crds = Some(bundle);
+    }
+    Ok(())
+}
+
+/// Checks, before anything changes, that a saved plan carries every input it needs and that each is intact.
+pub fn check(p: &Plan) -> Result<(), String> {
+    if crds_change(p).is_some() {
+        let Some(bundle) = &p.inputs.crds else {
+            return Err("the plan installs Karpenter's CRDs but does not carry them (saved by an older kbp)".into());
+        };
+        bundle.verify()?;
+    }
+    Ok(())
+}

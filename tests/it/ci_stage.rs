@@ -1,0 +1,95 @@
+//! kbp as a CI stage, against the emulator with state in S3: a saved plan is a self-contained artifact that one
+//! job makes in a checkout and another applies in an empty directory.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+const BUCKET: &str = "ci-kbp-state";
+
+/// A checkout as a repository holds a stack: `blueprints/minimal.toml` reading its CRDs from `../crds`, a
+/// directory of the checkout, relative to the blueprint as blueprints say paths.
+fn checkout() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("kbp-checkout-").tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("blueprints")).unwrap();
+    std::fs::create_dir_all(dir.path().join("crds")).unwrap();
+    for entry in std::fs::read_dir(reference_crds_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.path().join("crds").join(path.file_name().unwrap())).unwrap();
+    }
+    let text = std::fs::read_to_string(repo().join("blueprints/minimal.toml")).unwrap();
+    let text = match text.find("\n[karpenter]\n") {
+        Some(i) => format!(
+            "{}crds_dir = \"../crds\"\n{}",
+            &text[..i + "\n[karpenter]\n".len()],
+            &text[i + "\n[karpenter]\n".len()..]
+        ),
+        None => format!("{text}\n[karpenter]\ncrds_dir = \"../crds\"\n"),
+    };
+    std::fs::write(dir.path().join("blueprints/minimal.toml"), text).unwrap();
+    dir
+}
+
+fn in_ci(em: &Emulator, args: &[&str], cwd: &Path) -> std::process::Command {
+    let mut cmd = kbp_command(em, args, cwd);
+    cmd.env("KBP_STATE", format!("s3://{BUCKET}/kbp/sbx.state.json"));
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_made_in_a_checkout_applies_completely_from_a_directory_holding_only_the_plan() {
+    let em = Emulator::start();
+    em.bucket(BUCKET, true).await;
+    let plan_job = checkout();
+    let plan = in_ci(&em, &["plan", "blueprints/minimal.toml", "--out", "kbp.plan"], plan_job.path()).output().unwrap();
+    assert_success(&plan, "the plan job");
+    let saved = std::fs::read_to_string(plan_job.path().join("kbp.plan")).unwrap();
+    drop(plan_job); // the checkout is gone: nothing of it may be read again
+
+    // A copy whose CRDs were edited after the plan was reviewed is refused before anything is made.
+    let tampered_job = tempfile::tempdir().unwrap();
+    let mut doc: Value = serde_json::from_str(&saved).unwrap();
+    doc["inputs"]["crds"]["documents"][0]["spec"]["group"] = "evil.example.com".into();
+    std::fs::write(tampered_job.path().join("kbp.plan"), doc.to_string()).unwrap();
+    let out = kbp(&em, &["apply", "kbp.plan"], tampered_job.path());
+    assert_exit_code(&out, 1, "a plan whose CRDs do not match their digest");
+    assert!(stderr(&out).contains("do not match their digest"), "{}", describe_output(&out));
+    assert!(stack_vpcs(&em, "sbx").await.is_empty(), "nothing was made");
+
+    let apply_job = tempfile::tempdir().unwrap();
+    std::fs::write(apply_job.path().join("kbp.plan"), &saved).unwrap();
+    // No KBP_STATE: the plan says where its state is.
+    let out = kbp(&em, &["apply", "kbp.plan", "--json"], apply_job.path());
+    assert_success(&out, "the apply job, without the checkout");
+    let last: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["ok"], &last["failed"], &last["skipped"]),
+        (&true.into(), &Value::Array(vec![]), &Value::Array(vec![])),
+        "{last}"
+    );
+    let names: Vec<String> =
+        std::fs::read_dir(apply_job.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+    assert_eq!(names, ["kbp.plan"], "the apply job wrote nothing beside the plan");
+
+    // The CRDs the plan carried are installed, from the release the blueprint pins.
+    let client = cluster_client(&em, "sbx").await;
+    let crds: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+        client,
+        &kube::api::ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    let pools = crds.get("nodepools.karpenter.sh").await.expect("the NodePool CRD is installed");
+    assert_eq!(pools.metadata.annotations.unwrap_or_default()["kbp.dev/karpenter-version"], "1.14.1");
+
+    // Another checkout, elsewhere on disk: the same stack, no changes (where the CRDs are read is no change).
+    let drift_job = checkout();
+    let out =
+        in_ci(&em, &["plan", "blueprints/minimal.toml", "--detailed-exitcode"], drift_job.path()).output().unwrap();
+    assert_exit_code(&out, 0, "a plan from another checkout of the applied stack");
+    let out = in_ci(&em, &["destroy", "blueprints/minimal.toml", "--auto-approve"], drift_job.path()).output().unwrap();
+    assert_success(&out, "destroy");
+}
