@@ -173,24 +173,58 @@ pub fn load_str(name: &str, text: &str, sets: &[String]) -> Result<Blueprint, Di
 
 /// As [`load`], keeping the warnings (things the APIs accept that will not work as probably meant).
 pub fn check(path: &Path, sets: &[String]) -> Result<Loaded, Diagnostics> {
-    let text = limits::read(path)?;
-    let mut loaded = check_str(&path.display().to_string(), &text, sets)?;
+    check_layered(path, &[], sets)
+}
+
+/// As [`check`], with `overlays` laid over the blueprint in order (`-f prod.toml`): a later file's tables merge
+/// into the earlier ones' key by key, its other values replace theirs, and each diagnostic names the file that
+/// set the value. Paths in the blueprint (`crds_dir`, the state file) stay relative to the first file.
+pub fn check_layered(path: &Path, overlays: &[std::path::PathBuf], sets: &[String]) -> Result<Loaded, Diagnostics> {
+    let mut texts = vec![(path.display().to_string(), limits::read(path)?)];
+    for o in overlays {
+        texts.push((o.display().to_string(), limits::read(o)?));
+    }
+    let layers: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let mut loaded = check_sources(&layers, sets)?;
     // Paths in a blueprint are relative to the blueprint, not to wherever kbp runs; made absolute, so they mean
     // the same after `--chdir` and in the attributes a plan records.
-    let k = &mut loaded.blueprint.karpenter;
-    if let (Some(dir), Some(base)) = (&k.crds_dir, path.parent()) {
-        let joined = base.join(dir);
-        k.crds_dir = Some(std::path::absolute(&joined).unwrap_or(joined).display().to_string());
+    let base = path.parent().unwrap_or(Path::new(""));
+    let beside = |relative: &Path| {
+        let joined = base.join(relative);
+        std::path::absolute(&joined).unwrap_or(joined).display().to_string()
+    };
+    let bp = &mut loaded.blueprint;
+    if let Some(dir) = &bp.karpenter.crds_dir {
+        bp.karpenter.crds_dir = Some(beside(Path::new(dir)));
+    }
+    // A local state beside the blueprint: one state per stack, whichever directory kbp runs in.
+    if bp.state.backend != "s3" {
+        let file =
+            bp.state.path.clone().unwrap_or_else(|| crate::state::location::default_local_file(&bp.cluster.name));
+        bp.state.path = Some(beside(Path::new(&file)));
     }
     Ok(loaded)
 }
 
 /// As [`load_str`], keeping the warnings. On failure the diagnostics hold the errors and the warnings.
 pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diagnostics> {
-    limits::check_size(name, text)?;
+    check_sources(&[(name, text)], sets)
+}
+
+/// The first `(name, text)` overlaid by the others in order (see [`check_layered`]), then `sets`.
+fn check_sources(layers: &[(&str, &str)], sets: &[String]) -> Result<Loaded, Diagnostics> {
     let mut diags = Diagnostics::new();
-    let file = diags.add_source(name, text);
-    let mut root = tree::parse(file, text, &mut diags);
+    let mut root: Option<tree::Node> = None;
+    for &(name, text) in layers {
+        limits::check_size(name, text)?;
+        let file = diags.add_source(name, text);
+        let parsed = tree::parse(file, text, &mut diags);
+        match &mut root {
+            None => root = Some(parsed),
+            Some(base) => tree::overlay(base, parsed),
+        }
+    }
+    let Some(mut root) = root else { return Err(diags) };
     for set in sets {
         overrides::apply(&mut root, set, &mut diags);
     }

@@ -34,6 +34,10 @@ pub struct Global {
     /// Never colour the output (NO_COLOR is honoured too).
     #[arg(long, global = true)]
     pub no_color: bool,
+    /// Run in DIR, as if started there (Terraform's -chdir): every relative path, blueprint and plan file
+    /// included, is read from there.
+    #[arg(short = 'C', long, global = true, value_name = "DIR")]
+    pub chdir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -91,6 +95,12 @@ pub enum Command {
     /// included. `--json` prints the report as the `drift` field of the plan event (see docs/json.md).
     /// `kbp apply --refresh-only` accepts the drift into state; `kbp apply` repairs it.
     Drift(StackArgs),
+    /// Print a plan saved by `kbp plan --out` (text, Markdown or JSON), with the state it applies to.
+    ///
+    /// Reads only the file: for the approver of a CI apply job and its log (`kbp show kbp.plan` before `kbp
+    /// apply kbp.plan`). `--json` prints the plan document, as the `plan` field of `kbp plan --json`'s plan
+    /// event (see docs/json.md), without the inputs it carries for applying.
+    Show(ShowArgs),
     /// Create or update the stack to match the blueprint (or apply a saved plan).
     Apply(ApplyArgs),
     /// Delete everything the stack's state holds.
@@ -238,6 +248,11 @@ pub struct OutputArgs {
 pub struct BlueprintArgs {
     /// The blueprint file (TOML).
     pub blueprint: PathBuf,
+    /// A file laid over the blueprint (`kbp plan base.toml -f prod.toml`): its tables merge into the
+    /// blueprint's key by key, its other values replace the blueprint's, later files win, and a problem is
+    /// reported in the file that set the value. Repeatable.
+    #[arg(short = 'f', long = "overlay", value_name = "FILE")]
+    pub overlays: Vec<PathBuf>,
     /// Override a blueprint field: `--set cluster.name=sbx-42`, `--set vpc.nat_gateway=per-az`. Repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
@@ -373,6 +388,8 @@ pub struct PlanArgs {
     /// change. With --detailed-exitcode: 2 when there is drift.
     #[arg(long, conflicts_with_all = ["destroy", "out"])]
     pub refresh_only: bool,
+    #[command(flatten)]
+    pub shaping: Shaping,
     /// Read the region's instance types and prices from AWS (and cache them) for the plan's cost block, instead
     /// of using only what kbp has cached (by `kbp simulate` or an earlier --refresh-catalog), whatever its age.
     #[arg(long, conflicts_with_all = ["destroy", "refresh_only"])]
@@ -383,6 +400,11 @@ pub struct PlanArgs {
 pub struct ApplyArgs {
     /// A blueprint file, or a plan saved by `kbp plan --out`.
     pub file: PathBuf,
+    /// A file laid over the blueprint (`kbp plan base.toml -f prod.toml`): its tables merge into the
+    /// blueprint's key by key, its other values replace the blueprint's, later files win, and a problem is
+    /// reported in the file that set the value. Repeatable.
+    #[arg(short = 'f', long = "overlay", value_name = "FILE")]
+    pub overlays: Vec<PathBuf>,
     /// Override a blueprint field (not with a saved plan). Repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
@@ -401,6 +423,43 @@ pub struct ApplyArgs {
     /// leave state) and change nothing in AWS.
     #[arg(long, conflicts_with = "ttl")]
     pub refresh_only: bool,
+    #[command(flatten)]
+    pub shaping: Shaping,
+}
+
+/// What `plan` and `apply` take to narrow or force a plan, and how they read state.
+#[derive(Debug, Args, Clone)]
+pub struct Shaping {
+    /// Plan only the resource at ADDRESS (as `kbp graph --format json` and `kbp plan` show it, such as
+    /// `eks_node_group.controller`) and what it depends on; the stack's other changes wait for a later plan.
+    /// Repeatable. For exceptions (a fix that cannot wait for the rest), not for routine use.
+    #[arg(long = "target", value_name = "ADDRESS")]
+    pub targets: Vec<String>,
+    /// Replace the resource at ADDRESS (delete it and create it again, or the other way round where kbp
+    /// replaces without downtime) although nothing of it changed. Repeatable.
+    #[arg(long = "replace", value_name = "ADDRESS")]
+    pub replace: Vec<String>,
+    /// `--refresh=false`: take state as recorded, without asking AWS and the cluster what changed: faster, and
+    /// blind to drift and to resources deleted outside kbp.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub refresh: bool,
+    /// Plan even though no state was found and AWS holds resources tagged as this stack: rebuild the state from
+    /// their tags (after a state file was lost). Without it such a plan is refused, so a run from a directory
+    /// that does not see the stack's state never plans a second copy of it.
+    #[arg(long)]
+    pub adopt: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A plan saved by `kbp plan --out`.
+    pub file: PathBuf,
+    /// How to print it (--json is --format json).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: PlanFormat,
+    /// The plan document as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -426,6 +485,11 @@ pub struct DestroyArgs {
     /// The stack's blueprint (not with --from-tags).
     #[arg(required_unless_present = "from_tags", conflicts_with = "from_tags")]
     pub blueprint: Option<PathBuf>,
+    /// A file laid over the blueprint (`kbp plan base.toml -f prod.toml`): its tables merge into the
+    /// blueprint's key by key, its other values replace the blueprint's, later files win, and a problem is
+    /// reported in the file that set the value. Repeatable.
+    #[arg(short = 'f', long = "overlay", value_name = "FILE")]
+    pub overlays: Vec<PathBuf>,
     /// Override a blueprint field. Repeatable.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,

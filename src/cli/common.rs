@@ -50,7 +50,7 @@ pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGra
 /// As [`load`]; `check_crds` false leaves out the check of the NodePools and EC2NodeClasses against the CRDs
 /// (and any chart pull for it).
 pub fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> Result<(Blueprint, ResourceGraph), u8> {
-    let mut loaded = blueprint::check(&args.blueprint, &args.sets).map_err(|d| {
+    let mut loaded = blueprint::check_layered(&args.blueprint, &args.overlays, &args.sets).map_err(|d| {
         show_diagnostics(&d, color);
         FAILED
     })?;
@@ -100,6 +100,28 @@ pub fn state_location(explicit: Option<&Location>, bp: &Blueprint) -> Location {
 pub async fn lock_stack(state: &StateArgs, bp: &Blueprint, operation: &str) -> anyhow::Result<Locked> {
     let location = state_location(state.state.as_ref(), bp);
     lock_state(&location, state.lock_timeout, &bp.cluster.name, &bp.cluster.region, operation).await
+}
+
+/// Refuses a plan that would make a second copy of a stack AWS already holds: no state was found at `location`,
+/// yet refresh found resources carrying this stack's tags. Most likely kbp runs where it does not see the
+/// stack's state (another directory, another `--state`); `--adopt` says the state is truly lost.
+pub fn refuse_second_copy(locked: &Locked, adopted: &[crate::state::ResourceState], adopt: bool) -> anyhow::Result<()> {
+    if locked.existed || adopted.is_empty() || adopt {
+        return Ok(());
+    }
+    let some: Vec<String> = adopted
+        .iter()
+        .take(3)
+        .map(|r| format!("{} {}", r.address, r.id.as_deref().unwrap_or("")).trim_end().to_string())
+        .collect();
+    bail!(
+        "stack `{}` already exists in AWS ({} resources tagged kbp:stack={}, such as {}), but kbp found no state at {}\n  hint: run kbp where the stack's state is: beside the blueprint that made it (`--chdir DIR`), or name it with --state LOCATION (or KBP_STATE); if the state is lost, --adopt rebuilds it from the tags",
+        locked.state.stack,
+        adopted.len(),
+        locked.state.stack,
+        some.join(", "),
+        locked.backend.describe()
+    );
 }
 
 /// State locked for `operation`: the lock guard, the backend, and the state (new if there is none yet).
@@ -237,6 +259,38 @@ pub async fn import_blocks(
 }
 
 /// A failed [`plan::refresh`] as the one-line error (with its hint) a command reports.
+/// State refreshed from AWS and the cluster, or as recorded with `--refresh=false`.
+pub async fn refreshed(
+    cx: Arc<Context>,
+    registry: &crate::providers::Registry,
+    state: &State,
+    graph: &ResourceGraph,
+    parallelism: usize,
+    refresh: bool,
+) -> anyhow::Result<crate::plan::Refreshed> {
+    if !refresh {
+        return Ok(crate::plan::Refreshed::as_recorded(state));
+    }
+    crate::plan::refresh(cx, registry, state, Some(graph), parallelism).await.map_err(refresh_failed)
+}
+
+/// The plan of `graph` against `refreshed` as `shaping` asks: the replacements it requests, narrowed to its
+/// targets. Addresses that name nothing are refused.
+pub fn shaped_plan(
+    graph: &ResourceGraph,
+    refreshed: &crate::plan::Refreshed,
+    registry: &crate::providers::Registry,
+    shaping: &super::args::Shaping,
+) -> anyhow::Result<crate::plan::Plan> {
+    use crate::plan::shape;
+    let in_state = |a: &Address| refreshed.state.get(a).is_some();
+    let replace = shape::addresses("--replace", &shaping.replace, graph, in_state).map_err(anyhow::Error::msg)?;
+    let targets = shape::addresses("--target", &shaping.targets, graph, in_state).map_err(anyhow::Error::msg)?;
+    let mut p = crate::plan::diff_replacing(graph, &refreshed.state, registry, &refreshed.gone, &replace);
+    shape::target(&mut p, graph, &targets);
+    Ok(p)
+}
+
 pub fn refresh_failed((address, e): (Address, ProviderError)) -> anyhow::Error {
     let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
     anyhow::anyhow!("refreshing {address}: {e}{hint}")

@@ -19,6 +19,7 @@ pub async fn run(stack: StackArgs, g: &Global) -> u8 {
         destroy: false,
         refresh_only: true,
         refresh_catalog: false,
+        shaping: super::args::Shaping { targets: Vec::new(), replace: Vec::new(), refresh: true, adopt: false },
     };
     super::plan::run(plan_args, g).await
 }
@@ -26,7 +27,7 @@ pub async fn run(stack: StackArgs, g: &Global) -> u8 {
 /// `kbp apply FILE --refresh-only`: refresh under the state lock, show the drift, and (once approved) write the
 /// refreshed resources into state in one write.
 pub(super) async fn accept(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
-    let bp_args = BlueprintArgs { blueprint: a.file.clone(), sets: a.sets.clone() };
+    let bp_args = BlueprintArgs { blueprint: a.file.clone(), overlays: a.overlays.clone(), sets: a.sets.clone() };
     let (bp, graph) = match common::load(&bp_args, ui.color) {
         Ok(x) => x,
         Err(code) => return Ok(code),

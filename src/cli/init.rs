@@ -8,7 +8,7 @@ use crate::blueprint;
 use crate::kubernetes::oci;
 
 pub async fn run(a: InitArgs, g: &Global) -> u8 {
-    let loaded = match blueprint::check(&a.bp.blueprint, &a.bp.sets) {
+    let loaded = match blueprint::check_layered(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
         Ok(loaded) => loaded,
         Err(d) => {
             eprint!("{}", d.render(!g.no_color));

@@ -22,6 +22,7 @@ mod preflight;
 mod render;
 mod run;
 mod schema;
+mod show;
 mod signals;
 mod simulate;
 mod state;
@@ -45,6 +46,15 @@ pub fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     init_tracing(cli.verbose);
+    if let Some(dir) = &cli.global.chdir {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            eprintln!(
+                "error: cannot change to directory {} (--chdir): {e}\n  hint: name an existing directory",
+                dir.display()
+            );
+            return ExitCode::from(common::FAILED);
+        }
+    }
     if let Some(command) = cli.command.event_stream() {
         crate::ui::json::start(command);
     }
@@ -53,6 +63,7 @@ pub fn main() -> ExitCode {
         Command::Graph(a) => graph::run(a, &cli.global),
         Command::Fmt(a) => fmt::run(a, &cli.global),
         Command::Schema(a) => schema::run(a),
+        Command::Show(a) => show::run(a, &cli.global),
         Command::Completions(a) => generated::completions(a),
         Command::Man(a) => generated::man(a),
         command => {
@@ -84,6 +95,7 @@ pub fn main() -> ExitCode {
                     | Command::Graph(_)
                     | Command::Fmt(_)
                     | Command::Schema(_)
+                    | Command::Show(_)
                     | Command::Completions(_)
                     | Command::Man(_) => {
                         unreachable!("handled without a runtime")

@@ -67,9 +67,9 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         };
         let registry = Registry::builtin();
         let parallelism = a.stack.run.parallelism as usize;
-        let mut refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(&graph), parallelism)
-            .await
-            .map_err(common::refresh_failed)?;
+        let refresh = a.shaping.refresh || a.refresh_only;
+        let mut refreshed =
+            common::refreshed(cx.clone(), &registry, &locked.state, &graph, parallelism, refresh).await?;
         let imported = if a.destroy || a.refresh_only {
             Vec::new()
         } else {
@@ -78,9 +78,12 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         let mut p = if a.destroy {
             plan::diff_destroy(&graph, &refreshed.state, &registry)
         } else {
-            plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone)
+            common::shaped_plan(&graph, &refreshed, &registry, &a.shaping)?
         };
         p.adopting(&refreshed);
+        if !a.destroy && !a.refresh_only {
+            common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
+        }
         p.importing(imported);
         if !a.destroy {
             p.drift = plan::drift::drift(&locked.state, &refreshed);
@@ -96,7 +99,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         }
         p.state_location = Some(locked.location.clone());
         if !a.destroy {
-            p.warnings = crate::blueprint::advisories(&bp);
+            p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
         }
         if !a.destroy && !a.refresh_only {
             let catalog = catalog_for_cost(&cx.sdk, &bp.cluster.region, a.refresh_catalog).await;

@@ -30,7 +30,8 @@ pub async fn apply(a: ApplyArgs, g: &Global) -> u8 {
 }
 
 async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
-    let bp_args = super::args::BlueprintArgs { blueprint: a.file.clone(), sets: a.sets.clone() };
+    let bp_args =
+        super::args::BlueprintArgs { blueprint: a.file.clone(), overlays: a.overlays.clone(), sets: a.sets.clone() };
     let (bp, graph) = match common::load(&bp_args, ui.color) {
         Ok(x) => x,
         Err(code) => return Ok(code),
@@ -49,15 +50,16 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     }
     let cx = Arc::new(cx);
     let registry = Registry::builtin();
-    let mut refreshed = plan::refresh(cx.clone(), &registry, &locked.state, Some(&graph), a.run.parallelism as usize)
-        .await
-        .map_err(common::refresh_failed)?;
+    let parallelism = a.run.parallelism as usize;
+    let mut refreshed =
+        common::refreshed(cx.clone(), &registry, &locked.state, &graph, parallelism, a.shaping.refresh).await?;
     let imported = common::import_blocks(&cx, &registry, &graph, &bp, &mut refreshed.state).await?;
-    let mut p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
+    let mut p = common::shaped_plan(&graph, &refreshed, &registry, &a.shaping)?;
     p.adopting(&refreshed);
+    common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
     p.importing(imported);
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
-    p.warnings = crate::blueprint::advisories(&bp);
+    p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
     let code = execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await?;
     locked.guard.release().await?;
@@ -65,6 +67,10 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
 }
 
 async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
+    let s = &a.shaping;
+    if !s.targets.is_empty() || !s.replace.is_empty() || !s.refresh || s.adopt {
+        bail!("--target, --replace, --refresh and --adopt do not apply to a saved plan: it was made with whatever they said\n  hint: pass them to `kbp plan --out` instead");
+    }
     if !a.sets.is_empty() {
         bail!("--set does not apply to a saved plan: the plan already fixes every value\n  hint: make a new plan with the --set flags");
     }

@@ -20,7 +20,7 @@ fn report_json(valid: bool, d: &Diagnostics) {
 
 pub fn run(a: ValidateArgs, g: &Global) -> u8 {
     let ui = crate::ui::Ui::new(a.json, g.no_color);
-    match blueprint::check(&a.bp.blueprint, &a.bp.sets) {
+    match blueprint::check_layered(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
         Ok(mut loaded) => {
             let crds = super::crd_check::offline(&mut loaded);
             super::crd_check::name_fields(&mut loaded, crds.as_ref());

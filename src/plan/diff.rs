@@ -13,6 +13,17 @@ use crate::state::{ResourceState, State, Status};
 /// Plans the changes that take `state` (already refreshed) to `graph`. Resources whose kind has no provider in
 /// `registry`, and everything that depends on them, are reported as deferred rather than planned.
 pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[Address]) -> Plan {
+    diff_replacing(graph, state, registry, gone, &[])
+}
+
+/// [`diff`], planning a replacement of each resource in `replace` that exists, changed or not (`--replace`).
+pub fn diff_replacing(
+    graph: &ResourceGraph,
+    state: &State,
+    registry: &Registry,
+    gone: &[Address],
+    replace: &[Address],
+) -> Plan {
     let mut changes = Vec::new();
     let mut deferred = Vec::new();
     let mut deferred_set: BTreeSet<Address> = BTreeSet::new();
@@ -78,12 +89,15 @@ pub fn diff(graph: &ResourceGraph, state: &State, registry: &Registry, gone: &[A
         } else if let Some(retag) = address_tag_rewrite(existing, &desired) {
             attrs.push(retag);
         }
-        if attrs.is_empty() {
+        let forced = replace.contains(&r.address);
+        if attrs.is_empty() && !forced {
             unchanged += 1;
             continue;
         }
         let replace_by: Vec<&str> = attrs.iter().filter(|a| a.forces_replacement).map(|a| a.path.as_str()).collect();
-        let (action, reason) = if replace_by.is_empty() {
+        let (action, reason) = if forced {
+            (Action::Replace, "replacement requested with --replace".to_string())
+        } else if replace_by.is_empty() {
             let paths: BTreeSet<&str> = attrs.iter().map(|a| top(&a.path)).collect();
             (Action::Update, format!("{} changed", paths.into_iter().collect::<Vec<_>>().join(", ")))
         } else {

@@ -9,6 +9,7 @@ pub mod inputs;
 pub mod markdown;
 pub mod refresh;
 pub mod render;
+pub mod shape;
 
 use std::path::Path;
 
@@ -17,7 +18,7 @@ use serde_json::Value;
 
 use crate::graph::{Address, Resource};
 
-pub use diff::{diff, diff_destroy};
+pub use diff::{diff, diff_destroy, diff_replacing};
 pub use refresh::{refresh, Refreshed};
 
 pub const FORMAT_VERSION: u32 = 1;

@@ -27,6 +27,13 @@ pub struct Refreshed {
     pub adopted: Vec<Address>,
 }
 
+impl Refreshed {
+    /// State taken as it is, nothing asked of AWS or the cluster (`--refresh=false`).
+    pub fn as_recorded(state: &State) -> Refreshed {
+        Refreshed { state: state.clone(), gone: Vec::new(), adopted: Vec::new() }
+    }
+}
+
 enum Outcome {
     Found(Observed),
     Adopted(String, Observed),

@@ -33,9 +33,15 @@ pub struct S3Location {
     pub role_arn: Option<String>,
 }
 
-/// The default local state file of a stack, relative to the working directory.
+/// The default local state file of a stack, relative to the working directory (kbp makes it relative to the
+/// blueprint's directory when it has a blueprint: see `blueprint::check`).
 pub fn default_local(stack: &str) -> Location {
-    Location::Local { path: PathBuf::from(".kbp").join(format!("{stack}.state.json")) }
+    Location::Local { path: PathBuf::from(default_local_file(stack)) }
+}
+
+/// `.kbp/<stack>.state.json`.
+pub fn default_local_file(stack: &str) -> String {
+    format!(".kbp/{stack}.state.json")
 }
 
 /// The default object key of a stack's state in its bucket.

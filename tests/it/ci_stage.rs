@@ -93,3 +93,40 @@ async fn a_plan_made_in_a_checkout_applies_completely_from_a_directory_holding_o
     let out = in_ci(&em, &["destroy", "blueprints/minimal.toml", "--auto-approve"], drift_job.path()).output().unwrap();
     assert_success(&out, "destroy");
 }
+
+/// Local state lives beside the blueprint, so kbp run from another directory (or with `--chdir`) finds the
+/// stack's state and plans nothing; a copy of the blueprint where no state is would plan a second stack of the
+/// same name, and is refused, saying where kbp looked.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_state_per_stack_wherever_kbp_runs() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("minimal");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let blueprint = ws.blueprint.display().to_string();
+
+    let out = kbp(&em, &["plan", &blueprint, "--detailed-exitcode"], elsewhere.path());
+    assert_exit_code(&out, 0, "a plan from another working directory");
+    let dir = ws.path().display().to_string();
+    let out = kbp(&em, &["--chdir", &dir, "plan", ws.blueprint_arg(), "--detailed-exitcode"], elsewhere.path());
+    assert_exit_code(&out, 0, "a plan with --chdir");
+    let out = kbp(&em, &["plan", "-C", &dir, ws.blueprint_arg(), "--detailed-exitcode"], elsewhere.path());
+    assert_exit_code(&out, 0, "a plan with -C after the command");
+    assert!(!elsewhere.path().join(".kbp").exists(), "no second state file");
+
+    std::fs::copy(&ws.blueprint, elsewhere.path().join("copy.toml")).unwrap();
+    let out = kbp(&em, &["plan", "copy.toml"], elsewhere.path());
+    assert_exit_code(&out, 1, "a plan that would make a second copy of the stack");
+    let err = stderr(&out);
+    let looked = elsewhere.path().join(".kbp/sbx.state.json");
+    assert!(
+        err.contains("stack `sbx` already exists in AWS")
+            && err.contains(&looked.display().to_string())
+            && err.contains("--chdir"),
+        "{err}"
+    );
+    let out = kbp(&em, &["apply", "copy.toml", "--auto-approve"], elsewhere.path());
+    assert_exit_code(&out, 1, "an apply that would make a second copy of the stack");
+    assert_eq!(stack_vpcs(&em, "sbx").await.len(), 1, "one VPC");
+    kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
+}

@@ -284,7 +284,15 @@ async fn a_lost_state_is_rebuilt_from_the_stacks_tags_not_duplicated() {
     let applied = Inventory::take(&em).await;
     std::fs::remove_file(ws.path().join(".kbp/sbx.state.json")).unwrap();
 
-    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--json"], ws.path());
+    // Without --adopt such a plan is refused: kbp may merely be looking in the wrong place for the state.
+    let refused = kbp(&em, &["plan", ws.blueprint_arg()], ws.path());
+    assert_exit_code(&refused, 1, "a plan without state of a stack AWS holds");
+    assert!(
+        stderr(&refused).contains("already exists in AWS") && stderr(&refused).contains("--adopt"),
+        "{}",
+        describe_output(&refused)
+    );
+    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--json", "--adopt"], ws.path());
     assert_success(&plan, "plan without state");
     let plan = events::plan(&plan);
     let adopted: Vec<&str> =
@@ -308,7 +316,7 @@ async fn a_lost_state_is_rebuilt_from_the_stacks_tags_not_duplicated() {
         .collect();
     assert!(!creates.iter().any(|a| adopted.contains(a)), "nothing adopted is created: {creates:?}");
 
-    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve", "--adopt"], ws.path());
     Inventory::take(&em).await.assert_eq(&applied, "apply without state");
     assert_exit_code(&kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path()), 0, "converged");
     kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
