@@ -130,3 +130,69 @@ async fn one_state_per_stack_wherever_kbp_runs() {
     assert_eq!(stack_vpcs(&em, "sbx").await.len(), 1, "one VPC");
     kbp_ok(&em, &["destroy", ws.blueprint_arg(), "--auto-approve"], ws.path());
 }
+
+/// What Terraform users reach for: `-f` overlays (later files win, problems reported in the file that set the
+/// value), `--target` (the resource and what it depends on), `--replace`, `kbp show PLANFILE` and
+/// `--refresh=false`.
+#[tokio::test(flavor = "multi_thread")]
+async fn overlays_target_replace_show_and_no_refresh() {
+    let em = Emulator::start();
+    let ws = Workspace::with_blueprint("minimal");
+    let bp = ws.blueprint_arg();
+    kbp_ok(&em, &["apply", bp, "--auto-approve"], ws.path());
+
+    // An overlay tags every resource: targeted, only the queue changes, the rest is said to be left out.
+    std::fs::write(ws.path().join("prod.toml"), "[cluster.tags]\nteam = \"prod\"\n").unwrap();
+    let all = events::plan(&kbp_ok(&em, &["plan", bp, "-f", "prod.toml", "--json"], ws.path()));
+    assert!(all["changes"].as_array().unwrap().len() > 5, "the overlay's tag reaches every resource: {all}");
+    let queue = "sqs_queue.interruption";
+    let out = kbp_ok(&em, &["plan", bp, "--overlay", "prod.toml", "--target", queue, "--json"], ws.path());
+    let targeted = events::plan(&out);
+    let changed: Vec<&str> =
+        targeted["changes"].as_array().unwrap().iter().map(|c| c["address"].as_str().unwrap()).collect();
+    assert_eq!(changed, [queue], "{targeted}");
+    assert!(stderr(&out).contains("a targeted plan (--target sqs_queue.interruption)"), "{}", describe_output(&out));
+    kbp_ok(&em, &["apply", bp, "-f", "prod.toml", "--target", queue, "--auto-approve"], ws.path());
+    let sqs = em.sqs().await;
+    let url = sqs.get_queue_url().queue_name("sbx").send().await.unwrap().queue_url().unwrap().to_string();
+    let tags = sqs.list_queue_tags().queue_url(&url).send().await.unwrap();
+    assert_eq!(tags.tags().and_then(|t| t.get("team")).map(String::as_str), Some("prod"), "the queue is tagged");
+    let vpc = &stack_vpcs(&em, "sbx").await[0];
+    let vpcs = em.ec2().await.describe_vpcs().vpc_ids(vpc).send().await.unwrap();
+    assert!(!vpcs.vpcs()[0].tags().iter().any(|t| t.key() == Some("team")), "the VPC was not targeted");
+
+    // A later file's value wins, and a wrong one is reported in that file.
+    std::fs::write(ws.path().join("bad.toml"), "[cluster]\nversion = 42\n").unwrap();
+    let out = kbp(&em, &["validate", bp, "-f", "prod.toml", "-f", "bad.toml"], ws.path());
+    assert_exit_code(&out, 1, "an overlay with a wrong type");
+    assert!(stderr(&out).contains("bad.toml:2:"), "{}", describe_output(&out));
+
+    // --replace plans a replacement of an unchanged resource; the saved plan shows it, and applying recreates it.
+    let out = kbp_ok(
+        &em,
+        &["plan", bp, "-f", "prod.toml", "--target", queue, "--replace", queue, "--out", "r.plan"],
+        ws.path(),
+    );
+    assert!(stdout(&out).contains(queue), "{}", describe_output(&out));
+    let shown = kbp_ok(&em, &["show", "r.plan"], ws.path());
+    let text = stdout(&shown);
+    assert!(text.contains("Saved plan r.plan") && text.contains("replacement requested with --replace"), "{text}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&kbp_ok(&em, &["show", "r.plan", "--json"], ws.path()).stdout).unwrap();
+    assert_eq!(
+        (doc["changes"][0]["address"].as_str(), doc["changes"][0]["action"].as_str()),
+        (Some(queue), Some("replace"))
+    );
+    assert!(doc.get("inputs").is_none(), "show leaves out what the plan carries for applying");
+    let out = kbp_ok(&em, &["apply", "r.plan"], ws.path());
+    let err = stderr(&out);
+    assert!(stamps(&err, "destroyed").contains_key(queue) && stamps(&err, "created").contains_key(queue), "{err}");
+
+    // Deleted outside kbp: a plan without refresh does not see it, a refreshed one does.
+    let url = sqs.get_queue_url().queue_name("sbx").send().await.unwrap().queue_url().unwrap().to_string();
+    sqs.delete_queue().queue_url(&url).send().await.unwrap();
+    let args = ["plan", bp, "-f", "prod.toml", "--target", queue, "--detailed-exitcode"];
+    assert_exit_code(&kbp(&em, &[&args[..], &["--refresh=false"]].concat(), ws.path()), 0, "--refresh=false is blind");
+    assert_exit_code(&kbp(&em, &args, ws.path()), 2, "a refreshed plan sees the queue gone");
+    kbp_ok(&em, &["destroy", bp, "--auto-approve"], ws.path());
+}
