@@ -44,6 +44,10 @@ pub enum Event {
     Started {
         address: Address,
         op: Op,
+        /// How long the operation usually takes in AWS, in seconds, when that is more than a few (a cluster's
+        /// create: 600), so progress can say what to expect.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        typical_s: Option<u64>,
     },
     Finished {
         address: Address,
@@ -70,11 +74,7 @@ pub enum Event {
         waited: Duration,
     },
     /// Not attempted because something it needs failed.
-    Skipped {
-        address: Address,
-        op: Op,
-        because: Address,
-    },
+    Skipped { address: Address, op: Op, because: Address },
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -285,6 +285,10 @@ pub struct RunArgs {
     /// when --kubeconfig is not given.
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
+    /// Outside a terminal (a CI log), how often each operation still running gets a line (`still creating
+    /// eks_cluster.main — 4m30s elapsed, typically 10 min [CREATING]`).
+    #[arg(long, value_name = "DURATION", default_value = "30s", env = "KBP_PROGRESS_INTERVAL", value_parser = parse_duration)]
+    pub progress_interval: Duration,
 }
 
 impl RunArgs {

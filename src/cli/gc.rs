@@ -72,7 +72,13 @@ pub async fn run(a: GcArgs, g: &Global) -> u8 {
     let ui = Ui::new(a.json, g.no_color);
     let result = async {
         let region = common::default_region(a.region.as_deref()).await?;
-        let run = RunArgs { parallelism: 10, json: a.json, kubeconfig: None, context: None };
+        let run = RunArgs {
+            parallelism: 10,
+            json: a.json,
+            kubeconfig: None,
+            context: None,
+            progress_interval: std::time::Duration::from_secs(30),
+        };
         let cx = common::context("", &region, &run).await;
         super::preflight::identity(&cx).await?;
         let now = OffsetDateTime::now_utc();

@@ -170,7 +170,8 @@ async fn execute(
             .context("writing the adopted and imported resources into state")?;
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let renderer = tokio::spawn(ui.render_events(rx));
+    let operations = p.changes.iter().map(|c| if c.action == plan::Action::Replace { 2 } else { 1 }).sum();
+    let renderer = tokio::spawn(ui.every(run.progress_interval).render_counted(rx, Some(operations)));
     let walking = super::signals::walking(verb);
     let outcome =
         exec::walk(&p, cx.clone(), registry, state.clone(), run.parallelism as usize, tx, walking.interrupt.clone())

@@ -11,10 +11,12 @@ pub fn run(a: ShowArgs, g: &Global) -> u8 {
     let ui = Ui::new(format != PlanFormat::Text, g.no_color);
     let plan = match Plan::load(&a.file) {
         Ok(Some(p)) => p,
-        Ok(None) => return common::report(&anyhow::anyhow!(
+        Ok(None) => {
+            return common::report(&anyhow::anyhow!(
             "{} is not a plan saved by `kbp plan --out`\n  hint: `kbp plan BLUEPRINT` shows the plan of a blueprint",
             a.file.display()
-        )),
+        ))
+        }
         Err(e) => return common::report(&anyhow::anyhow!(e)),
     };
     // What the plan carries for applying (the CRDs) is named, not printed.

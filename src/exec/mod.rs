@@ -214,7 +214,9 @@ pub async fn walk_with(
             }
             let step = g[ix].clone();
             let shared = shared.clone();
-            let _ = events.send(Event::Started { address: step.address.clone(), op: step.op });
+            let typical = typical_secs(&step, &shared.registry);
+            let typical_s = (typical >= 10).then_some(typical);
+            let _ = events.send(Event::Started { address: step.address.clone(), op: step.op, typical_s });
             tasks.spawn(async move {
                 let start = Instant::now();
                 let r = run_step(&shared, &step).await;

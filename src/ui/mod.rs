@@ -22,20 +22,42 @@ pub struct Ui {
     pub color: bool,
     /// Live progress (spinners) rather than lines: only on a terminal.
     pub live: bool,
+    /// How often a running operation gets a "still …" line in a log (`--progress-interval`).
+    pub progress_every: std::time::Duration,
 }
 
 impl Ui {
     pub fn new(json: bool, no_color: bool) -> Self {
         let tty = std::io::stderr().is_terminal();
         let color = !json && !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
-        Ui { json, color, live: tty && !json }
+        Ui { json, color, live: tty && !json, progress_every: std::time::Duration::from_secs(30) }
+    }
+
+    /// With "still …" lines every `every` (at least a second).
+    pub fn every(self, every: std::time::Duration) -> Self {
+        Ui { progress_every: every.max(std::time::Duration::from_secs(1)), ..self }
     }
 
     /// Renders events until the sender is dropped.
-    pub async fn render_events(self, mut rx: UnboundedReceiver<Event>) {
-        let mut progress = Progress::new(self);
-        while let Some(e) = rx.recv().await {
-            progress.event(&e);
+    pub async fn render_events(self, rx: UnboundedReceiver<Event>) {
+        self.render_counted(rx, None).await
+    }
+
+    /// Renders the events of a walk of `total` operations (shown as "N of M" when known), with a line every
+    /// [`Ui::progress_every`] for each operation still running where no spinner shows it.
+    pub async fn render_counted(self, mut rx: UnboundedReceiver<Event>, total: Option<usize>) {
+        let mut progress = Progress::new(self, total);
+        let mut tick = tokio::time::interval(self.progress_every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                e = rx.recv() => match e {
+                    Some(e) => progress.event(&e),
+                    None => break,
+                },
+                _ = tick.tick() => progress.tick(self.progress_every),
+            }
         }
         progress.finish();
     }

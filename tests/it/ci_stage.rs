@@ -196,3 +196,25 @@ async fn overlays_target_replace_show_and_no_refresh() {
     assert_exit_code(&kbp(&em, &args, ws.path()), 2, "a refreshed plan sees the queue gone");
     kbp_ok(&em, &["destroy", bp, "--auto-approve"], ws.path());
 }
+
+/// In a CI log (no terminal) a long wait is never silent: each operation still running gets a line every
+/// `--progress-interval`, with what is typical for it; under `--json` these lines go to stderr and stdout holds
+/// nothing but events.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_wait_shows_progress_lines_in_a_log_and_json_stays_on_stdout() {
+    // A cluster takes 60 s to create.
+    let em = Emulator::start_with("realistic", 0.1);
+    let ws = Workspace::with_blueprint("minimal");
+    let args = ["apply", ws.blueprint_arg(), "--auto-approve", "--json", "--progress-interval", "20s"];
+    let out = kbp_ok(&em, &args, ws.path());
+    for line in stdout(&out).lines() {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(event["type"].is_string(), "{line}");
+    }
+    let err = stderr(&out);
+    let still: Vec<&str> = err.lines().filter(|l| l.contains("still creating eks_cluster.main — ")).collect();
+    assert!(still.len() >= 2, "a line every 20 s of the 60 s wait: {err}");
+    assert!(still.iter().all(|l| l.contains(" elapsed, typically 10 min")), "{still:?}");
+    assert!(err.contains("eks_cluster.main: creating…") && err.contains("eks_cluster.main: created in "), "{err}");
+    assert!(err.contains(" of "), "finished lines count the operations: {err}");
+}
