@@ -234,6 +234,31 @@ impl Index {
     }
 }
 
+/// Lays a later file's document `over` onto `base` (`kbp plan base.toml -f prod.toml`): tables merge key by key;
+/// anything else (a value, an array, an array of tables) is replaced whole, keeping the place in the file that
+/// set it, so a diagnostic points into that file.
+pub(crate) fn overlay(base: &mut Node, over: Node) {
+    let Value::Table(over_entries) = over.value else {
+        *base = over;
+        return;
+    };
+    let Value::Table(entries) = &mut base.value else {
+        *base = Node { value: Value::Table(over_entries), ..over };
+        return;
+    };
+    for e in over_entries {
+        match entries.iter_mut().find(|x| x.key == e.key) {
+            Some(existing)
+                if matches!(existing.node.value, Value::Table(_)) && matches!(e.node.value, Value::Table(_)) =>
+            {
+                overlay(&mut existing.node, e.node)
+            }
+            Some(existing) => *existing = e,
+            None => entries.push(e),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,30 +296,5 @@ mod tests {
         parse(s, text, &mut d);
         assert!(d.items.len() >= 2, "{d}");
         assert!(d.items.iter().all(|i| i.message.starts_with("TOML syntax")));
-    }
-}
-
-/// Lays a later file's document `over` onto `base` (`kbp plan base.toml -f prod.toml`): tables merge key by key;
-/// anything else (a value, an array, an array of tables) is replaced whole, keeping the place in the file that
-/// set it, so a diagnostic points into that file.
-pub(crate) fn overlay(base: &mut Node, over: Node) {
-    let Value::Table(over_entries) = over.value else {
-        *base = over;
-        return;
-    };
-    let Value::Table(entries) = &mut base.value else {
-        *base = Node { value: Value::Table(over_entries), ..over };
-        return;
-    };
-    for e in over_entries {
-        match entries.iter_mut().find(|x| x.key == e.key) {
-            Some(existing)
-                if matches!(existing.node.value, Value::Table(_)) && matches!(e.node.value, Value::Table(_)) =>
-            {
-                overlay(&mut existing.node, e.node)
-            }
-            Some(existing) => *existing = e,
-            None => entries.push(e),
-        }
     }
 }

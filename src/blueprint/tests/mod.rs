@@ -357,3 +357,25 @@ fn the_ami_family_comes_from_the_crd_fields_when_the_blueprint_writes_them() {
     .unwrap_err();
     assert!(mixed.items.iter().any(|d| d.message.contains("Windows nodes (`windows2022`)")), "{}", mixed.render(false));
 }
+
+#[test]
+fn an_overlay_merges_tables_replaces_values_and_is_blamed_for_its_own_mistakes() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let base = write("base.toml", &format!("{HEADER}[cluster.tags]\nteam = \"a\"\nowner = \"x\"\n"));
+    let prod = write("prod.toml", "[cluster]\nversion = \"1.33\"\n[cluster.tags]\nteam = \"b\"\n");
+    let bp = check_layered(&base, std::slice::from_ref(&prod), &[]).map_err(|d| d.render(false)).unwrap().blueprint;
+    assert_eq!(bp.cluster.version, "1.33");
+    let tags: Vec<(&str, &str)> = bp.cluster.tags.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(tags, [("owner", "x"), ("team", "b")], "tables merge key by key, the later file wins");
+    // Paths stay relative to the first file.
+    assert!(bp.state.path.as_deref().unwrap().starts_with(&dir.path().display().to_string()));
+
+    let bad = write("bad.toml", "[cluster]\nversion = 42\n");
+    let err = check_layered(&base, &[prod, bad], &[]).unwrap_err().render(false);
+    assert!(err.contains("bad.toml:2:"), "{err}");
+}
