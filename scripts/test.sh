@@ -52,6 +52,9 @@ scripts/kube.sh install
 # Karpenter v1.14.1's core with its KWOK provider (kube/karpenter-kwok/go.mod): tests/it/simulate_kwok.rs checks
 # `kbp simulate` against it. Built once per machine into the same cache (about 5-8 minutes on 2 cores).
 scripts/karpenter-kwok.sh install >/dev/null
+# actionlint v1.7.12 (kube/actionlint/go.mod): tests/it/workflows.rs checks .github/workflows and the workflow
+# docs/ci.md recommends with it. Built once per machine into the same cache (seconds).
+scripts/actionlint.sh install >/dev/null
 
 # The official Karpenter CRDs the manifests are validated against are the project's reference data, kept
 # outside the repository (../shared/reference). Tests read KBP_KARPENTER_CRDS_DIR; point it at them when

@@ -19,6 +19,9 @@ mod seed_patterns;
 mod token_cli;
 mod validate_cli;
 
+// The project's own CI and release workflows, and the one docs/ci.md recommends.
+mod workflows;
+
 // The test harness itself: the emulator, its extension and the fault proxy.
 mod emulator_extension;
 mod emulator_smoke;
