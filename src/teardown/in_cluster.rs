@@ -43,6 +43,7 @@ const LOOK: Budget = Budget {
     timeout: Duration::MAX,
     first_interval: Duration::from_millis(250),
     max_interval: Duration::from_secs(5),
+    expected: None,
 };
 
 /// Deletes, in every namespace of the cluster that `cluster`'s attributes name (any in-cluster state entry's),

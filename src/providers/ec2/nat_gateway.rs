@@ -19,22 +19,25 @@ pub struct NatGateway;
 
 /// AWS answers `NatGatewayNotFound`; the EC2 naming scheme (and some emulators) says `InvalidNatGatewayID.NotFound`.
 const NOT_FOUND: &[&str] = &["NatGatewayNotFound", "InvalidNatGatewayID.NotFound"];
-/// AWS documents creation as taking up to several minutes; ten leaves a margin.
-const CREATE_BUDGET: Budget = Budget::minutes(10);
-const DELETE_BUDGET: Budget = Budget::minutes(10);
+/// AWS documents creation as taking up to several minutes; ten leaves a margin. Each wait expects the
+/// operation's typical time ([`DESCRIPTOR`]).
+const CREATE_BUDGET: Budget = Budget::minutes(10).expecting(DESCRIPTOR.typical.create);
+const DELETE_BUDGET: Budget = Budget::minutes(10).expecting(DESCRIPTOR.typical.delete);
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::EC2_TAGS];
 
+const DESCRIPTOR: Descriptor = Descriptor::new(kinds::NAT_GATEWAY)
+    .sends(SENDS)
+    .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
+    .adoptable_by_tags()
+    .imported_by("its ID, `nat-…`")
+    .takes(90, 1, 60);
+
 #[async_trait]
 impl Provider for NatGateway {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::NAT_GATEWAY)
-            .sends(SENDS)
-            .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
-            .adoptable_by_tags()
-            .imported_by("its ID, `nat-…`")
-            .takes(90, 1, 60)
+        DESCRIPTOR
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -26,8 +26,12 @@ use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider
 pub struct Addon;
 
 const KIND: &str = kinds::EKS_ADDON;
-/// Add-ons install in a minute or two; coredns waits for a node to run on.
+/// Add-ons install in a minute or two; coredns waits for a node to run on. Each wait expects the operation's
+/// typical time ([`DESCRIPTOR`]).
 const BUDGET: Budget = Budget::long_minutes(20);
+const CREATE: Budget = BUDGET.expecting(DESCRIPTOR.typical.create);
+const UPDATE: Budget = BUDGET.expecting(DESCRIPTOR.typical.update);
+const DELETE: Budget = BUDGET.expecting(DESCRIPTOR.typical.delete);
 
 #[derive(Debug, Deserialize)]
 struct Spec {
@@ -56,19 +60,21 @@ impl Spec {
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::tags_of("EKS add-on")];
 
+const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
+    .sends(SENDS)
+    .force_new(&["cluster_name", "addon_name"])
+    .imported_by("`<cluster name>:<add-on name>`")
+    .takes(60, 30, 30);
+
 #[async_trait]
 impl Provider for Addon {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .sends(SENDS)
-            .force_new(&["cluster_name", "addon_name"])
-            .imported_by("`<cluster name>:<add-on name>`")
-            .takes(60, 30, 30)
+        DESCRIPTOR
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let (cluster, name) = split_id(KIND, id, "add-on")?;
-        let Some(a) = tracking(cx, cluster, name).read().await? else { return Ok(None) };
+        let Some(a) = tracking(cx, cluster, name, BUDGET).read().await? else { return Ok(None) };
         // Only a version the user pinned is an attribute; an unpinned one is an output.
         let pinned = !prior.get("addon_version").is_some_and(Value::is_null);
         let attrs = json!({
@@ -83,7 +89,7 @@ impl Provider for Addon {
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
-        let found = tracking(cx, &s.cluster_name, &s.addon_name).find().await?;
+        let found = tracking(cx, &s.cluster_name, &s.addon_name, BUDGET).find().await?;
         Ok(found.map(|_| join_id(&s.cluster_name, &s.addon_name)))
     }
 
@@ -111,7 +117,7 @@ impl Provider for Addon {
         .await
         .map_err(|e| explain_create(e, &s))?;
         let id = join_id(&s.cluster_name, &s.addon_name);
-        let a = tracking(cx, &s.cluster_name, &s.addon_name).wait_active(Some(desired.address)).await?;
+        let a = tracking(cx, &s.cluster_name, &s.addon_name, CREATE).wait_active(Some(desired.address)).await?;
         Ok(Applied { outputs: outputs(&id, &a), id })
     }
 
@@ -122,7 +128,7 @@ impl Provider for Addon {
         let (cluster, name) = split_id(KIND, id, "add-on")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let address = Some(desired.address);
-        let addon = tracking(cx, cluster, name);
+        let addon = tracking(cx, cluster, name, UPDATE);
         // EKS takes an update in these states; DEGRADED and UPDATE_FAILED are what an update may repair.
         let current = addon.wait_until(address, &["ACTIVE", "DEGRADED", "UPDATE_FAILED"]).await?;
 
@@ -153,7 +159,7 @@ impl Provider for Addon {
 
     async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<()> {
         let (cluster, name) = split_id(KIND, id, "name")?;
-        tracking(cx, cluster, name).wait_active(Some(address)).await.map(drop)
+        tracking(cx, cluster, name, CREATE).wait_active(Some(address)).await.map(drop)
     }
 
     /// Not preserved: the add-on's Kubernetes objects go with it, as they came with it.
@@ -161,7 +167,7 @@ impl Provider for Addon {
         const OP: &str = "eks:DeleteAddon";
         let (cluster, name) = split_id(KIND, id, "add-on")?;
         let request = || cx.eks().delete_addon().cluster_name(cluster).addon_name(name).preserve(false).send();
-        tracking(cx, cluster, name).delete(OP, None, request).await
+        tracking(cx, cluster, name, DELETE).delete(OP, None, request).await
     }
 }
 
@@ -180,9 +186,9 @@ impl Tracked for Described {
     }
 }
 
-/// The add-on `name` of `cluster`; every wait on it may take [`BUDGET`].
-fn tracking<'a>(cx: &'a Context, cluster: &'a str, name: &'a str) -> Tracking<'a, Described> {
-    Tracking::new(cx, Target::addon(cluster, name), BUDGET)
+/// The add-on `name` of `cluster`, whose waits may each take `budget`.
+fn tracking<'a>(cx: &'a Context, cluster: &'a str, name: &'a str, budget: Budget) -> Tracking<'a, Described> {
+    Tracking::new(cx, Target::addon(cluster, name), budget)
 }
 
 fn explain_create(e: ProviderError, s: &Spec) -> ProviderError {

@@ -28,9 +28,9 @@ pub(super) type Described = aws_sdk_eks::types::Cluster;
 
 const KIND: &str = kinds::EKS_CLUSTER;
 /// A new cluster takes about ten minutes to become ACTIVE; thirty leaves a margin.
-const CREATE_BUDGET: Budget = Budget::long_minutes(30);
+const CREATE_BUDGET: Budget = Budget::long_minutes(30).expecting(DESCRIPTOR.typical.create);
 /// Deleting takes a few minutes; within the same budget, the delete is retried while node groups still hold it.
-const DELETE_BUDGET: Budget = Budget::long_minutes(20);
+const DELETE_BUDGET: Budget = Budget::long_minutes(20).expecting(DESCRIPTOR.typical.delete);
 /// Lists AWS treats as sets.
 const SETS: &[&str] = &["subnet_ids", "security_group_ids", "public_access_cidrs", "log_types"];
 
@@ -60,14 +60,17 @@ const SENDS: &[Constraint] = &[
     contract::tags_of("EKS cluster"),
 ];
 
+/// Its typical times are also what its waits expect ([`Budget::expecting`]).
+pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
+    .sends(SENDS)
+    .force_new(&["name", "role_arn"])
+    .imported_by("its cluster name")
+    .takes(600, 300, 300);
+
 #[async_trait]
 impl Provider for Cluster {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .sends(SENDS)
-            .force_new(&["name", "role_arn"])
-            .imported_by("its cluster name")
-            .takes(600, 300, 300)
+        DESCRIPTOR
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

@@ -27,7 +27,7 @@ use crate::providers::wait::Budget;
 use crate::providers::{ProviderError, Result};
 
 /// A version upgrade takes up to about twenty-five minutes; a configuration update a few.
-pub const BUDGET: Budget = Budget::long_minutes(45);
+pub const BUDGET: Budget = Budget::long_minutes(45).expecting(super::cluster::DESCRIPTOR.typical.update);
 
 /// Brings `current` (ACTIVE) to `s`, one update at a time, each waited on within the budget `cluster` carries
 /// ([`BUDGET`]). Tags are not its business.

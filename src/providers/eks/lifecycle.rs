@@ -116,7 +116,8 @@ fn failed<T: Tracked>(operation: &str, what: &str, r: &T) -> ProviderError {
     ProviderError::new(operation, r.state(), format!("{what} is {}: {reason}", r.state())).with_hint(T::FAILURE_HINT)
 }
 
-/// One resource of kind `T` at `target`, and how long each wait on it may take.
+/// One resource of kind `T` at `target`, and the budget of each wait on it: how long it may take, and how long
+/// the operation usually takes (each kind passes its `Descriptor`'s typical time for the operation at hand).
 pub struct Tracking<'a, T> {
     cx: &'a Context,
     target: Target<'a>,

@@ -28,8 +28,12 @@ use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider
 pub struct NodeGroup;
 
 const KIND: &str = kinds::EKS_NODE_GROUP;
-/// Instances must launch and join the cluster: usually three to five minutes, twenty at most.
+/// Instances must launch and join the cluster: usually three to five minutes, twenty at most. Each wait
+/// expects the operation's typical time ([`DESCRIPTOR`]).
 const BUDGET: Budget = Budget::long_minutes(20);
+const CREATE: Budget = BUDGET.expecting(DESCRIPTOR.typical.create);
+const UPDATE: Budget = BUDGET.expecting(DESCRIPTOR.typical.update);
+const DELETE: Budget = BUDGET.expecting(DESCRIPTOR.typical.delete);
 
 #[derive(Debug, Deserialize)]
 struct Spec {
@@ -74,23 +78,25 @@ const SENDS: &[Constraint] = &[
     contract::tags_of("EKS node group"),
 ];
 
+const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
+    .sends(SENDS)
+    .force_new(&[
+        "cluster_name",
+        "name",
+        "node_role_arn",
+        "subnet_ids",
+        "ami_type",
+        "instance_types",
+        "capacity_type",
+        "disk_size",
+    ])
+    .imported_by("`<cluster name>:<node group name>`")
+    .takes(180, 60, 180);
+
 #[async_trait]
 impl Provider for NodeGroup {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .sends(SENDS)
-            .force_new(&[
-                "cluster_name",
-                "name",
-                "node_role_arn",
-                "subnet_ids",
-                "ami_type",
-                "instance_types",
-                "capacity_type",
-                "disk_size",
-            ])
-            .imported_by("`<cluster name>:<node group name>`")
-            .takes(180, 60, 180)
+        DESCRIPTOR
     }
 
     /// Subnets are a set and taints are compared in (key, effect) order; instance types keep their order, which
@@ -105,13 +111,13 @@ impl Provider for NodeGroup {
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
         let (cluster, name) = split_id(KIND, id, "node group")?;
-        let Some(ng) = tracking(cx, cluster, name).read().await? else { return Ok(None) };
+        let Some(ng) = tracking(cx, cluster, name, BUDGET).read().await? else { return Ok(None) };
         Ok(Some(Observed { attrs: attrs(&ng), outputs: outputs(id, &ng) }))
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
-        let found = tracking(cx, &s.cluster_name, &s.name).find().await?;
+        let found = tracking(cx, &s.cluster_name, &s.name, BUDGET).find().await?;
         Ok(found.map(|_| join_id(&s.cluster_name, &s.name)))
     }
 
@@ -142,7 +148,7 @@ impl Provider for NodeGroup {
         .await
         .map_err(|e| explain_taken(e, &s))?;
         let id = join_id(&s.cluster_name, &s.name);
-        let ng = tracking(cx, &s.cluster_name, &s.name).wait_active(Some(desired.address)).await?;
+        let ng = tracking(cx, &s.cluster_name, &s.name, CREATE).wait_active(Some(desired.address)).await?;
         Ok(Applied { outputs: outputs(&id, &ng), id })
     }
 
@@ -151,7 +157,7 @@ impl Provider for NodeGroup {
         let (cluster, name) = split_id(KIND, id, "node group")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let address = Some(desired.address);
-        let group = tracking(cx, cluster, name);
+        let group = tracking(cx, cluster, name, UPDATE);
         // EKS refuses a change while another update of the group runs.
         let current = group.wait_active(address).await?;
 
@@ -181,7 +187,7 @@ impl Provider for NodeGroup {
 
     async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<()> {
         let (cluster, name) = split_id(KIND, id, "name")?;
-        tracking(cx, cluster, name).wait_active(Some(address)).await.map(drop)
+        tracking(cx, cluster, name, CREATE).wait_active(Some(address)).await.map(drop)
     }
 
     /// The cluster cannot be deleted before its node groups are gone, and their nodes' ENIs go with them, so
@@ -190,7 +196,7 @@ impl Provider for NodeGroup {
         const OP: &str = "eks:DeleteNodegroup";
         let (cluster, name) = split_id(KIND, id, "node group")?;
         let request = || cx.eks().delete_nodegroup().cluster_name(cluster).nodegroup_name(name).send();
-        tracking(cx, cluster, name).delete(OP, None, request).await
+        tracking(cx, cluster, name, DELETE).delete(OP, None, request).await
     }
 }
 
@@ -207,9 +213,9 @@ impl Tracked for Nodegroup {
     }
 }
 
-/// The node group `name` of `cluster`; every wait on it may take [`BUDGET`].
-fn tracking<'a>(cx: &'a Context, cluster: &'a str, name: &'a str) -> Tracking<'a, Nodegroup> {
-    Tracking::new(cx, Target::nodegroup(cluster, name), BUDGET)
+/// The node group `name` of `cluster`, whose waits may each take `budget`.
+fn tracking<'a>(cx: &'a Context, cluster: &'a str, name: &'a str, budget: Budget) -> Tracking<'a, Nodegroup> {
+    Tracking::new(cx, Target::nodegroup(cluster, name), budget)
 }
 
 fn explain_taken(e: ProviderError, s: &Spec) -> ProviderError {

@@ -20,12 +20,15 @@ use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider
 
 pub struct Controller;
 
-/// Pulling the image and passing the readiness probe takes a minute or two on a fresh node.
+/// Pulling the image and passing the readiness probe takes a minute or two on a fresh node; usually less
+/// ([`DESCRIPTOR`]), which the wait expects.
 const ROLLOUT: Budget = Budget {
     timeout: Duration::from_secs(10 * 60),
     first_interval: Duration::from_millis(250),
     max_interval: Duration::from_secs(10),
-};
+    expected: None,
+}
+.expecting(DESCRIPTOR.typical.create);
 const DELETE: Budget = Budget::minutes(5);
 
 fn address() -> Address {
@@ -232,11 +235,13 @@ fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) 
     attrs
 }
 
+/// A rollout: image pull, start, readiness.
+const DESCRIPTOR: Descriptor = Descriptor::new(kinds::KARPENTER_CONTROLLER).force_new(&["cluster"]).takes(20, 20, 10);
+
 #[async_trait]
 impl Provider for Controller {
     fn descriptor(&self) -> Descriptor {
-        // A rollout: image pull, start, readiness.
-        Descriptor::new(kinds::KARPENTER_CONTROLLER).force_new(&["cluster"]).takes(20, 20, 10)
+        DESCRIPTOR
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -345,6 +345,7 @@ pub const NODES_DRAIN: Budget = Budget {
     timeout: Duration::from_secs(15 * 60),
     first_interval: Duration::from_millis(500),
     max_interval: Duration::from_secs(10),
+    expected: None,
 };
 
 #[cfg(test)]

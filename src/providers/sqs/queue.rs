@@ -33,6 +33,7 @@ const NAME_RELEASE: Budget = Budget {
     timeout: Duration::from_secs(75),
     first_interval: Duration::from_secs(2),
     max_interval: Duration::from_secs(10),
+    expected: None,
 };
 
 /// The attributes kbp manages, as the compiler emits them (`tags` are read through [`Desired::tags`]).
