@@ -10,6 +10,7 @@
 //! control plane.
 
 pub mod control_plane;
+pub mod credentials;
 pub mod events;
 pub mod fault_proxy;
 pub mod inventory;
