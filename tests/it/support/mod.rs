@@ -17,6 +17,7 @@ pub mod inventory;
 pub mod kill;
 pub mod provider;
 pub mod sdk;
+pub mod terminal;
 
 pub use sdk::{filter, lb_tags, of_stack, tag_spec};
 
