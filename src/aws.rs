@@ -88,6 +88,59 @@ pub async fn load(region: Option<&str>, profile: Option<&str>) -> SdkConfig {
     loader.load().await
 }
 
+/// What to do when the credential chain gave no credentials.
+pub const NO_CREDENTIALS_HINT: &str = "set AWS_PROFILE (after `aws sso login` for SSO), or AWS_ACCESS_KEY_ID and \
+     AWS_SECRET_ACCESS_KEY, or run where instance metadata provides a role";
+
+/// The first cause of `e` (itself included) of type `T`: how a failed call is told apart by what failed (the
+/// SDK's own error types), not by its wording.
+pub fn cause<'a, T: std::error::Error + 'static>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a T> {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(found) = err.downcast_ref::<T>() {
+            return Some(found);
+        }
+        next = err.source();
+    }
+    None
+}
+
+/// Why a failed AWS call (or the credential chain itself) had no credentials to sign with, in one line; `None`
+/// when it failed for another reason. The chain's own error lists every provider it tried, over several lines:
+/// the user needs to know that none had credentials, and what to set.
+pub fn credentials_failure(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use aws_credential_types::provider::error::CredentialsError;
+    match cause::<CredentialsError>(e)? {
+        CredentialsError::CredentialsNotLoaded(_) => Some(
+            "no AWS credentials were found (environment, profile, web identity, container or instance metadata)"
+                .to_string(),
+        ),
+        other => {
+            let mut why = Vec::new();
+            let mut next: Option<&(dyn std::error::Error + 'static)> = Some(other);
+            while let Some(err) = next {
+                why.push(err.to_string());
+                next = err.source();
+            }
+            let why = why.join(": ");
+            Some(format!("the AWS credentials could not be loaded: {}", why.lines().next().unwrap_or_default()))
+        }
+    }
+}
+
+/// Why `sdk`'s credential chain has no credentials, asked before any call: for a command that can do without
+/// AWS (`kbp simulate --catalog`) and should say so rather than make calls that cannot be signed.
+pub async fn missing_credentials(sdk: &SdkConfig) -> Option<String> {
+    use aws_credential_types::provider::ProvideCredentials;
+    let Some(provider) = sdk.credentials_provider() else {
+        return Some("no AWS credential provider is configured".to_string());
+    };
+    match provider.provide_credentials().await {
+        Ok(_) => None,
+        Err(e) => credentials_failure(&e),
+    }
+}
+
 /// The retry budget of the run for `service` (AWS throttles each service on its own), shared by its clients.
 pub fn retry_partition(service: &'static str) -> RetryPartition {
     static PARTITIONS: OnceLock<Mutex<BTreeMap<&'static str, RetryPartition>>> = OnceLock::new();

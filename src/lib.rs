@@ -9,6 +9,7 @@ pub mod blueprint;
 pub mod cache_dir;
 pub mod catalog;
 pub mod cli;
+pub mod color;
 pub mod diag;
 pub mod events;
 pub mod exec;

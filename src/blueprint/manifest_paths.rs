@@ -7,14 +7,19 @@
 
 use super::tree::{child, Index, Place};
 
+/// The blueprint table of the manifest of `kind` named `name` (`node_pools.default`).
+pub(super) fn table(kind: &str, name: &str) -> String {
+    child(if kind == "NodePool" { "node_pools" } else { "node_classes" }, name)
+}
+
 /// The blueprint path and place of `path` (a violation path such as `spec.template.spec.requirements[0].key`)
 /// in the manifest of `kind` named `name`.
 pub(super) fn locate<'a>(index: &'a Index, kind: &str, name: &str, path: &str) -> (String, Option<&'a Place>) {
-    let (table, prefixes): (&str, &[&str]) = match kind {
-        "NodePool" => ("node_pools", &["spec.template.spec.", "spec.template.metadata.", "spec."]),
-        _ => ("node_classes", &["spec."]),
+    let prefixes: &[&str] = match kind {
+        "NodePool" => &["spec.template.spec.", "spec.template.metadata.", "spec."],
+        _ => &["spec."],
     };
-    let root = child(table, name);
+    let root = table(kind, name);
     let relative = match path {
         "spec" => "",
         _ => prefixes.iter().find_map(|p| path.strip_prefix(p)).unwrap_or(path),

@@ -43,7 +43,8 @@ use std::path::Path;
 
 use crate::diag::Diagnostics;
 
-/// A blueprint that passed every check, with the warnings found on the way.
+/// A blueprint that passed every check, with the warnings found on the way; from [`check_partial`], one that
+/// may not have, with its errors among them.
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub blueprint: Blueprint,
@@ -66,9 +67,8 @@ impl Loaded {
     /// alone cannot say which addresses it compiles to. The diagnostics name `import[i].to` with its place.
     pub fn imports(&self, addresses: &[String]) -> Result<(), Diagnostics> {
         let mut diags = self.warnings.clone();
-        diags.items.clear();
         for (i, block) in self.blueprint.import.iter().enumerate() {
-            if addresses.contains(&block.to) {
+            if addresses.contains(&block.to) || self.index.is_rejected(&format!("import[{i}].to")) {
                 continue;
             }
             let (source, span) = self.import_at.get(i).cloned().unwrap_or((0, 0..0));
@@ -83,6 +83,7 @@ impl Loaded {
                 .expected("an address the blueprint compiles to")
                 .hint(hint);
         }
+        diags.sort();
         if diags.has_errors() {
             Err(diags)
         } else {
@@ -135,8 +136,15 @@ impl Loaded {
     /// the CRD's own message. `crds` names the CRDs and where they came from. Err holds the errors and the warnings.
     pub fn manifest_problems(&self, problems: &[ManifestProblem], crds: &str) -> Result<(), Diagnostics> {
         let mut diags = self.warnings.clone();
-        for p in problems {
+        // What a refused value outside an object's own table became (a placeholder cluster name in a selector
+        // term) is no finding of the CRD's.
+        let rendered_from_refused = ["cluster", "karpenter", "vpc"].iter().any(|t| self.index.has_rejected_in(t));
+        for p in problems.iter().filter(|_| !rendered_from_refused) {
             let (path, place) = manifest_paths::locate(&self.index, p.kind, p.name, &p.violation.path);
+            let table = manifest_paths::table(p.kind, p.name);
+            if self.index.is_rejected(&path) || self.errors_within(&table) {
+                continue;
+            }
             let (source, span) = place.map_or((0, 0..0), |at| (at.source, at.span.clone()));
             diags
                 .error(source, span, format!("{} `{}`: {}: {}", p.kind, p.name, p.violation.path, p.violation.message))
@@ -149,6 +157,20 @@ impl Loaded {
         } else {
             Ok(())
         }
+    }
+
+    /// Whether the blueprint has errors (only a blueprint from [`check_partial`] can).
+    pub fn has_errors(&self) -> bool {
+        self.warnings.has_errors()
+    }
+
+    /// Whether an error concerns the field at `path` or one inside it.
+    fn errors_within(&self, path: &str) -> bool {
+        self.warnings.items.iter().filter(|d| d.severity == crate::diag::Severity::Error).any(|d| {
+            d.path.as_deref().is_some_and(|p| {
+                p.strip_prefix(path).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+            })
+        })
     }
 
     /// Records that the CRD checks of the node classes and pools could not run, and why.
@@ -180,12 +202,20 @@ pub fn check(path: &Path, sets: &[String]) -> Result<Loaded, Diagnostics> {
 /// into the earlier ones' key by key, its other values replace theirs, and each diagnostic names the file that
 /// set the value. Paths in the blueprint (`crds_dir`, the state file) stay relative to the first file.
 pub fn check_layered(path: &Path, overlays: &[std::path::PathBuf], sets: &[String]) -> Result<Loaded, Diagnostics> {
+    complete(check_partial(path, overlays, sets)?)
+}
+
+/// As [`check_layered`], but a blueprint with errors is still built as far as it can be (each refused value
+/// replaced by its default or a placeholder, and marked refused) and returned with the errors among its
+/// diagnostics: for `kbp validate`, which asks the CRDs and AWS's constraints about what the errors leave alone
+/// in the same run. Err only when nothing can be built (a syntax error, a limit passed).
+pub fn check_partial(path: &Path, overlays: &[std::path::PathBuf], sets: &[String]) -> Result<Loaded, Diagnostics> {
     let mut texts = vec![(path.display().to_string(), limits::read(path)?)];
     for o in overlays {
         texts.push((o.display().to_string(), limits::read(o)?));
     }
     let layers: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    let mut loaded = check_sources(&layers, sets)?;
+    let mut loaded = build(&layers, sets)?;
     // Paths in a blueprint are relative to the blueprint, not to wherever kbp runs; made absolute, so they mean
     // the same after `--chdir` and in the attributes a plan records.
     let base = path.parent().unwrap_or(Path::new(""));
@@ -208,11 +238,21 @@ pub fn check_layered(path: &Path, overlays: &[std::path::PathBuf], sets: &[Strin
 
 /// As [`load_str`], keeping the warnings. On failure the diagnostics hold the errors and the warnings.
 pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diagnostics> {
-    check_sources(&[(name, text)], sets)
+    complete(build(&[(name, text)], sets)?)
 }
 
-/// The first `(name, text)` overlaid by the others in order (see [`check_layered`]), then `sets`.
-fn check_sources(layers: &[(&str, &str)], sets: &[String]) -> Result<Loaded, Diagnostics> {
+/// `loaded` if it has no errors, else its diagnostics.
+fn complete(loaded: Loaded) -> Result<Loaded, Diagnostics> {
+    if loaded.has_errors() {
+        Err(loaded.warnings)
+    } else {
+        Ok(loaded)
+    }
+}
+
+/// The stages in order, the blueprint built whenever the schema walk gets through, errors or not: the first
+/// `(name, text)` overlaid by the others in order (see [`check_layered`]), then `sets`.
+fn build(layers: &[(&str, &str)], sets: &[String]) -> Result<Loaded, Diagnostics> {
     let mut diags = Diagnostics::new();
     let mut root: Option<tree::Node> = None;
     for &(name, text) in layers {
@@ -239,15 +279,11 @@ fn check_sources(layers: &[(&str, &str)], sets: &[String]) -> Result<Loaded, Dia
         validate::validate(bp, &index, &mut diags);
     }
     diags.sort();
-    match blueprint {
-        Some(blueprint) if !diags.has_errors() => {
-            let import_at = (0..blueprint.import.len())
-                .map(|i| index.locate(&format!("import[{i}].to")).map_or((0, 0..0), |p| (p.source, p.span.clone())))
-                .collect();
-            Ok(Loaded { blueprint, warnings: diags, import_at, index: std::sync::Arc::new(index) })
-        }
-        _ => Err(diags),
-    }
+    let Some(blueprint) = blueprint else { return Err(diags) };
+    let import_at = (0..blueprint.import.len())
+        .map(|i| index.locate(&format!("import[{i}].to")).map_or((0, 0..0), |p| (p.source, p.span.clone())))
+        .collect();
+    Ok(Loaded { blueprint, warnings: diags, import_at, index: std::sync::Arc::new(index) })
 }
 
 /// The effective blueprint, every default spelled out, as TOML that loads back to the same [`Blueprint`]

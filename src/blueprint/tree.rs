@@ -221,6 +221,13 @@ impl Index {
         self.rejected.insert(path.to_string());
     }
 
+    /// Whether a value at `path` or inside it was rejected by the schema.
+    pub(crate) fn has_rejected_in(&self, path: &str) -> bool {
+        self.rejected
+            .iter()
+            .any(|r| r.strip_prefix(path).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '['])))
+    }
+
     /// Whether `path` or one of its ancestors was rejected by the schema.
     pub(crate) fn is_rejected(&self, path: &str) -> bool {
         let mut p = Some(path);

@@ -30,8 +30,16 @@ use crate::simulate::catalog::{Catalog, CatalogType};
 pub enum CatalogError {
     #[error("`{region}` is not an AWS region name\n  hint: name a region like `us-west-2` (cluster.region, --region or AWS_REGION)")]
     Region { region: String },
-    #[error("cannot read the instance types of {region}: {source}\n  hint: {hint}")]
-    Aws { region: String, source: ProviderError, hint: String },
+    // `error`, not `source`: as a source it would be printed again after the hint.
+    #[error("cannot read the instance types of {region}: {error}\n  hint: {hint}")]
+    Aws { region: String, error: ProviderError, hint: String },
+    /// Asked before any call: without credentials every read would fail, each saying so at length.
+    #[error(
+        "cannot read the instance types of {region} from AWS: {why}\n  hint: give an instance-type catalog file \
+         instead, `kbp simulate --catalog FILE` (examples/catalog-us-west-2.json is a sample), or {}",
+        crate::aws::NO_CREDENTIALS_HINT
+    )]
+    NoCredentials { region: String, why: String },
 }
 
 /// Something the catalog lacks that the user can fix, with how.
@@ -89,6 +97,9 @@ pub async fn load_with(
             }
         }
     }
+    if let Some(why) = crate::aws::missing_credentials(sdk).await {
+        return Err(CatalogError::NoCredentials { region: region.to_string(), why });
+    }
     let (catalog, mut warnings) = read_aws(sdk, region, now).await?;
     let mut path = None;
     match cache {
@@ -122,11 +133,11 @@ async fn read_aws(sdk: &SdkConfig, region: &str, now: OffsetDateTime) -> Result<
         ec2::spot_prices(&ec2_client),
         pricing::on_demand_prices(&pricing_client, region),
     );
-    let fatal = |source: ProviderError| {
-        let hint = source.hint.clone().unwrap_or_else(|| {
+    let fatal = |error: ProviderError| {
+        let hint = error.hint.clone().unwrap_or_else(|| {
             format!("check that {region} is a region EC2 serves and that it can be reached from here")
         });
-        CatalogError::Aws { region: region.to_string(), source, hint }
+        CatalogError::Aws { region: region.to_string(), error, hint }
     };
     let (types, zones) = (types.map_err(fatal)?, zones.map_err(fatal)?);
     let mut warnings = Vec::new();
@@ -225,7 +236,7 @@ mod tests {
     fn errors_and_warnings_read_as_one_line_and_a_hint() {
         let e = CatalogError::Aws {
             region: "us-west-2".into(),
-            source: ProviderError::new("ec2:DescribeInstanceTypes", "UnauthorizedOperation", "not allowed"),
+            error: ProviderError::new("ec2:DescribeInstanceTypes", "UnauthorizedOperation", "not allowed"),
             hint: "grant it".into(),
         };
         assert_eq!(

@@ -35,8 +35,10 @@ pub fn report(e: &anyhow::Error) -> u8 {
 }
 
 /// Reports a blueprint's diagnostics: rendered on stderr, and each as a `diagnostic` event under `--json`.
+/// `color` is the command's choice (off under `--json` and `--no-color`); whether stderr shows colour at all is
+/// [`crate::color`]'s decision, as everywhere.
 pub fn show_diagnostics(d: &crate::diag::Diagnostics, color: bool) {
-    eprint!("{}", d.render(color));
+    eprint!("{}", d.render(color && crate::color::enabled(false, crate::color::Stream::Stderr)));
     for item in &d.items {
         json::emit(&json::Line::Diagnostic(item));
     }

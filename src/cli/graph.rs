@@ -4,7 +4,7 @@ use super::args::{Global, GraphArgs, GraphFormat};
 use super::common;
 
 pub fn run(a: GraphArgs, g: &Global) -> u8 {
-    let (_, graph) = match common::load(&a.bp, crate::ui::Ui::new(false, g.no_color).color) {
+    let (_, graph) = match common::load(&a.bp, crate::color::enabled(g.no_color, crate::color::Stream::Stderr)) {
         Ok(x) => x,
         Err(code) => return code,
     };

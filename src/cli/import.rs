@@ -12,11 +12,11 @@ use crate::providers::{Context, Registry};
 use crate::state::edit;
 
 pub async fn run(a: ImportArgs, g: &Global) -> u8 {
-    let color = !g.no_color && !a.json;
-    let (bp, graph) = match common::load(&a.bp, color) {
+    let (bp, graph) = match common::load(&a.bp, crate::color::enabled(g.no_color, crate::color::Stream::Stderr)) {
         Ok(x) => x,
         Err(code) => return code,
     };
+    let color = !a.json && crate::color::enabled(g.no_color, crate::color::Stream::Stdout);
     run_loaded(&a, &bp, &graph, color).await.unwrap_or_else(|e| common::report(&e))
 }
 

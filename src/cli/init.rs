@@ -11,7 +11,7 @@ pub async fn run(a: InitArgs, g: &Global) -> u8 {
     let loaded = match blueprint::check_layered(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
         Ok(loaded) => loaded,
         Err(d) => {
-            eprint!("{}", d.render(!g.no_color));
+            eprint!("{}", d.render(crate::color::enabled(g.no_color, crate::color::Stream::Stderr)));
             return FAILED;
         }
     };

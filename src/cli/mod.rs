@@ -45,7 +45,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    init_tracing(cli.verbose);
+    init_tracing(cli.verbose, crate::color::enabled(cli.global.no_color, crate::color::Stream::Stderr));
     if let Some(dir) = &cli.global.chdir {
         if let Err(e) = std::env::set_current_dir(dir) {
             eprintln!(
@@ -172,7 +172,7 @@ pub(crate) async fn release_locks() {
     }
 }
 
-fn init_tracing(verbose: u8) {
+fn init_tracing(verbose: u8, color: bool) {
     let default = match verbose {
         0 => "kbp=warn,error",
         // -v: each AWS call (service and operation, duration, attempts, status) is logged by `aws::CallCounter`.
@@ -183,11 +183,11 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    // Logs go to stderr through the redactor at every level (`RUST_LOG=trace` shows the SDK's requests), and in
-    // colour only on a terminal: escape codes in a CI log or a file are noise.
+    // Logs go to stderr through the redactor at every level (`RUST_LOG=trace` shows the SDK's requests), in
+    // colour as `crate::color` decides.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_ansi(color)
         .with_writer(crate::ui::redact::RedactedStderr)
         .try_init();
 }

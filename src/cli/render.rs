@@ -13,10 +13,11 @@ use crate::graph::Attrs;
 use crate::kubernetes::{manifests, validate};
 
 pub async fn run(a: RenderArgs, g: &Global) -> u8 {
-    let (bp, graph) = match common::load_with(&a.bp, !g.no_color, !a.skip_crds) {
-        Ok(x) => x,
-        Err(code) => return code,
-    };
+    let (bp, graph) =
+        match common::load_with(&a.bp, crate::color::enabled(g.no_color, crate::color::Stream::Stderr), !a.skip_crds) {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
     let result = async {
         // Values only AWS knows come from the stack's state where there is one; none yet is no error.
         let location = common::state_location(a.state.as_ref(), &bp);

@@ -18,11 +18,11 @@ use crate::simulate::{Simulation, HOURS_PER_MONTH};
 use crate::ui::json;
 
 pub async fn run(a: SimulateArgs, g: &Global) -> u8 {
-    let ui = crate::ui::Ui::new(a.json, g.no_color);
-    let (bp, _graph) = match common::load_with(&a.bp, ui.color, false) {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
+    let (bp, _graph) =
+        match common::load_with(&a.bp, crate::color::enabled(g.no_color, crate::color::Stream::Stderr), false) {
+            Ok(loaded) => loaded,
+            Err(code) => return code,
+        };
     let mut work = Workload::default();
     for file in &a.workload {
         match read_workload(file) {
@@ -41,7 +41,7 @@ pub async fn run(a: SimulateArgs, g: &Global) -> u8 {
     }
     let region = bp.cluster.region.clone();
     let (catalog, from_cache, warnings) = match &a.catalog {
-        Some(path) => match read_catalog(path) {
+        Some(path) => match read_catalog(path, &region) {
             Ok(c) => (c, true, vec![]),
             Err(e) => return common::report(&e),
         },
@@ -86,21 +86,32 @@ fn read_workload(path: &Path) -> anyhow::Result<Workload> {
     Ok(workload::parse(&path.display().to_string(), &text)?)
 }
 
-fn read_catalog(path: &Path) -> anyhow::Result<Catalog> {
+/// The catalog in `path`, which must be `region`'s: another region's types are in other zones, and every pod
+/// would be pending for no reason the user could see.
+fn read_catalog(path: &Path, region: &str) -> anyhow::Result<Catalog> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         anyhow::anyhow!(
             "cannot read the catalog {}: {e}\n  hint: give a catalog file kbp wrote (its cache) or leave out --catalog",
             path.display()
         )
     })?;
-    serde_json::from_str(&text).map_err(|e| {
+    let catalog: Catalog = serde_json::from_str(&text).map_err(|e| {
         anyhow::anyhow!(
             "{}:{}:{}: not an instance-type catalog: {e}\n  hint: give a catalog file kbp wrote (its cache, `catalog/<region>.json`)",
             path.display(),
             e.line(),
             e.column()
         )
-    })
+    })?;
+    if catalog.region != region {
+        anyhow::bail!(
+            "{} is the catalog of {}, and the blueprint's cluster is in {region}\n  hint: give a catalog of {region} \
+             (`kbp simulate` caches one as `catalog/{region}.json` when it reads the region from AWS)",
+            path.display(),
+            catalog.region
+        );
+    }
+    Ok(catalog)
 }
 
 fn money(v: Option<f64>) -> String {

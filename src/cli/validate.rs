@@ -19,55 +19,62 @@ fn report_json(valid: bool, d: &Diagnostics) {
 }
 
 pub fn run(a: ValidateArgs, g: &Global) -> u8 {
-    let ui = crate::ui::Ui::new(a.json, g.no_color);
-    match blueprint::check_layered(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
-        Ok(mut loaded) => {
-            let crds = super::crd_check::offline(&mut loaded);
-            super::crd_check::name_fields(&mut loaded, crds.as_ref());
-            let graph = match crate::graph::compile(&loaded.blueprint) {
-                Ok(graph) => graph,
-                Err(e) => {
-                    return super::common::report(&anyhow::anyhow!(
-                        "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
-                    ))
-                }
-            };
+    let color = crate::color::enabled(g.no_color, crate::color::Stream::Stderr);
+    let mut loaded = match blueprint::check_partial(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
+        Ok(loaded) => loaded,
+        Err(d) => return invalid(&d, a.json, color),
+    };
+    let crds = super::crd_check::offline(&mut loaded);
+    super::crd_check::name_fields(&mut loaded, crds.as_ref());
+    match crate::graph::compile(&loaded.blueprint) {
+        // One run reports everything: the schema's errors, then what the checks of the compiled stack find in
+        // the parts those errors leave alone. Each check returns every diagnostic so far with its own.
+        Ok(graph) => {
             // `[[import]]` tables name addresses of the compiled graph.
             let addresses: Vec<String> = graph.in_order().iter().map(|r| r.address.to_string()).collect();
             if let Err(d) = loaded.imports(&addresses) {
-                return invalid(&d, a.json, ui.color);
+                loaded.warnings = d;
             }
             if let Err(d) = super::aws_contract::check(&loaded, &graph) {
-                return invalid(&d, a.json, ui.color);
+                loaded.warnings = d;
             }
             if let Some(crds) = &crds {
                 if let Err(d) = super::crd_check::check(&loaded, &graph, crds) {
-                    return invalid(&d, a.json, ui.color);
+                    loaded.warnings = d;
                 }
             }
-            let bp = loaded.blueprint;
-            let warnings = loaded.warnings;
-            if a.json {
-                report_json(true, &warnings);
-                return 0;
-            }
-            if !warnings.is_empty() {
-                eprint!("{}", warnings.render(ui.color));
-            }
-            if a.print {
-                print!("{}", blueprint::to_toml(&bp));
-            } else {
-                println!(
-                    "{}: valid ({} node pools, {} node classes)",
-                    a.bp.blueprint.display(),
-                    bp.node_pools.len(),
-                    bp.node_classes.len()
-                );
-            }
-            0
         }
-        Err(d) => invalid(&d, a.json, ui.color),
+        // Built from the placeholders of refused values: the errors already reported are what to fix.
+        Err(_) if loaded.has_errors() => {}
+        Err(e) => {
+            return super::common::report(&anyhow::anyhow!(
+                "the blueprint compiles to an invalid graph: {e}\n  hint: this is a kbp bug; please report it with the blueprint"
+            ))
+        }
     }
+    if loaded.has_errors() {
+        return invalid(&loaded.warnings, a.json, color);
+    }
+    let bp = loaded.blueprint;
+    let warnings = loaded.warnings;
+    if a.json {
+        report_json(true, &warnings);
+        return 0;
+    }
+    if !warnings.is_empty() {
+        eprint!("{}", warnings.render(color));
+    }
+    if a.print {
+        print!("{}", blueprint::to_toml(&bp));
+    } else {
+        println!(
+            "{}: valid ({} node pools, {} node classes)",
+            a.bp.blueprint.display(),
+            bp.node_pools.len(),
+            bp.node_classes.len()
+        );
+    }
+    0
 }
 
 fn invalid(d: &Diagnostics, json: bool, color: bool) -> u8 {

@@ -1,114 +1,234 @@
-//! A plan as Markdown for a pull-request comment: a heading, the summary line, a table of changes with their
-//! reasons, and the attribute diffs folded into a `<details>` block. The attribute lines are the text renderer's
-//! ([`super::render`]), so the comment and the terminal say the same thing. The output holds nothing but the plan
-//! (no time, no paths), so a bot can compare it with its last comment and edit in place instead of posting again.
+//! A plan as Markdown for a pull-request comment, laid out for a reviewer who reads the top and opens the rest:
+//!
+//! 1. a hidden marker, `<!-- kbp-plan:<stack> -->`, by which a CI step finds its earlier comment and edits it in
+//!    place;
+//! 2. the heading, the summary (N to add, change, destroy), the monthly cost (the text plan's figures,
+//!    [`super::render::cost`]), the warnings, and what the plan takes into state or repairs;
+//! 3. the changes table, folded into `<details>` past [`TABLE_ROWS`] rows;
+//! 4. the diff, folded: a ```diff block ([`diff`]) with whole values.
+//!
+//! GitHub refuses a comment over [`COMMENT_LIMIT`] characters: past it the folded parts are cut, with a note
+//! saying so and where the whole plan is, never what is above them. The output holds nothing but the plan (no
+//! time, no paths), so a bot can compare it with its last comment.
+
+mod diff;
 
 use std::fmt::Write;
 
-use super::render::{attr_line, Style};
+use super::render::cost;
 use super::{Change, Deferred, Plan};
+use crate::simulate::cost::{usd, StackCost};
+
+/// The most a GitHub comment holds, in characters; the output is measured in bytes, never fewer.
+pub const COMMENT_LIMIT: usize = 65_536;
+
+/// A changes table longer than this is folded.
+pub const TABLE_ROWS: usize = 20;
+
+/// Kept free for the note that says the comment was cut.
+const NOTE_ROOM: usize = 600;
 
 pub fn markdown(p: &Plan) -> String {
-    let mut blocks = vec![format!("### kbp plan: {} ({})", text(&p.stack), text(&p.region))];
+    let head = head(p);
+    let mut folded = Vec::new();
+    if p.has_changes() && !p.changes.is_empty() {
+        folded.push(table(&p.changes));
+        folded.push(diff_section(&p.changes));
+    }
+    fit(head, folded)
+}
+
+/// The marker `<!-- kbp-plan:<stack> -->`. A stack name is letters, digits, `-` and `_`; anything else is
+/// replaced, so the marker stays one HTML comment whatever a plan file says.
+pub fn marker(stack: &str) -> String {
+    let name: String =
+        stack.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    format!("<!-- kbp-plan:{} -->", name.replace("--", "-_"))
+}
+
+/// Everything above the fold, as blocks: never cut.
+fn head(p: &Plan) -> Vec<String> {
+    let mut blocks = vec![marker(&p.stack), format!("### kbp plan: {} ({})", text(&p.stack), text(&p.region))];
     if p.destroy {
         blocks.push("> **This is a destroy plan:** it removes every resource in the stack's state.".to_string());
     }
-    if !p.has_changes() {
+    if p.has_changes() {
+        blocks.push(format!("**{}**", p.summary.line()));
+    } else {
         let why =
             if p.destroy { "The stack's state holds nothing to destroy." } else { "The stack matches the blueprint." };
         blocks.push(format!("**No changes.** {why}"));
-    } else {
-        blocks.push(format!("**{}**", p.summary.line()));
-        if !p.drift.is_empty() {
-            let names: Vec<String> = p.drift.iter().map(|d| code(&d.address.to_string())).collect();
-            blocks.push(format!(
-                "Changed outside kbp since it last applied: {}. The changes below bring them back to the blueprint \
-                 (`kbp plan --refresh-only` lists each attribute).",
-                names.join(", ")
-            ));
-        }
-        if !p.adopted.is_empty() {
-            let found: Vec<String> =
-                p.adopted.iter().map(|r| format!("`{}` (`{}`)", r.address, r.id.as_deref().unwrap_or("?"))).collect();
-            blocks.push(format!("Found in AWS by the stack's tags and taken into state: {}.", found.join(", ")));
-        }
-        if !p.changes.is_empty() {
-            blocks.push(table(&p.changes));
-            blocks.push(details(&p.changes));
-        }
+    }
+    if let Some(c) = &p.cost {
+        blocks.push(cost_block(c));
+    }
+    if !p.warnings.is_empty() {
+        let items: Vec<String> = p.warnings.iter().map(|w| format!("- {}", warning(w))).collect();
+        blocks.push(format!("**Warnings:**\n\n{}", items.join("\n")));
+    }
+    if p.has_changes() && !p.drift.is_empty() {
+        let names: Vec<String> = p.drift.iter().map(|d| code(&d.address.to_string())).collect();
+        blocks.push(format!(
+            "Changed outside kbp since it last applied: {}. The changes below bring them back to the blueprint \
+             (`kbp plan --refresh-only` lists each attribute).",
+            names.join(", ")
+        ));
+    }
+    let taken_in = [
+        ("Found in AWS by the stack's tags and taken into state", &p.adopted),
+        ("Imported by the blueprint's `[[import]]` tables and taken into state", &p.imported),
+    ];
+    for (what, resources) in taken_in.into_iter().filter(|(_, r)| !r.is_empty()) {
+        let found: Vec<String> = resources
+            .iter()
+            .map(|r| format!("{} ({})", code(&r.address.to_string()), code(r.id.as_deref().unwrap_or("?"))))
+            .collect();
+        blocks.push(format!("{what}: {}.", found.join(", ")));
     }
     if !p.deferred.is_empty() {
         blocks.push(deferred(&p.deferred));
     }
-    blocks.join("\n\n") + "\n"
+    blocks
 }
 
-fn table(changes: &[Change]) -> String {
-    let mut t = String::from("| Action | Address | Kind | Reason |\n|---|---|---|---|");
-    for c in changes {
-        let action = format!("{} {}", code(c.action.symbol()), text(c.action.verb()));
-        let cells = [action, code(&c.address.to_string()), text(&c.kind), text(&c.reason)];
+/// The cost in one line (what the stack costs before any workload, and at most), then the text plan's rows,
+/// folded.
+fn cost_block(c: &StackCost) -> String {
+    let floor = if c.fixed.iter().any(|f| f.monthly_usd.is_none()) { "at least " } else { "" };
+    let most = match c.worst_case_monthly_usd {
+        Some(most) => format!("at most {} with every NodePool at its limits", usd(most)),
+        None => format!("no upper bound known: no figure for {}", c.unpriced.join(", ")),
+    };
+    let mut t = format!(
+        "**Cost** (USD a month, AWS list prices; {}): {floor}{} before any workload; {}.\n\n\
+         <details><summary>Cost items</summary>\n\n| Item | USD a month | How |\n|---|--:|---|",
+        prose(&cost::source(c)),
+        usd(c.fixed_monthly_usd),
+        prose(&most)
+    );
+    for r in cost::rows(c) {
+        let bold = |s: &str| if r.item == cost::TOTAL || r.item == "Fixed" { format!("**{s}**") } else { s.to_string() };
+        let cells = [bold(&text(&r.item)), bold(&text(&r.amount)), prose(&r.detail)];
         let _ = write!(t, "\n| {} |", cells.map(|s| cell(&s)).join(" | "));
     }
+    let _ = write!(t, "\n\nNot counted: {}.\n\n</details>", prose(&c.not_counted));
     t
 }
 
-/// What the attribute diffs may take of a comment: GitHub refuses comments over 65,536 characters, and the heading
-/// and the table come first.
-const DIFF_BUDGET: usize = 48_000;
-
-fn details(changes: &[Change]) -> String {
-    let n = changes.len();
-    // GitHub renders Markdown inside <details> only after a blank line, hence the "\n\n" before each part.
-    let mut d = format!("<details><summary>Show {n} change{}</summary>", if n == 1 { "" } else { "s" });
-    for (shown, c) in changes.iter().enumerate() {
-        let id = c.id.as_deref().map(|i| format!(", {}", code(i))).unwrap_or_default();
-        let mut part = format!(
-            "\n\n{} **{}** ({}{id}): {}",
-            code(c.action.symbol()),
-            code(&c.address.to_string()),
-            text(&c.kind),
-            text(&c.reason)
-        );
-        if !c.attributes.is_empty() {
-            let _ = write!(part, "\n\n{}", diff_block(c));
-        }
-        if d.len() + part.len() > DIFF_BUDGET {
-            let rest = n - shown;
-            let _ = write!(
-                d,
-                "\n\n*The diffs of {rest} more change{} are left out to keep the comment within GitHub's size limit; `kbp plan` shows them all.*",
-                if rest == 1 { "" } else { "s" }
-            );
-            break;
-        }
-        d.push_str(&part);
+/// A warning's finding, then its hint in italics. Code spans the text marks with backticks stay code.
+fn warning(w: &str) -> String {
+    match w.split_once("\n  hint: ") {
+        Some((finding, hint)) => format!("{} *Hint:* {}", prose(finding), prose(hint)),
+        None => prose(w),
     }
-    d.push_str("\n\n</details>");
-    d
 }
 
-/// The attribute lines of the text renderer, each led by the marker a ```diff block colours: `+` an attribute that
-/// appears, `-` one that goes, and `!` (the diff grammar's "changed" line; GitHub shows it apart from both) for a
-/// value that changes.
-fn diff_block(c: &Change) -> String {
-    let plain = Style { color: false };
-    let width = c.attributes.iter().map(|a| a.path.len()).max().unwrap_or(0);
-    let lines: Vec<String> = c
-        .attributes
+/// A part below the fold: its opening, its items, its closing; cut between items when the comment is too long.
+struct Folded {
+    open: String,
+    items: Vec<String>,
+    close: String,
+    /// What an item is, for the note: "rows of the table".
+    noun: &'static str,
+}
+
+impl Folded {
+    fn text(&self, items: usize) -> String {
+        format!("{}{}{}", self.open, self.items[..items].concat(), self.close)
+    }
+}
+
+fn table(changes: &[Change]) -> Folded {
+    let n = changes.len();
+    let head = "| Action | Address | Kind | Reason |\n|---|---|---|---|";
+    let (open, close) = if n > TABLE_ROWS {
+        (format!("<details><summary>{n} changes</summary>\n\n{head}"), "\n\n</details>".to_string())
+    } else {
+        (head.to_string(), String::new())
+    };
+    let items = changes
         .iter()
-        .map(|a| {
-            let marker = match (&a.before, &a.after) {
-                (None, _) => '+',
-                (_, None) => '-',
-                _ => '!',
-            };
-            format!("{marker} {}", attr_line(c.action, a, width, &plain))
+        .map(|c| {
+            let action = format!("{} {}", code(c.action.symbol()), text(c.action.verb()));
+            let cells = [action, code(&c.address.to_string()), text(&c.kind), text(&c.reason)];
+            format!("\n| {} |", cells.map(|s| cell(&s)).join(" | "))
         })
         .collect();
-    let body = lines.join("\n");
-    let fence = "`".repeat(longest_backtick_run(&body).max(2) + 1);
-    format!("{fence}diff\n{body}\n{fence}")
+    Folded { open, items, close, noun: "rows of the table" }
+}
+
+fn diff_section(changes: &[Change]) -> Folded {
+    // A blank line between changes: a context line to the highlighter, a break to the reader.
+    let items: Vec<String> = changes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{}{}", if i == 0 { "\n" } else { "\n\n" }, diff::change(c)))
+        .collect();
+    let fence = "`".repeat(items.iter().map(|i| longest_backtick_run(i)).max().unwrap_or(0).max(2) + 1);
+    let n = changes.len();
+    Folded {
+        // GitHub renders Markdown inside <details> only after a blank line.
+        open: format!("<details><summary>Diff of the {n} change{}</summary>\n\n{fence}diff", plural(n)),
+        items,
+        close: format!("\n{fence}\n\n</details>"),
+        noun: "changes in the diff",
+    }
+}
+
+/// The head, then as much of the folded parts as fits in a comment, and a note when something was left out.
+fn fit(head: Vec<String>, folded: Vec<Folded>) -> String {
+    let head = head.join("\n\n");
+    let whole: Vec<String> = folded.iter().map(|f| f.text(f.items.len())).collect();
+    let body = std::iter::once(head.clone()).chain(whole).collect::<Vec<_>>().join("\n\n") + "\n";
+    if body.len() <= COMMENT_LIMIT {
+        return body;
+    }
+    let mut room = COMMENT_LIMIT.saturating_sub(head.len() + NOTE_ROOM);
+    let mut blocks = vec![head];
+    let mut left_out = Vec::new();
+    for f in &folded {
+        let frame = f.open.len() + f.close.len() + 2;
+        let mut kept = 0;
+        if frame <= room {
+            room -= frame;
+            while kept < f.items.len() && f.items[kept].len() <= room {
+                room -= f.items[kept].len();
+                kept += 1;
+            }
+            blocks.push(f.text(kept));
+        }
+        if kept < f.items.len() {
+            left_out.push(format!("{} {}", f.items.len() - kept, f.noun));
+        }
+    }
+    blocks.push(format!(
+        "*This comment is cut to GitHub's limit of {} characters: {} are left out. The whole plan: the plan file \
+         the job saved (`kbp plan --out`), or `kbp plan` run locally.*",
+        grouped(COMMENT_LIMIT),
+        left_out.join(" and ")
+    ));
+    blocks.join("\n\n") + "\n"
+}
+
+/// `65536` as `65,536`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 fn deferred(items: &[Deferred]) -> String {
@@ -143,6 +263,16 @@ fn text(s: &str) -> String {
     out
 }
 
+/// kbp's own prose, where backticks mark code: the code spans are kept, the rest is [`text`]. With an odd
+/// number of backticks there is no telling, and everything is text.
+fn prose(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return text(s);
+    }
+    parts.iter().enumerate().map(|(i, p)| if i % 2 == 1 { code(p) } else { text(p) }).collect()
+}
+
 /// An inline code span whatever `s` holds: the fence is one backtick longer than any run of backticks inside, and
 /// content that starts or ends with a backtick (or with a space at both ends) is padded with a space on each side,
 /// since CommonMark strips one from each.
@@ -164,194 +294,4 @@ fn longest_backtick_run(s: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::{json, Value};
-
-    use super::*;
-    use crate::graph::value::UNKNOWN;
-    use crate::graph::Address;
-    use crate::plan::{summarize, Action, AttrChange, FORMAT_VERSION};
-
-    /// A change of the resource at `address`, whose kind is the address's type.
-    fn change(action: Action, address: &str, reason: &str, id: Option<&str>) -> Change {
-        let address: Address = address.parse().unwrap();
-        Change {
-            kind: address.ty.clone(),
-            address,
-            action,
-            reason: reason.to_string(),
-            id: id.map(str::to_string),
-            attributes: Vec::new(),
-        }
-    }
-
-    fn attr(path: &str, before: Option<Value>, after: Option<Value>, forces: bool) -> AttrChange {
-        AttrChange { path: path.to_string(), before, after, forces_replacement: forces }
-    }
-
-    fn plan(changes: Vec<Change>, deferred: Vec<Deferred>, unchanged: usize, destroy: bool) -> Plan {
-        Plan {
-            format_version: FORMAT_VERSION,
-            kbp_version: "0.0.0-test".to_string(),
-            stack: "demo".to_string(),
-            region: "us-west-2".to_string(),
-            account: None,
-            partition: None,
-            destroy,
-            state_lineage: Some("lineage".to_string()),
-            state_serial: 7,
-            state_location: None,
-            summary: summarize(&changes),
-            changes,
-            deferred,
-            unchanged,
-            resources: Vec::new(),
-            warnings: Vec::new(),
-            adopted: Vec::new(),
-            drift: Vec::new(),
-            refresh_only: false,
-            cost: None,
-            imported: Vec::new(),
-            inputs: Default::default(),
-        }
-    }
-
-    /// A plan as the diff makes one after the VPC's CIDR changed: the VPC is replaced, so the new subnet's
-    /// `vpc_id` is unknown until apply.
-    fn mixed() -> Plan {
-        let mut vpc = change(Action::Replace, "aws_vpc.main", "cidr_block forces replacement", Some("vpc-0a1b2c3d"));
-        vpc.attributes = vec![
-            attr("cidr_block", Some(json!("10.0.0.0/16")), Some(json!("10.1.0.0/16")), true),
-            attr("tags.Name", Some(json!("demo")), Some(json!("demo-v2")), false),
-        ];
-        let mut subnet = change(Action::Create, r#"aws_subnet.private["us-west-2a"]"#, "not in state", None);
-        subnet.attributes = vec![
-            attr("availability_zone", None, Some(json!("us-west-2a")), false),
-            attr("cidr_block", None, Some(json!("10.1.0.0/19")), false),
-            attr("vpc_id", None, Some(json!(UNKNOWN)), false),
-        ];
-        let mut policy = change(Action::Create, "aws_iam_policy.karpenter_controller", "deleted outside kbp", None);
-        let document = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": [
-            "ec2:CreateFleet", "ec2:CreateLaunchTemplate", "ec2:RunInstances", "ec2:TerminateInstances"
-        ], "Resource": "*"}]});
-        policy.attributes = vec![attr("policy", None, Some(json!(document.to_string())), false)];
-        let mut nodes =
-            change(Action::Update, "aws_eks_node_group.system", "labels, scaling, tags changed", Some("demo:system"));
-        nodes.attributes = vec![
-            attr("labels.legacy", Some(json!("true")), None, false),
-            attr("scaling.max_size", Some(json!(3)), Some(json!(5)), false),
-            attr("tags.cost_center", None, Some(json!("42")), false),
-            attr("tags.team", Some(json!("infra")), Some(json!("platform")), false),
-        ];
-        let routes = change(Action::Delete, "aws_route_table.legacy", "removed from the blueprint", Some("rtb-0123"));
-        let deferred = vec![Deferred {
-            address: Address::new("karpenter_node_pool", "default"),
-            kind: "karpenter_node_pool".to_string(),
-            reason: "this kbp has no provider for karpenter_node_pool yet".to_string(),
-        }];
-        plan(vec![vpc, subnet, policy, nodes, routes], deferred, 9, false)
-    }
-
-    #[test]
-    fn create_update_replace_delete() {
-        insta::assert_snapshot!(markdown(&mixed()));
-    }
-
-    #[test]
-    fn a_plan_too_big_for_one_comment_keeps_every_row_and_folds_the_remaining_diffs() {
-        let long = Some(json!("x".repeat(110)));
-        let changes: Vec<Change> = (0..2000)
-            .map(|i| {
-                let mut c = change(Action::Create, &format!("aws_vpc.n{i}"), "not in state", None);
-                c.attributes =
-                    vec![attr("cidr_block", None, long.clone(), false), attr("name", None, long.clone(), false)];
-                c
-            })
-            .collect();
-        let text = markdown(&plan(changes, vec![], 0, false));
-        let diffs = &text[text.find("<details>").unwrap()..];
-        assert!(diffs.len() <= DIFF_BUDGET + 300, "the diffs fit their budget: {}", diffs.len());
-        assert!(text.contains("`aws_vpc.n1999`"), "every change stays in the table");
-        assert!(text.contains("more changes are left out"), "the diffs are cut with a note");
-        assert!(text.trim_end().ends_with("</details>"));
-    }
-
-    #[test]
-    fn drift_the_plan_repairs_is_named() {
-        let mut p = mixed();
-        p.drift = serde_json::from_value(json!([{"address": "eks_node_group.controller", "kind": "aws_eks_node_group",
-            "drifted": "changed", "attributes": [{"path": "scaling.desired_size", "recorded": 2, "now": 3}]}]))
-        .unwrap();
-        let md = markdown(&p);
-        assert!(md.contains("Changed outside kbp since it last applied: `eks_node_group.controller`."), "{md}");
-        assert!(!markdown(&mixed()).contains("Changed outside kbp"), "only when there is drift");
-    }
-
-    #[test]
-    fn no_changes() {
-        insta::assert_snapshot!(markdown(&plan(Vec::new(), Vec::new(), 12, false)));
-    }
-
-    #[test]
-    fn destroy() {
-        let changes = vec![
-            change(Action::Delete, r#"aws_subnet.private["us-west-2a"]"#, "destroy", Some("subnet-01")),
-            change(Action::Delete, "aws_vpc.main", "destroy", Some("vpc-0a1b2c3d")),
-            change(
-                Action::Forget,
-                "aws_iam_service_linked_role.spot",
-                "account-wide; kbp never deletes it",
-                Some("AWSServiceRoleForEC2Spot"),
-            ),
-        ];
-        insta::assert_snapshot!(markdown(&plan(changes, Vec::new(), 0, true)));
-    }
-
-    #[test]
-    fn destroy_of_an_empty_state_is_no_change_and_says_so() {
-        let md = markdown(&plan(Vec::new(), Vec::new(), 0, true));
-        assert!(md.contains("This is a destroy plan"), "{md}");
-        assert!(md.contains("**No changes.** The stack's state holds nothing to destroy."), "{md}");
-        assert!(!md.contains("<details>"), "{md}");
-    }
-
-    #[test]
-    fn summary_counts_a_replace_as_one_add_and_one_destroy() {
-        let md = markdown(&mixed());
-        let summary = md.lines().find(|l| l.starts_with("**Plan:")).expect("a summary line");
-        assert_eq!(summary, "**Plan: 3 to add, 1 to change, 2 to destroy.**");
-        assert!(md.contains("<details><summary>Show 5 changes</summary>"), "{md}");
-    }
-
-    #[test]
-    fn pipes_in_table_cells_are_escaped_even_inside_code() {
-        let mut odd = change(Action::Update, r#"aws_subnet.odd["a|b"]"#, "tags.a | b changed", None);
-        odd.kind = "x|y".to_string();
-        let md = markdown(&plan(vec![odd], Vec::new(), 0, false));
-        let row = md.lines().find(|l| l.starts_with("| `~`")).expect("a table row");
-        assert_eq!(row, r#"| `~` update in place | `aws_subnet.odd["a\|b"]` | x\|y | tags.a \| b changed |"#);
-        // Every `|` a renderer would split at is the border of one of four cells.
-        assert_eq!(row.replace("\\|", "").matches('|').count(), 5);
-    }
-
-    #[test]
-    fn backticks_inside_code_get_a_longer_fence() {
-        assert_eq!(code("plain"), "`plain`");
-        assert_eq!(code("a`b"), "``a`b``");
-        assert_eq!(code("`x``"), "``` `x`` ```");
-    }
-
-    #[test]
-    fn markdown_in_text_is_escaped_but_identifiers_read_as_written() {
-        assert_eq!(text("cidr_block forces replacement"), "cidr_block forces replacement");
-        assert_eq!(text("_x_ *y* <details> [z]"), r"\_x\_ \*y\* \<details\> \[z\]");
-    }
-
-    #[test]
-    fn unknown_values_show_bare_and_long_values_shortened() {
-        let md = markdown(&mixed());
-        assert!(md.contains("+ vpc_id            = (known after apply)\n"), "{md}");
-        let policy = md.lines().find(|l| l.starts_with("+ policy")).expect("the policy line");
-        assert!(policy.ends_with("...") && policy.chars().count() < 140, "{policy}");
-    }
-}
+mod tests;

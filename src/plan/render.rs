@@ -3,7 +3,7 @@
 //! `--refresh-only` plan is its drift instead: `~ path : recorded → now` per resource changed outside kbp.
 //! After the counts, what the stack costs a month ([`cost`]), when the plan carries it.
 
-mod cost;
+pub(super) mod cost;
 
 use std::fmt::Write;
 

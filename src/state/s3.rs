@@ -7,14 +7,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{BucketVersioningStatus, ServerSideEncryption};
-use aws_smithy_types::error::display::DisplayErrorContext;
 
 use super::backend::{decode, encode, Backend, Document, LockGuard, LockInfo, MovedPointer, Release, StateError};
 use super::location::{Location, S3Location};
 use super::State;
+use failure::{hint, one_line, Failure, Unsent};
+
+mod failure;
 
 /// How often a waiting run (`--lock-timeout`) tries the lock again.
 const LOCK_RETRY: Duration = Duration::from_secs(1);
@@ -26,62 +27,6 @@ pub struct S3Backend {
     location: Location,
     /// The ETag of the object as this run last read or wrote it; `None` when it does not exist (yet).
     seen: Mutex<Option<String>>,
-}
-
-/// An S3 call that failed: HTTP status, AWS's code and message, ready to be explained.
-struct Failure {
-    operation: &'static str,
-    status: Option<u16>,
-    code: String,
-    message: String,
-}
-
-impl Failure {
-    fn of<E, R>(operation: &'static str, err: &SdkError<E, R>) -> Failure
-    where
-        E: ProvideErrorMetadata + std::error::Error + 'static,
-        R: std::fmt::Debug + HasStatus,
-    {
-        let status = err.raw_response().map(HasStatus::status);
-        let (code, message) = match err {
-            SdkError::ServiceError(se) => {
-                let e = se.err();
-                let code = e.code().map(str::to_string).unwrap_or_else(|| match status {
-                    Some(404) => "NotFound".to_string(),
-                    Some(403) => "AccessDenied".to_string(),
-                    Some(412) => "PreconditionFailed".to_string(),
-                    Some(s) => format!("HTTP {s}"),
-                    None => String::new(),
-                });
-                (code, e.message().unwrap_or("").to_string())
-            }
-            SdkError::TimeoutError(_) => (String::new(), "the request timed out".to_string()),
-            other => (String::new(), DisplayErrorContext(other).to_string()),
-        };
-        Failure { operation, status, code, message }
-    }
-
-    /// The object was there already (`If-None-Match: *`) or not as this run last saw it (`If-Match`).
-    fn is_precondition(&self) -> bool {
-        matches!(self.status, Some(412) | Some(409))
-            || self.code == "PreconditionFailed"
-            || self.code == "ConditionalRequestConflict"
-    }
-
-    fn is_missing_key(&self) -> bool {
-        self.code == "NoSuchKey" || (self.status == Some(404) && self.code != "NoSuchBucket")
-    }
-}
-
-/// The HTTP status of a raw response, whatever the SDK calls its type.
-trait HasStatus {
-    fn status(&self) -> u16;
-}
-
-impl HasStatus for aws_smithy_runtime_api::http::Response {
-    fn status(&self) -> u16 {
-        self.status().as_u16()
-    }
 }
 
 impl S3Backend {
@@ -123,37 +68,7 @@ impl S3Backend {
 
     /// One line saying what failed and a hint for what to do about it.
     fn explain(&self, f: Failure) -> StateError {
-        let bucket = &self.s3.bucket;
-        let hint = match f.code.as_str() {
-            "NoSuchBucket" => format!(
-                "create the bucket first, with versioning on so state keeps its history: `aws s3api create-bucket \
-                 --bucket {bucket}` (plus --create-bucket-configuration LocationConstraint=REGION outside us-east-1), \
-                 then `aws s3api put-bucket-versioning --bucket {bucket} --versioning-configuration Status=Enabled`"
-            ),
-            "AccessDenied" | "AllAccessDisabled" | "InvalidAccessKeyId" | "SignatureDoesNotMatch" => format!(
-                "the identity kbp runs as needs s3:GetObject, s3:PutObject and s3:DeleteObject on \
-                 arn:aws:s3:::{bucket}/{key} and {key}.lock, s3:ListBucket and s3:GetBucketVersioning on the bucket \
-                 (and kms:GenerateDataKey/kms:Decrypt on the state's KMS key); check `aws sts get-caller-identity`",
-                key = self.s3.key
-            ),
-            "PermanentRedirect" | "AuthorizationHeaderMalformed" | "IllegalLocationConstraintException" => {
-                "the bucket is in another region: set `region` in the blueprint's [state] table, or add \
-                 ?region=REGION to the s3:// URL"
-                    .to_string()
-            }
-            "ExpiredToken" | "TokenRefreshRequired" => {
-                "the AWS credentials have expired; refresh them (for SSO: `aws sso login`)".to_string()
-            }
-            c if c.starts_with("KMS.") || c.contains("KMS") => format!(
-                "the state's KMS key ({}) cannot be used: check `kms_key_id` and the key policy",
-                self.s3.kms_key_id.as_deref().unwrap_or("the bucket default")
-            ),
-            "" if f.message.contains("redentials") => "no AWS credentials were found for the state bucket: set \
-                 AWS_PROFILE (or `profile` in [state]), or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY"
-                .to_string(),
-            "" => "S3 could not be reached: check the network, AWS_ENDPOINT_URL and the region".to_string(),
-            _ => "see AWS's message above; nothing was overwritten".to_string(),
-        };
+        let hint = hint(&self.s3, &f);
         let code = if f.code.is_empty() { String::new() } else { format!("{}: ", f.code) };
         StateError::Remote {
             operation: f.operation,
@@ -168,7 +83,7 @@ impl S3Backend {
         let out = match self.client.get_object().bucket(&self.s3.bucket).key(key).send().await {
             Ok(out) => out,
             Err(e) => {
-                let f = Failure::of("s3:GetObject", &e);
+                let f = Failure::of("s3:GetObject", e);
                 return if f.is_missing_key() { Ok(None) } else { Err(f) };
             }
         };
@@ -177,7 +92,8 @@ impl S3Backend {
             operation: "s3:GetObject",
             status: None,
             code: String::new(),
-            message: format!("reading the object's body: {}", DisplayErrorContext(&e)),
+            message: format!("reading the object's body: {}", one_line(&crate::providers::error::causes(&e))),
+            cause: Unsent::No,
         })?;
         Ok(Some((bytes.into_bytes().to_vec(), etag)))
     }
@@ -203,7 +119,7 @@ impl S3Backend {
         match put.send().await {
             Ok(out) => Ok(out.e_tag().map(str::to_string)),
             Err(e) => {
-                let f = Failure::of("s3:PutObject", &e);
+                let f = Failure::of("s3:PutObject", e);
                 // If-Match on an object deleted meanwhile answers 404: someone else's write all the same.
                 if f.is_precondition() || (expected.is_some() && f.is_missing_key()) {
                     Err(StateError::Conflict {
@@ -270,7 +186,7 @@ impl Release for S3Lock {
         let current = match self.client.get_object().bucket(&self.bucket).key(&self.key).send().await {
             Ok(out) => out.body.collect().await.ok().map(|b| b.into_bytes().to_vec()),
             Err(e) => {
-                let f = Failure::of("s3:GetObject", &e);
+                let f = Failure::of("s3:GetObject", e);
                 if f.is_missing_key() {
                     return Ok(());
                 }
@@ -284,7 +200,7 @@ impl Release for S3Lock {
         }
         match self.client.delete_object().bucket(&self.bucket).key(&self.key).send().await {
             Ok(_) => Ok(()),
-            Err(e) => Err(remote("s3:DeleteObject", Failure::of("s3:DeleteObject", &e))),
+            Err(e) => Err(remote("s3:DeleteObject", Failure::of("s3:DeleteObject", e))),
         }
     }
 }
@@ -333,7 +249,7 @@ impl Backend for S3Backend {
                 .body(ByteStream::from(body.clone()));
             let f = match put.send().await {
                 Ok(_) => break,
-                Err(e) => Failure::of("s3:PutObject", &e),
+                Err(e) => Failure::of("s3:PutObject", e),
             };
             if !f.is_precondition() {
                 return Err(self.explain(f));
@@ -379,7 +295,7 @@ impl Backend for S3Backend {
         }
         match self.client.delete_object().bucket(&self.s3.bucket).key(self.lock_key()).send().await {
             Ok(_) => Ok(holder),
-            Err(e) => Err(self.explain(Failure::of("s3:DeleteObject", &e))),
+            Err(e) => Err(self.explain(Failure::of("s3:DeleteObject", e))),
         }
     }
 
@@ -399,7 +315,7 @@ impl Backend for S3Backend {
                 b = self.s3.bucket
             )],
             Err(e) => {
-                let f = Failure::of("s3:GetBucketVersioning", &e);
+                let f = Failure::of("s3:GetBucketVersioning", e);
                 vec![format!(
                     "could not tell whether bucket {} keeps versions: {} {}",
                     self.s3.bucket, f.code, f.message

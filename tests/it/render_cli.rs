@@ -166,3 +166,34 @@ async fn every_manifest_render_prints_is_accepted_by_a_real_apiservers_dry_run()
     }
     assert!(checked >= 5 * 8, "every object of the five blueprints was sent: {checked}");
 }
+
+/// `kbp render` of a blueprint with a misspelt key, on a terminal, with `env` and `args` added.
+fn render_invalid_on_terminal(env: &[(&str, &str)], args: &[&str]) -> (std::process::ExitStatus, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let bp = dir.path().join("bp.toml");
+    std::fs::write(&bp, "[cluster]\nname = \"c\"\nregion = \"us-west-2\"\nverison = \"1.33\"\n").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kbp"));
+    cmd.arg("render").arg(&bp).args(args).current_dir(dir.path()).env_remove("NO_COLOR").envs(env.iter().copied());
+    crate::support::terminal::output_on_terminal(cmd)
+}
+
+#[test]
+fn render_errors_are_coloured_on_a_terminal_unless_no_color_or_the_flag_says_not() {
+    let (status, coloured) = render_invalid_on_terminal(&[], &[]);
+    assert_eq!(status.code(), Some(1), "{coloured}");
+    assert!(coloured.contains("unknown field `verison`"), "{coloured}");
+    assert!(coloured.contains('\u{1b}'), "on a terminal the diagnostics are coloured: {coloured}");
+    for (env, args) in [(&[("NO_COLOR", "1")][..], &[][..]), (&[], &["--no-color"])] {
+        let (status, plain) = render_invalid_on_terminal(env, args);
+        assert_eq!(status.code(), Some(1), "{plain}");
+        assert!(plain.contains("unknown field `verison`"), "{plain}");
+        assert!(!plain.contains('\u{1b}'), "no escape code with {env:?} {args:?}: {plain:?}");
+    }
+    // Not on a terminal (a CI log): no colour, NO_COLOR or not.
+    let dir = tempfile::tempdir().unwrap();
+    let bp = dir.path().join("bp.toml");
+    std::fs::write(&bp, "[cluster]\nname = \"c\"\nregion = \"us-west-2\"\nverison = \"1.33\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kbp")).arg("render").arg(&bp).env_remove("NO_COLOR").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -197,3 +197,58 @@ fn bad_workloads_and_catalogs_are_reported_with_their_place_and_a_hint() {
     let err = stderr(&out);
     assert!(err.contains("not an instance-type catalog") && err.contains("catalog.json:1:"), "{err}");
 }
+
+/// `kbp simulate` with no AWS credentials and no AWS to reach, in an empty cache.
+fn simulate_without_aws(cache: &Path, extra: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kbp"));
+    credentials::without_aws_credentials(&mut cmd);
+    cmd.args(["simulate", "blueprints/karpenter-mng.toml", "-w", "workloads/sample.yaml"])
+        .args(extra)
+        .current_dir(repo())
+        .env("KBP_CACHE_DIR", cache)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_shipped_sample_catalog_simulates_offline_and_without_it_the_error_is_the_missing_credentials() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = simulate_without_aws(cache.path(), &["--catalog", "examples/catalog-us-west-2.json", "--json"]);
+    assert_success(&out, "kbp simulate --catalog examples/catalog-us-west-2.json without AWS");
+    let (sim, summary) = the_simulation(&out);
+    assert_eq!(summary["aws"]["calls"], 0, "{summary}");
+    assert_eq!(summary["pending_pods"], 0, "the README's example places every pod: {sim}");
+    assert!(summary["monthly_cost"].as_f64().unwrap() > 0.0, "the sample has prices: {summary}");
+    assert_eq!(sim["catalog"]["region"], "us-west-2");
+
+    let out = simulate_without_aws(cache.path(), &[]);
+    assert_exit_code(&out, 1, "kbp simulate without credentials, cache or --catalog");
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "one line and a hint: {err}");
+    assert!(
+        lines[0]
+            .starts_with("error: cannot read the instance types of us-west-2 from AWS: no AWS credentials were found"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("  hint: ") && lines[1].contains("--catalog FILE") && lines[1].contains("AWS_PROFILE"),
+        "{err}"
+    );
+    assert!(!err.contains("region EC2 serves") && !err.contains('{'), "not the region's fault, no dump: {err}");
+
+    // Another region's catalog would leave every pod pending for no reason shown: it is refused.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kbp"));
+    credentials::without_aws_credentials(&mut cmd);
+    let out = cmd
+        .args(["simulate", "blueprints/spot-fallback.toml", "-w", "workloads/sample.yaml"])
+        .args(["--catalog", "examples/catalog-us-west-2.json"])
+        .current_dir(repo())
+        .env("KBP_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    assert_exit_code(&out, 1, "a catalog of another region");
+    let err = stderr(&out);
+    assert!(err.contains("is the catalog of us-west-2, and the blueprint's cluster is in eu-central-1"), "{err}");
+}

@@ -458,3 +458,31 @@ async fn state_migrates_local_to_s3_and_back_and_hand_edits_refuse_to_lose_state
     kbp_ok(&em, &["destroy", bp, "--auto-approve"], ws.path());
     assert_eq!(stack_vpcs(&em, "sbx").await.len(), 0);
 }
+
+#[test]
+fn state_in_s3_without_credentials_fails_in_one_line_naming_them_never_a_debug_dump() {
+    let ws = Workspace::with_blueprint("minimal");
+    let state = format!("s3://{BUCKET}/kbp/sbx.state.json");
+    for args in [vec!["plan", ws.blueprint_arg(), "--state", &state], vec!["state", "list", "--state", &state]] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kbp"));
+        credentials::without_aws_credentials(&mut cmd);
+        let out = cmd
+            .args(&args)
+            .current_dir(ws.path())
+            .env("NO_COLOR", "1")
+            .env("KBP_CACHE_DIR", ws.path())
+            .output()
+            .unwrap();
+        assert_exit_code(&out, 1, &format!("kbp {}", args.join(" ")));
+        let err = stderr(&out);
+        let at = err.find("error: ").unwrap_or_else(|| panic!("an error: {err}"));
+        let lines: Vec<&str> = err[at..].lines().collect();
+        assert_eq!(lines.len(), 2, "one line and a hint: {err}");
+        assert!(lines[0].contains(&format!("on {state}: no AWS credentials were found")), "what failed, where: {err}");
+        assert!(lines[0].starts_with("error: s3:"), "the S3 operation: {err}");
+        assert!(lines[1].starts_with("  hint: ") && lines[1].contains("AWS_PROFILE"), "{err}");
+        for dump in ["{", "Error {", "source:", "DispatchFailure", "ConnectorError", "Attempted"] {
+            assert!(!err[at..].contains(dump), "no `{dump}` of a Debug dump: {err}");
+        }
+    }
+}

@@ -126,7 +126,10 @@ fn many_errors_show_the_first_fifty_and_a_count_and_json_has_them_all_with_count
     let dir = tempfile::tempdir().unwrap();
     let bp = dir.path().join("many.toml");
     let pools: String = (0..60).map(|i| format!("[node_pools.p{i}]\nweight = \"x\"\n")).collect();
-    std::fs::write(&bp, format!("[cluster]\nname = \"t\"\nregion = \"us-west-2\"\n{pools}")).unwrap();
+    // With the CRDs at hand, as the pools' own errors leave their CRD checks out whether or not kbp's cache
+    // holds the chart.
+    let crds = format!("[karpenter]\ncrds_dir = {:?}\n", crate::support::reference_crds_dir());
+    std::fs::write(&bp, format!("[cluster]\nname = \"t\"\nregion = \"us-west-2\"\n{crds}{pools}")).unwrap();
     let bp = bp.display().to_string();
 
     let out = kbp(&["validate", &bp]);
@@ -153,4 +156,40 @@ fn a_blueprint_over_one_mib_is_refused_in_one_line() {
     let t = text(&out);
     assert!(t.contains("has 1048577 bytes; a blueprint has at most 1048576 (1 MiB)"), "{t}");
     assert_eq!(t.matches("error").count(), 1, "{t}");
+}
+
+#[test]
+fn schema_errors_and_what_the_crds_refuse_are_reported_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let crds = crate::support::reference_crds_dir();
+    // A misspelt key in [vpc], a NodePool requirement the NodePool CRD's CEL rules refuse, and a pool whose own
+    // value the schema refuses (its CRD check is left out: the schema error is the one to fix first).
+    let blueprint = format!(
+        "[cluster]\nname = \"one-pass\"\nregion = \"us-west-2\"\n\n[vpc]\ncidr_blok = \"10.0.0.0/16\"\n\n\
+         [karpenter]\ncrds_dir = {crds:?}\n\n[node_classes.default]\nami_alias = \"al2023@latest\"\n\n\
+         [node_pools.default]\nnode_class = \"default\"\n\n[[node_pools.default.requirements]]\n\
+         key = \"karpenter.sh/nodepool\"\noperator = \"In\"\nvalues = [\"other\"]\n\n\
+         [node_pools.heavy]\nnode_class = \"default\"\nweight = \"max\"\n\n[[node_pools.heavy.requirements]]\n\
+         key = \"karpenter.sh/nodepool\"\noperator = \"In\"\nvalues = [\"other\"]\n"
+    );
+    std::fs::write(dir.path().join("bp.toml"), blueprint).unwrap();
+    let out = kbp_offline(&["validate", "bp.toml"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("error: unknown field `cidr_blok` in `vpc`") && t.contains("bp.toml:6:1"), "{t}");
+    assert!(t.contains("error: expected an integer, found a string") && t.contains("bp.toml:24:10"), "{t}");
+    let refused =
+        "NodePool `default`: spec.template.spec.requirements[0].key: label \"karpenter.sh/nodepool\" is restricted";
+    assert!(t.contains(&format!("error: {refused}")) && t.contains("bp.toml:18:7"), "{t}");
+    assert!(!t.contains("NodePool `heavy`"), "the pool with a schema error is not checked by the CRD: {t}");
+
+    let json = kbp_offline(&["validate", "bp.toml", "--json"], dir.path());
+    let lines = events::events(&json);
+    let places: Vec<(u64, u64)> = events::of_type(&lines, "diagnostic")
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(places, [(6, 1), (18, 7), (24, 10)], "{lines:?}");
+    assert_eq!(lines.last().unwrap()["errors"], 3);
 }

@@ -1,49 +1,69 @@
 //! The plan's "Cost" block as text: each fixed item with its monthly figure and how it was reached, each
 //! NodePool's worst case at its limits (or that it is unbounded), the totals, and which catalog priced the
-//! instances. The figures themselves are [`crate::simulate::cost`]'s; this only lays them out.
+//! instances. The figures themselves are [`crate::simulate::cost`]'s; this only lays them out, and gives the
+//! rows to the Markdown plan, which lays them out as a table.
 
 use std::fmt::Write;
 
 use super::Style;
 use crate::simulate::cost::{usd, StackCost};
 
-pub fn block(cost: &StackCost, style: &Style) -> String {
-    let source = match &cost.catalog {
+/// One line of the block: what, how much a month, and how that was reached.
+pub struct Row {
+    pub item: String,
+    pub amount: String,
+    pub detail: String,
+}
+
+/// Which catalog priced the instances, or that none did.
+pub fn source(cost: &StackCost) -> String {
+    match &cost.catalog {
         Some(c) => {
             let date = c.fetched_at.get(..10).unwrap_or(&c.fetched_at);
             format!("instances priced from the {} catalog read {date}", c.region)
         }
         None => format!("no instance-type catalog cached for {}: instance prices unknown", cost.region),
-    };
-    let mut rows: Vec<(String, String, String)> = Vec::new();
+    }
+}
+
+/// The fixed items, their sum (`Fixed`), each NodePool at its limits, and the total (`At most`).
+pub fn rows(cost: &StackCost) -> Vec<Row> {
+    let row = |item: String, amount: String, detail: String| Row { item, amount, detail };
+    let mut rows = Vec::new();
     for f in &cost.fixed {
-        rows.push((f.item.clone(), money(f.monthly_usd, "unknown"), f.detail.clone()));
+        rows.push(row(f.item.clone(), money(f.monthly_usd, "unknown"), f.detail.clone()));
     }
     let fixed_note = if cost.fixed.iter().any(|f| f.monthly_usd.is_none()) { "at least, " } else { "" };
-    rows.push(("Fixed".into(), usd(cost.fixed_monthly_usd), format!("{fixed_note}a month before any workload")));
+    rows.push(row("Fixed".into(), usd(cost.fixed_monthly_usd), format!("{fixed_note}a month before any workload")));
     for p in &cost.node_pools {
         let amount = match (p.worst_case_monthly_usd, p.bound_by.as_str()) {
             (Some(v), _) => usd(v),
             (None, "no limits") => "unbounded".into(),
             (None, _) => "unknown".into(),
         };
-        rows.push((format!("NodePool {} at its limits", p.name), amount, p.detail.clone()));
+        rows.push(row(format!("NodePool {} at its limits", p.name), amount, p.detail.clone()));
     }
-    let total = money(cost.worst_case_monthly_usd, "unknown");
     let why = if cost.unpriced.is_empty() {
         "the fixed items plus every NodePool at its limits".to_string()
     } else {
         format!("no figure for {}", cost.unpriced.join(", "))
     };
-    rows.push(("At most".into(), total, why));
+    rows.push(row(TOTAL.into(), money(cost.worst_case_monthly_usd, "unknown"), why));
+    rows
+}
 
-    let label = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
-    let amount = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+/// The label of the last row, the stack's most a month.
+pub const TOTAL: &str = "At most";
+
+pub fn block(cost: &StackCost, style: &Style) -> String {
+    let rows = rows(cost);
+    let label = rows.iter().map(|r| r.item.chars().count()).max().unwrap_or(0);
+    let amount = rows.iter().map(|r| r.amount.len()).max().unwrap_or(0);
     let mut out = String::new();
-    let _ = writeln!(out, "\n{} (USD a month, AWS list prices; {source}):", style.paint("1", "Cost"));
-    for (name, figure, detail) in rows {
-        let padded = format!("{name:label$}  {figure:>amount$}");
-        let shown = if name == "At most" || name == "Fixed" { style.paint("1", &padded) } else { padded };
+    let _ = writeln!(out, "\n{} (USD a month, AWS list prices; {}):", style.paint("1", "Cost"), source(cost));
+    for Row { item, amount: figure, detail } in rows {
+        let padded = format!("{item:label$}  {figure:>amount$}");
+        let shown = if item == TOTAL || item == "Fixed" { style.paint("1", &padded) } else { padded };
         let _ = writeln!(out, "  {shown}  {}", style.paint("2", &detail));
     }
     let _ = writeln!(out, "  Not counted: {}.", cost.not_counted);

@@ -10,12 +10,14 @@
 //! control plane.
 
 pub mod control_plane;
+pub mod credentials;
 pub mod events;
 pub mod fault_proxy;
 pub mod inventory;
 pub mod kill;
 pub mod provider;
 pub mod sdk;
+pub mod terminal;
 
 pub use sdk::{filter, lb_tags, of_stack, tag_spec};
 
