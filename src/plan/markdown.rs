@@ -107,7 +107,8 @@ fn cost_block(c: &StackCost) -> String {
         prose(&most)
     );
     for r in cost::rows(c) {
-        let bold = |s: &str| if r.item == cost::TOTAL || r.item == "Fixed" { format!("**{s}**") } else { s.to_string() };
+        let bold =
+            |s: &str| if r.item == cost::TOTAL || r.item == "Fixed" { format!("**{s}**") } else { s.to_string() };
         let cells = [bold(&text(&r.item)), bold(&text(&r.amount)), prose(&r.detail)];
         let _ = write!(t, "\n| {} |", cells.map(|s| cell(&s)).join(" | "));
     }

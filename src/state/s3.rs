@@ -68,7 +68,7 @@ impl S3Backend {
 
     /// One line saying what failed and a hint for what to do about it.
     fn explain(&self, f: Failure) -> StateError {
-        let hint = hint(&self.s3, &f);
+        let hint = hint(&self.s3, &f, self.client.config().region().is_some());
         let code = if f.code.is_empty() { String::new() } else { format!("{}: ", f.code) };
         StateError::Remote {
             operation: f.operation,

@@ -485,4 +485,12 @@ fn state_in_s3_without_credentials_fails_in_one_line_naming_them_never_a_debug_d
             assert!(!err[at..].contains(dump), "no `{dump}` of a Debug dump: {err}");
         }
     }
+    // Without a region S3 has no endpoint: that is what the hint says, not the network.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kbp"));
+    credentials::without_aws_credentials(&mut cmd).env_remove("AWS_REGION");
+    let out = cmd.args(["state", "list", "--state", &state]).current_dir(ws.path()).output().unwrap();
+    assert_exit_code(&out, 1, "kbp state list of a bucket without a region");
+    let err = stderr(&out);
+    assert!(err.contains("  hint: S3 has no endpoint for the bucket without its region"), "{err}");
+    assert!(!err.contains("ResolveEndpointError"), "{err}");
 }

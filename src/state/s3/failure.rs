@@ -2,7 +2,6 @@
 //! form never reaches the user), and what to do about it.
 
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
-use aws_smithy_runtime_api::client::endpoint::error::ResolveEndpointError;
 
 use crate::providers::ProviderError;
 use crate::state::location::S3Location;
@@ -17,15 +16,13 @@ pub(super) struct Failure {
     pub cause: Unsent,
 }
 
-/// Why a request never reached S3, when the SDK says: each has its own remedy.
+/// Why a request never reached S3, when the SDK says: it has its own remedy.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Unsent {
-    /// Sent, or not for one of the reasons below.
+    /// Sent, or not for another reason.
     No,
     /// The credential chain had none (or could not load them): why, in one line.
     Credentials(String),
-    /// No endpoint for the bucket: no region, most often.
-    Endpoint,
 }
 
 impl Failure {
@@ -36,11 +33,7 @@ impl Failure {
         E: ProvideErrorMetadata + std::error::Error + 'static,
     {
         let status = err.raw_response().map(|r| r.status().as_u16());
-        let cause = match crate::aws::credentials_failure(&err) {
-            Some(why) => Unsent::Credentials(why),
-            None if crate::aws::cause::<ResolveEndpointError>(&err).is_some() => Unsent::Endpoint,
-            None => Unsent::No,
-        };
+        let cause = crate::aws::credentials_failure(&err).map_or(Unsent::No, Unsent::Credentials);
         let aws = ProviderError::from_sdk(operation, err);
         let code = match (aws.code.is_empty(), status) {
             (false, _) | (true, None) => aws.code,
@@ -73,8 +66,9 @@ pub(super) fn one_line(text: &str) -> String {
     text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
 }
 
-/// What to do about a failed call on the state at `s3`.
-pub(super) fn hint(s3: &S3Location, f: &Failure) -> String {
+/// What to do about a failed call on the state at `s3`, made by a client with a region or without one (the
+/// SDK's error for that is a type of a crate kbp does not use, so the client's configuration tells).
+pub(super) fn hint(s3: &S3Location, f: &Failure, region_known: bool) -> String {
     let bucket = &s3.bucket;
     match (&f.cause, f.code.as_str()) {
         (Unsent::Credentials(_), _) => format!(
@@ -82,8 +76,8 @@ pub(super) fn hint(s3: &S3Location, f: &Failure) -> String {
              table or ?profile=NAME on the s3:// URL",
             crate::aws::NO_CREDENTIALS_HINT
         ),
-        (Unsent::Endpoint, _) => "S3 has no endpoint for the bucket without its region: set `region` in the \
-             blueprint's [state] table, add ?region=REGION to the s3:// URL, or set AWS_REGION"
+        (Unsent::No, "") if !region_known => "S3 has no endpoint for the bucket without its region: set `region` \
+             in the blueprint's [state] table, add ?region=REGION to the s3:// URL, or set AWS_REGION"
             .to_string(),
         (_, "NoSuchBucket") => format!(
             "create the bucket first, with versioning on so state keeps its history: `aws s3api create-bucket \
@@ -150,7 +144,7 @@ mod tests {
         assert_eq!(f.cause, Unsent::Credentials(f.message.clone()));
         assert!(f.message.starts_with("no AWS credentials were found"), "{}", f.message);
         assert!(!f.message.contains('\n') && !f.message.contains('{'), "{}", f.message);
-        let hint = hint(&state(), &f);
+        let hint = hint(&state(), &f, false);
         assert!(hint.contains("AWS_PROFILE") && hint.contains("?profile=NAME"), "{hint}");
     }
 
@@ -163,11 +157,9 @@ mod tests {
             "{}",
             f.message
         );
-        assert!(hint(&state(), &f).starts_with("S3 could not be reached"));
-        let no_region = ResolveEndpointError::message("A region must be set when sending requests to S3.");
-        let f = Failure::of("s3:GetObject", unsent(no_region));
-        assert_eq!(f.cause, Unsent::Endpoint);
-        assert!(hint(&state(), &f).contains("?region=REGION"), "{}", hint(&state(), &f));
+        assert!(hint(&state(), &f, true).starts_with("S3 could not be reached"));
+        let no_region = hint(&state(), &f, false);
+        assert!(no_region.contains("without its region") && no_region.contains("?region=REGION"), "{no_region}");
     }
 
     #[test]
@@ -175,9 +167,9 @@ mod tests {
         let f = Failure::of("s3:GetObject", answered(404, "NoSuchBucket", "The specified bucket does not exist"));
         assert_eq!((f.code.as_str(), f.message.as_str()), ("NoSuchBucket", "The specified bucket does not exist"));
         assert!(!f.is_missing_key(), "a missing bucket is no missing state");
-        assert!(hint(&state(), &f).contains("aws s3api create-bucket --bucket acme-state"));
+        assert!(hint(&state(), &f, true).contains("aws s3api create-bucket --bucket acme-state"));
         let f = Failure::of("s3:PutObject", answered(403, "AccessDenied", "Access Denied"));
-        let h = hint(&state(), &f);
+        let h = hint(&state(), &f, true);
         assert!(h.contains("arn:aws:s3:::acme-state/kbp/prod.json") && h.contains("docs/ci.md"), "{h}");
         // S3 answers HEAD-like requests without a body: the status stands in for the code.
         let f = Failure::of("s3:GetObject", answered(404, "", ""));
