@@ -203,8 +203,8 @@ fn fit(head: Vec<String>, folded: Vec<Folded>) -> String {
         }
     }
     blocks.push(format!(
-        "*This comment is cut to GitHub's limit of {} characters: {} are left out. The whole plan: the plan file \
-         the job saved (`kbp plan --out`), or `kbp plan` run locally.*",
+        "*This comment is cut to GitHub's limit of {} characters: {} are left out. The whole plan: `kbp show` \
+         on the plan file the job saved (`kbp plan --out`), or `kbp plan` run locally.*",
         grouped(COMMENT_LIMIT),
         left_out.join(" and ")
     ));

@@ -29,7 +29,7 @@ pub struct Ui {
 impl Ui {
     pub fn new(json: bool, no_color: bool) -> Self {
         let tty = std::io::stderr().is_terminal();
-        let color = !json && !no_color && std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+        let color = !json && crate::color::enabled(no_color, crate::color::Stream::Stdout);
         Ui { json, color, live: tty && !json, progress_every: std::time::Duration::from_secs(30) }
     }
 
