@@ -55,6 +55,10 @@ scripts/karpenter-kwok.sh install >/dev/null
 # actionlint v1.7.12 (kube/actionlint/go.mod): tests/it/workflows.rs checks .github/workflows and the workflow
 # docs/ci.md recommends with it. Built once per machine into the same cache (seconds).
 scripts/actionlint.sh install >/dev/null
+# helm v4.3.2 (kube/helm/go.mod): tests/it/chart_fidelity.rs compares kbp's rendering of Karpenter's published
+# chart with `helm template` on tests/fixtures/chart-values/. Built once per machine into the same cache (about
+# 3 minutes on 2 cores).
+scripts/helm.sh install >/dev/null
 
 # The official Karpenter CRDs the manifests are validated against are the project's reference data, kept
 # outside the repository (../shared/reference). Tests read KBP_KARPENTER_CRDS_DIR; point it at them when
