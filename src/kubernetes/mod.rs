@@ -9,6 +9,7 @@
 
 pub mod builtin;
 pub mod crd_fields;
+pub mod helm;
 pub mod manifests;
 pub(crate) mod meta;
 pub(crate) mod names;

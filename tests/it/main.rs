@@ -11,6 +11,7 @@ mod simulate_kwok;
 mod support;
 
 // The command line without AWS.
+mod chart_fidelity;
 mod cli_conventions;
 mod crd_corpus;
 mod fmt_and_schema;

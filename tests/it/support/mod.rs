@@ -471,6 +471,13 @@ pub fn reference_crds_dir() -> PathBuf {
     })
 }
 
+/// Karpenter's published v1.14.1 chart, beside [`reference_crds_dir`] in the reference data.
+pub fn reference_chart_dir() -> PathBuf {
+    let dir = reference_crds_dir().join("../chart/karpenter");
+    assert!(dir.join("Chart.yaml").is_file(), "the published Karpenter chart is not at {}", dir.display());
+    dir
+}
+
 /// The blueprint with `karpenter.crds_dir` pointing at [`reference_crds_dir`], so applies in tests read the
 /// CRDs from disk instead of pulling the chart from the internet.
 pub fn with_local_crds(text: &str) -> String {

@@ -1,0 +1,57 @@
+//! Helm's rendering of a chart, in process: Go `text/template` (`lex`, `parse`, `exec`), the functions Helm
+//! gives templates (`funcs`: the builtins, sprig, Helm's own) and the Go text forms they produce (`gofmt`,
+//! `yaml`, `semver`).
+//!
+//! Written here rather than taken from a crate: the Go-template crates for Rust hold values by copy, and charts
+//! rely on Go's maps being shared (Karpenter's chart patches `.Values.affinity` through `set` on a map it reached
+//! by `range`), and on Helm's numbers being `float64`s.
+//!
+//! Knows nothing of kbp's blueprints: it takes template text and values and returns text.
+
+mod api_versions;
+pub mod chart;
+mod exec;
+pub(crate) mod funcs;
+mod gofmt;
+pub mod goyaml;
+mod lex;
+mod parse;
+mod semver;
+pub mod value;
+pub mod values;
+mod yaml;
+
+#[cfg(test)]
+mod tests;
+
+pub use exec::TemplateSet;
+pub use funcs::{to_json_text, to_yaml};
+pub use value::{Map, Value};
+
+/// A chart template that does not parse or does not execute, at its file, line and column.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct TemplateError {
+    pub file: Option<String>,
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+}
+
+impl TemplateError {
+    pub fn at(file: &str, line: usize, col: usize, message: impl Into<String>) -> Self {
+        TemplateError { file: Some(file.to_string()), line, col, message: message.into() }
+    }
+
+    pub fn plain(message: impl Into<String>) -> Self {
+        TemplateError { file: None, line: 0, col: 0, message: message.into() }
+    }
+
+    fn describe(&self) -> String {
+        match &self.file {
+            Some(file) if self.line > 0 => format!("{file}:{}:{}: {}", self.line, self.col, self.message),
+            Some(file) => format!("{file}: {}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
