@@ -104,7 +104,9 @@ class Bench:
         self.blueprint = self.work / blueprint.name
         self.base_text = blueprint.read_text()
         self.blueprint.write_text(self.base_text)
-        self.sets = ["--set", f"karpenter.crds_dir={crds_dir}"] if crds_dir else []
+        # A local chart beside the CRDs (the reference data's layout): its CRDs and the controller's templates.
+        chart = Path(crds_dir).parent / "chart" / "karpenter" if crds_dir else None
+        self.sets = ["--set", f"karpenter.chart={chart}"] if chart and (chart / "Chart.yaml").is_file() else []
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         self.env.update({
             "KBP_EMULATOR_DIR": str(self.work / "emulator"),

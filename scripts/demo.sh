@@ -49,13 +49,14 @@ cd "$WORK"
 kbp() { "$KBP" "$@"; }
 BP="$NAME.toml"
 
-# Karpenter's CRDs come from the release's chart on public.ecr.aws. Without internet access, point
-# KBP_KARPENTER_CRDS_DIR at a directory of the release's CRD files (the project's reference data has them).
+# Karpenter's chart (its CRDs and the controller's templates) comes from public.ecr.aws. Without internet
+# access, point KBP_KARPENTER_CHART_DIR at the release's unpacked chart (the project's reference data has it).
 SETS=()
-for dir in "${KBP_KARPENTER_CRDS_DIR:-}" "$REPO_ROOT/../shared/reference/karpenter-v1.14.1/crds" /work/shared/reference/karpenter-v1.14.1/crds; do
-  if [ -n "$dir" ] && [ -f "$dir/karpenter.sh_nodepools.yaml" ]; then
-    SETS=(--set "karpenter.crds_dir=$(cd "$dir" && pwd)")
-    echo "demo: Karpenter CRDs from $dir" >&2
+for dir in "${KBP_KARPENTER_CHART_DIR:-}" "${KBP_KARPENTER_CRDS_DIR:+$KBP_KARPENTER_CRDS_DIR/../chart/karpenter}" \
+  "$REPO_ROOT/../shared/reference/karpenter-v1.14.1/chart/karpenter" /work/shared/reference/karpenter-v1.14.1/chart/karpenter; do
+  if [ -n "$dir" ] && [ -f "$dir/Chart.yaml" ]; then
+    SETS=(--set "karpenter.chart=$(cd "$dir" && pwd)")
+    echo "demo: Karpenter's chart from $dir" >&2
     break
   fi
 done

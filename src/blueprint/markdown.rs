@@ -119,6 +119,7 @@ fn kind(ty: &'static Ty) -> (String, Option<(Shape, &'static [Field])>) {
         Ty::Int { .. } => ("integer".into(), None),
         Ty::Str(_) | Ty::Enum(_) => ("string".into(), None),
         Ty::IntOrStr(_) => ("integer or string".into(), None),
+        Ty::Free => ("table".into(), None),
         Ty::List { item: Ty::Table(f), .. } => ("array of tables".into(), Some((Shape::Array, f))),
         Ty::List { item, .. } => (format!("array of {}", plural(&kind(item).0)), None),
         Ty::Table(f) => ("table".into(), Some((Shape::Table, f))),
@@ -135,7 +136,7 @@ fn plural(kind: &str) -> String {
 
 fn constraints(ty: &Ty) -> String {
     let parts: Vec<String> = match ty {
-        Ty::Bool | Ty::Str(None) | Ty::Table(_) => Vec::new(),
+        Ty::Bool | Ty::Str(None) | Ty::Table(_) | Ty::Free => Vec::new(),
         Ty::Int { .. } | Ty::Str(Some(_)) | Ty::IntOrStr(_) | Ty::Enum(_) => vec![ty.expected()],
         Ty::List { item, max, unique, non_empty } => {
             let mut p = match item {

@@ -14,6 +14,7 @@
 //! 5. `validate`: rules across fields, pointing at the fields through the index.
 
 mod advisories;
+mod chart_values;
 mod defaults;
 pub mod format;
 pub mod limits;
@@ -159,6 +160,11 @@ impl Loaded {
         }
     }
 
+    /// Where the field at `path` was written (source and span), or the start of the blueprint.
+    pub(crate) fn place(&self, path: &str) -> (usize, std::ops::Range<usize>) {
+        self.index.locate(path).map_or((0, 0..0), |at| (at.source, at.span.clone()))
+    }
+
     /// Whether the blueprint has errors (only a blueprint from [`check_partial`] can).
     pub fn has_errors(&self) -> bool {
         self.warnings.has_errors()
@@ -223,7 +229,11 @@ pub fn check_partial(path: &Path, overlays: &[std::path::PathBuf], sets: &[Strin
         let joined = base.join(relative);
         std::path::absolute(&joined).unwrap_or(joined).display().to_string()
     };
+    chart_values::read(&mut loaded, base);
     let bp = &mut loaded.blueprint;
+    if !bp.karpenter.chart.starts_with("oci://") {
+        bp.karpenter.chart = beside(Path::new(&bp.karpenter.chart));
+    }
     if let Some(dir) = &bp.karpenter.crds_dir {
         bp.karpenter.crds_dir = Some(beside(Path::new(dir)));
     }
@@ -238,7 +248,9 @@ pub fn check_partial(path: &Path, overlays: &[std::path::PathBuf], sets: &[Strin
 
 /// As [`load_str`], keeping the warnings. On failure the diagnostics hold the errors and the warnings.
 pub fn check_str(name: &str, text: &str, sets: &[String]) -> Result<Loaded, Diagnostics> {
-    complete(build(&[(name, text)], sets)?)
+    let mut loaded = build(&[(name, text)], sets)?;
+    chart_values::read(&mut loaded, Path::new(""));
+    complete(loaded)
 }
 
 /// `loaded` if it has no errors, else its diagnostics.

@@ -235,8 +235,20 @@ pub struct Karpenter {
     pub node_role_name: String,
     /// IAM role name of the controller.
     pub controller_role_name: String,
-    /// `oci://` reference of the release's Helm chart, where the CRDs come from.
+    /// The release's Helm chart: an `oci://` reference, or a local chart directory or `.tgz` (made absolute).
     pub chart: String,
+    /// Helm values files, merged in order over what kbp sets (made absolute).
+    #[serde(default)]
+    pub values_files: Vec<String>,
+    /// The chart's values written inline (`[karpenter.values]`), merged last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<serde_json::Value>,
+    /// API versions the cluster serves beyond Kubernetes' own (`helm template --api-versions`).
+    #[serde(default)]
+    pub api_versions: Vec<String>,
+    /// The user's values: the values files in order, then `values`; filled in when the blueprint is loaded.
+    #[serde(skip)]
+    pub user_values: serde_json::Value,
     /// A local directory of CRD YAML files used instead of the chart, as written (relative to the blueprint).
     pub crds_dir: Option<String>,
     /// Controller image repository; the tag is the version.

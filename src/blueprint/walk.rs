@@ -169,6 +169,7 @@ impl Walker<'_> {
             }
             (Ty::CountOr { list, .. }, Value::Array(_)) => self.value(node, list, path),
             (Ty::Table(fields), Value::Table(entries)) => Some(self.table(node, entries, fields, path)),
+            (Ty::Free, Value::Table(_)) => Some(self.verbatim(node, path)),
             (Ty::Map { key, value, max, implied }, Value::Table(entries)) => {
                 Some(self.map(node, entries, (*key, value, *max, implied), path))
             }
@@ -336,6 +337,7 @@ impl Walker<'_> {
             Ty::IntOrStr(_) => Json::String("0".into()),
             Ty::Enum(values) => Json::String(values.first().map_or("", |v| v).to_string()),
             Ty::List { .. } => Json::Array(Vec::new()),
+            Ty::Free => Json::Object(Map::new()),
             Ty::Table(_) | Ty::Map { .. } => {
                 let empty = Node::table(Origin::Default, 0..0);
                 self.value(&empty, ty, path).unwrap_or_else(|| Json::Object(Map::new()))

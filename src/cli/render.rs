@@ -1,4 +1,5 @@
-//! `kbp render`: every manifest kbp would apply in the cluster, validated, as YAML documents.
+//! `kbp render`: every manifest kbp would apply in the cluster, validated, as YAML documents: the CRDs, the
+//! controller as Karpenter's chart renders it with the stack's values, the node classes and pools.
 
 use std::path::Path;
 
@@ -43,8 +44,10 @@ pub async fn run(a: RenderArgs, g: &Global) -> u8 {
         };
         let mut objects: Vec<Value> = crds.clone().unwrap_or_default();
         for attrs in attrs_of(kinds::KARPENTER_CONTROLLER) {
-            let values = manifests::ControllerValues::from_attrs(&attrs)?;
-            objects.extend(manifests::controller(&values)?);
+            let settings = manifests::ControllerValues::from_attrs(&attrs)?;
+            let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+            let (chart, _) = crate::kubernetes::oci::release_chart(&text("chart"), &text("version")).await?;
+            objects.extend(manifests::controller(&chart, &settings)?);
         }
         for kind in [kinds::EC2_NODE_CLASS, kinds::NODE_POOL] {
             objects.extend(attrs_of(kind).into_iter().filter_map(|attrs| attrs.get("manifest").cloned()));

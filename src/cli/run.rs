@@ -111,6 +111,7 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         );
     }
     cx.saved_crds = p.inputs.crds.clone().map(Arc::new);
+    cx.saved_chart = p.inputs.chart.clone().map(Arc::new);
     let cx = Arc::new(cx);
     let registry = Registry::builtin();
     let state = Arc::new(StateHandle::new(locked.backend, locked.state));

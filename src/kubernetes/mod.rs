@@ -20,4 +20,4 @@ pub mod validate;
 pub mod violation;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;

@@ -2,33 +2,41 @@
 //! PLAN` then works in a directory holding nothing but the plan file (a CI job without the checkout), and
 //! applies exactly what was reviewed, never what a directory or a registry holds by then.
 //!
-//! The controller's manifests and every blueprint value are in the plan's resources already; Karpenter's CRDs
-//! are read from `karpenter.crds_dir` or the release's chart, so they are the input carried here.
+//! Every blueprint value (the chart's values included) is in the plan's resources already; Karpenter's chart
+//! (its templates, rendered at apply once AWS has given every value) and its CRDs are read from
+//! `karpenter.chart` or `karpenter.crds_dir`, so they are the inputs carried here.
 
 use serde::{Deserialize, Serialize};
 
 use super::{Action, Plan};
 use crate::graph::compile::kinds;
-use crate::providers::kubernetes::CrdBundle;
+use crate::providers::kubernetes::{ChartBundle, CrdBundle};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Inputs {
     /// The CRDs of the release, when the plan installs or updates them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crds: Option<CrdBundle>,
+    /// Karpenter's chart, when the plan installs or updates the controller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<ChartBundle>,
 }
 
 impl Inputs {
     pub fn is_empty(&self) -> bool {
-        self.crds.is_none()
+        self.crds.is_none() && self.chart.is_none()
     }
 }
 
-/// The change of the plan that installs Karpenter's CRDs, if it has one: with its desired attributes.
-fn crds_change(p: &Plan) -> Option<&crate::graph::Resource> {
+/// The change of the plan that installs a resource of `kind`, if it has one: with its desired attributes.
+fn installing<'p>(p: &'p Plan, kind: &str) -> Option<&'p crate::graph::Resource> {
     let installs = |a: &Action| matches!(a, Action::Create | Action::Update | Action::Replace);
-    let change = p.changes.iter().find(|c| c.kind == kinds::KARPENTER_CRDS && installs(&c.action))?;
+    let change = p.changes.iter().find(|c| c.kind == kind && installs(&c.action))?;
     p.resources.iter().find(|r| r.address == change.address)
+}
+
+fn crds_change(p: &Plan) -> Option<&crate::graph::Resource> {
+    installing(p, kinds::KARPENTER_CRDS)
 }
 
 /// Reads what applying `p` needs into it, before it is saved. A failure here fails the plan, not the apply
@@ -40,6 +48,12 @@ pub async fn carry(p: &mut Plan) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("reading Karpenter's CRDs to save with the plan: {e}"))?;
         p.inputs.crds = Some(bundle);
     }
+    if let Some(r) = installing(p, kinds::KARPENTER_CONTROLLER) {
+        let bundle = ChartBundle::collect(&r.attrs)
+            .await
+            .map_err(|e| anyhow::anyhow!("reading Karpenter's chart to save with the plan: {e}"))?;
+        p.inputs.chart = Some(bundle);
+    }
     Ok(())
 }
 
@@ -48,6 +62,15 @@ pub fn check(p: &Plan) -> Result<(), String> {
     if crds_change(p).is_some() {
         let Some(bundle) = &p.inputs.crds else {
             return Err("the plan installs Karpenter's CRDs but does not carry them (saved by an older kbp)".into());
+        };
+        bundle.verify()?;
+    }
+    if installing(p, kinds::KARPENTER_CONTROLLER).is_some() {
+        let Some(bundle) = &p.inputs.chart else {
+            return Err(
+                "the plan installs the Karpenter controller but does not carry its chart (saved by an older kbp)"
+                    .into(),
+            );
         };
         bundle.verify()?;
     }

@@ -47,6 +47,8 @@ pub struct Context {
     pub lifetime_tags: std::collections::BTreeMap<String, String>,
     /// The CRDs a saved plan carries, applied instead of reading `crds_dir` or pulling the chart.
     pub saved_crds: Option<std::sync::Arc<super::kubernetes::crds::CrdBundle>>,
+    /// Karpenter's chart a saved plan carries, rendered instead of reading `karpenter.chart`.
+    pub saved_chart: Option<std::sync::Arc<super::kubernetes::ChartBundle>>,
     /// Answers several kinds' batched reads share during refresh (see [`super::answers`]).
     pub answers: super::answers::Answers,
     progress: Mutex<Option<UnboundedSender<Event>>>,
@@ -87,6 +89,7 @@ impl Context {
             applying: false,
             lifetime_tags: Default::default(),
             saved_crds: None,
+            saved_chart: None,
             answers: Default::default(),
             progress: Mutex::new(None),
             uncertain: std::sync::atomic::AtomicBool::new(false),

@@ -194,16 +194,3 @@ fn a_new_chart_release_renders_as_helm_renders_it() {
     assert!(env.iter().any(|e| e["name"] == "SHUTDOWN_GRACE" && e["value"] == "30"), "{env:?}");
     assert_eq!(deployment.pointer("/metadata/labels/app.kubernetes.io~1version"), Some(&Value::from("1.15.0")));
 }
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}

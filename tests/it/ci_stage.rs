@@ -9,24 +9,20 @@ use crate::support::*;
 
 const BUCKET: &str = "ci-kbp-state";
 
-/// A checkout as a repository holds a stack: `blueprints/minimal.toml` reading its CRDs from `../crds`, a
-/// directory of the checkout, relative to the blueprint as blueprints say paths.
+/// A checkout as a repository holds a stack: `blueprints/minimal.toml` reading Karpenter's chart (CRDs and
+/// templates) from `../chart`, a directory of the checkout, relative to the blueprint as blueprints say paths.
 fn checkout() -> tempfile::TempDir {
     let dir = tempfile::Builder::new().prefix("kbp-checkout-").tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("blueprints")).unwrap();
-    std::fs::create_dir_all(dir.path().join("crds")).unwrap();
-    for entry in std::fs::read_dir(reference_crds_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, dir.path().join("crds").join(path.file_name().unwrap())).unwrap();
-    }
+    copy_dir(&reference_chart_dir(), &dir.path().join("chart"));
     let text = std::fs::read_to_string(repo().join("blueprints/minimal.toml")).unwrap();
     let text = match text.find("\n[karpenter]\n") {
         Some(i) => format!(
-            "{}crds_dir = \"../crds\"\n{}",
+            "{}chart = \"../chart\"\n{}",
             &text[..i + "\n[karpenter]\n".len()],
             &text[i + "\n[karpenter]\n".len()..]
         ),
-        None => format!("{text}\n[karpenter]\ncrds_dir = \"../crds\"\n"),
+        None => format!("{text}\n[karpenter]\nchart = \"../chart\"\n"),
     };
     std::fs::write(dir.path().join("blueprints/minimal.toml"), text).unwrap();
     dir
@@ -56,6 +52,16 @@ async fn a_plan_made_in_a_checkout_applies_completely_from_a_directory_holding_o
     let out = kbp(&em, &["apply", "kbp.plan"], tampered_job.path());
     assert_exit_code(&out, 1, "a plan whose CRDs do not match their digest");
     assert!(stderr(&out).contains("do not match their digest"), "{}", describe_output(&out));
+    assert!(stack_vpcs(&em, "sbx").await.is_empty(), "nothing was made");
+    // So is one whose chart was: the controller renders from exactly the chart that was reviewed.
+    let mut doc: Value = serde_json::from_str(&saved).unwrap();
+    let template = &mut doc["inputs"]["chart"]["files"]["templates/deployment.yaml"];
+    assert!(template.is_string(), "the plan carries the chart's templates");
+    *template = template.as_str().unwrap().replace("replicas:", "replicas: 9 #").into();
+    std::fs::write(tampered_job.path().join("kbp.plan"), doc.to_string()).unwrap();
+    let out = kbp(&em, &["apply", "kbp.plan"], tampered_job.path());
+    assert_exit_code(&out, 1, "a plan whose chart does not match its digest");
+    assert!(stderr(&out).contains("its chart does not match its digest"), "{}", describe_output(&out));
     assert!(stack_vpcs(&em, "sbx").await.is_empty(), "nothing was made");
 
     let apply_job = tempfile::tempdir().unwrap();

@@ -5,15 +5,16 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::reference_crds_dir;
+use crate::support::{reference_chart_dir, reference_crds_dir};
 use kbp::graph::value::UNKNOWN;
 use kbp::kubernetes::{manifests, oci, validate};
 use serde_json::Value;
 
-fn render(blueprint: &str, crds_dir: &Path, extra: &[&str]) -> std::process::Output {
+/// `kbp render` of a shipped blueprint with Karpenter's chart (CRDs and templates) read from `chart`.
+fn render(blueprint: &str, chart: &Path, extra: &[&str]) -> std::process::Output {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(format!("{blueprint}.toml"));
     let dir = tempfile::tempdir().unwrap();
-    let crds = format!("karpenter.crds_dir={}", crds_dir.display());
+    let crds = format!("karpenter.chart={}", chart.display());
     Command::new(env!("CARGO_BIN_EXE_kbp"))
         .arg("render")
         .arg(&path)
@@ -37,7 +38,7 @@ fn every_shipped_blueprint_renders_manifests_the_official_crds_accept() {
     for (blueprint, classes, pools) in
         [("minimal", 1, 1), ("karpenter-mng", 1, 1), ("spot-fallback", 1, 2), ("gpu", 2, 2), ("existing-vpc", 1, 1)]
     {
-        let out = render(blueprint, &crds_dir, &[]);
+        let out = render(blueprint, &reference_chart_dir(), &[]);
         assert!(out.status.success(), "{blueprint}: {}", String::from_utf8_lossy(&out.stderr));
         let docs = manifests::documents(&String::from_utf8(out.stdout).unwrap()).unwrap();
         assert_eq!(kinds(&docs, "CustomResourceDefinition"), 5, "{blueprint}: every CRD of the release");
@@ -71,7 +72,8 @@ fn an_object_the_crd_schema_refuses_fails_render_with_its_field_path() {
         };
         std::fs::write(dir.path().join(path.file_name().unwrap()), text).unwrap();
     }
-    let out = render("spot-fallback", dir.path(), &[]);
+    let crds_dir = format!("karpenter.crds_dir={}", dir.path().display());
+    let out = render("spot-fallback", &reference_chart_dir(), &["--set", &crds_dir]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     // Refused where the blueprint is loaded, at the field that wrote it, with the CRD's own words.
@@ -81,11 +83,12 @@ fn an_object_the_crd_schema_refuses_fails_render_with_its_field_path() {
 }
 
 #[test]
-fn skip_crds_prints_the_rest_without_a_chart() {
-    let out = render("minimal", Path::new("/nonexistent"), &["--skip-crds"]);
+fn skip_crds_prints_the_rest_without_the_crds() {
+    let out = render("minimal", &reference_chart_dir(), &["--skip-crds"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let docs = manifests::documents(&String::from_utf8(out.stdout).unwrap()).unwrap();
     assert_eq!(kinds(&docs, "CustomResourceDefinition"), 0);
+    assert_eq!(kinds(&docs, "Deployment"), 1, "the controller, from the chart's templates");
     assert_eq!(kinds(&docs, "NodePool"), 1);
 }
 
@@ -119,7 +122,6 @@ async fn api_of(client: &kube::Client, doc: &Value) -> kube::Api<kube::api::Dyna
 async fn every_manifest_render_prints_is_accepted_by_a_real_apiservers_dry_run() {
     let plane = crate::support::control_plane::ControlPlane::start();
     let client = plane.client().await;
-    let crds_dir = reference_crds_dir();
     let apply = |dry_run: bool| kube::api::PatchParams {
         dry_run,
         field_manager: Some("kbp".into()),
@@ -128,7 +130,7 @@ async fn every_manifest_render_prints_is_accepted_by_a_real_apiservers_dry_run()
     };
     let mut checked = 0;
     for blueprint in ["minimal", "karpenter-mng", "spot-fallback", "gpu", "existing-vpc"] {
-        let out = render(blueprint, &crds_dir, &[]);
+        let out = render(blueprint, &reference_chart_dir(), &[]);
         assert!(out.status.success(), "{blueprint}: {}", String::from_utf8_lossy(&out.stderr));
         let docs = manifests::documents(&String::from_utf8(out.stdout).unwrap()).unwrap();
         // What later objects need stored for real: the CRDs (Established) and the namespaces.

@@ -46,16 +46,34 @@ pub(crate) fn version(s: &str) -> Result<(), Problem> {
     }
 }
 
-/// The chart reference: Helm's `oci://registry/repository` form.
+/// The chart: Helm's `oci://registry/repository` form, or a local chart directory or `.tgz` (air-gapped installs).
 pub(crate) fn chart(s: &str) -> Result<(), Problem> {
-    let rest = s.strip_prefix("oci://").ok_or_else(|| {
-        Problem::new(format!("`{s}` is not an OCI chart reference"))
-            .hint("write like `oci://public.ecr.aws/karpenter/karpenter`")
-    })?;
+    let Some(rest) = s.strip_prefix("oci://") else {
+        if s.contains("://") {
+            return Err(Problem::new(format!("`{s}` is neither an OCI chart reference nor a local path"))
+                .hint("write like `oci://public.ecr.aws/karpenter/karpenter`, or a chart directory or .tgz"));
+        }
+        return path(s);
+    };
     match rest.split_once('/') {
         Some((host, repo)) if !host.is_empty() && !repo.is_empty() && !repo.contains([':', '@']) => Ok(()),
         _ => Err(Problem::new(format!("`{s}` names no repository in a registry"))
             .hint("write `oci://<registry>/<repository>`, without a tag: the tag is `karpenter.version`")),
+    }
+}
+
+/// An API version a cluster serves beyond Kubernetes' own: `group/version` (`monitoring.coreos.com/v1`).
+pub(crate) fn api_version(s: &str) -> Result<(), Problem> {
+    match s.split_once('/') {
+        Some((group, version))
+            if group.contains('.')
+                && !version.is_empty()
+                && !version.contains('/')
+                && !s.contains(char::is_whitespace) =>
+        {
+            Ok(())
+        }
+        _ => Err(Problem::new(format!("`{s}` is not a group/version")).hint("write like `monitoring.coreos.com/v1`")),
     }
 }
 

@@ -85,6 +85,7 @@ fn schema(ty: &Ty) -> Json {
         Ty::Str(_) => json!({ "type": "string" }),
         Ty::Enum(values) => json!({ "type": "string", "enum": values }),
         Ty::IntOrStr(_) => json!({ "type": ["integer", "string"] }),
+        Ty::Free => json!({ "type": "object" }),
         Ty::List { item, max, unique, non_empty } => {
             let mut s = Map::new();
             s.insert("type".into(), "array".into());

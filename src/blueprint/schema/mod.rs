@@ -45,6 +45,9 @@ pub(crate) enum Ty {
         max: usize,
         implied: &'static [&'static str],
     },
+    /// Any table, kept as written: another program's settings kbp passes on (a Helm chart's values), judged
+    /// against what that program accepts, not against this schema.
+    Free,
     /// An integer count, or the list it stands for (`azs = 3` or `azs = ["us-west-2a", …]`).
     CountOr {
         min: i64,
@@ -151,7 +154,7 @@ impl Ty {
             Ty::Str(_) | Ty::Enum(_) => "a string",
             Ty::IntOrStr(_) => "an integer or a string",
             Ty::List { .. } => "an array",
-            Ty::Table(_) | Ty::Map { .. } => "a table",
+            Ty::Table(_) | Ty::Map { .. } | Ty::Free => "a table",
             Ty::CountOr { .. } => "an integer or an array",
         }
     }

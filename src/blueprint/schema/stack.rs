@@ -256,6 +256,9 @@ pub(super) const ADDON: Ty = Ty::Table(&[
     ),
 ]);
 
+const VALUES_FILE: Ty = str_rule("a file path", karpenter::path);
+const API_VERSION: Ty = str_rule("an API group/version", karpenter::api_version);
+
 pub(super) const KARPENTER: &[Field] = &[
     field(
         "version",
@@ -307,15 +310,33 @@ pub(super) const KARPENTER: &[Field] = &[
     ),
     field(
         "chart",
-        str_rule("an oci:// chart reference", karpenter::chart),
+        str_rule("an oci:// chart reference, or a chart directory or .tgz", karpenter::chart),
         Default("\"oci://public.ecr.aws/karpenter/karpenter\""),
-        "OCI Helm chart of the release. kbp takes the CRDs from it (anonymous pull, cached under `~/.cache/kbp`).",
+        "Karpenter's Helm chart: `oci://…` for the release's published chart (anonymous pull of tag `version`, cached under `~/.cache/kbp`), or a local chart directory or `.tgz` for air-gapped installs (relative to the blueprint file). kbp renders the controller from its templates, as `helm template` does, and installs the CRDs under its `crds/`.",
+    ),
+    field(
+        "values_files",
+        Ty::List { item: &VALUES_FILE, max: 20, unique: true, non_empty: false },
+        Default("[]"),
+        "Helm values files for the chart, merged in order as `helm -f` merges them (maps merge, lists and other values replace), over what kbp sets. Relative to the blueprint file.",
+    ),
+    field(
+        "values",
+        Ty::Free,
+        Optional,
+        "The chart's values inline, with the chart's own keys (`[karpenter.values.settings.featureGates]`, `nodeSelector`, `controller.env`, …), merged last, like `helm --set`.",
+    ),
+    field(
+        "api_versions",
+        Ty::List { item: &API_VERSION, max: 100, unique: true, non_empty: false },
+        Default("[]"),
+        "API versions the cluster serves beyond Kubernetes' own, for the chart's `.Capabilities.APIVersions.Has` (as `helm template --api-versions`): `[\"monitoring.coreos.com/v1\"]` renders the chart's ServiceMonitor.",
     ),
     field(
         "crds_dir",
         str_rule("a directory path", karpenter::path),
         Optional,
-        "Directory holding the release's CRD YAML files, read instead of pulling the chart (air-gapped installs). Relative to the blueprint file.",
+        "Directory holding the release's CRD YAML files, read instead of the chart's `crds/`. Relative to the blueprint file. A local `chart` directory serves air-gapped installs better: it holds the CRDs and the templates.",
     ),
     field(
         "image",

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::eks::addon_address;
+use super::eks::{addon_address, CONTROLLER_LABEL, CONTROLLER_TAINT_EFFECT};
 use super::karpenter_iam::queue_address;
 use super::{kinds, Builder};
 use crate::blueprint::{Identity, NodeClass, NodePool, Taint};
@@ -34,25 +34,30 @@ pub fn compile(b: &mut Builder) {
         .after(&Address::new("eks_access_entry", "admin")),
     );
 
+    let values = controller_values(b);
+    // The settings a refresh reads back from the Deployment, taken from the values the chart is rendered with,
+    // so a hand edit in the cluster shows as drift and a value the user sets does not.
+    let setting = |pointer: &str| values.pointer(pointer).cloned().unwrap_or(Value::Null);
     let mut controller = Resource::new(
         Address::new("karpenter_controller", "main"),
         kinds::KARPENTER_CONTROLLER,
         json!({
             "version": bp.karpenter.version,
+            "chart": bp.karpenter.chart,
             "namespace": bp.karpenter.namespace,
-            "replicas": bp.karpenter.replicas,
-            "image": bp.karpenter.image,
-            "log_level": bp.karpenter.log_level,
-            "cpu": bp.karpenter.cpu,
-            "memory": bp.karpenter.memory,
+            "kube_version": bp.cluster.version,
+            "api_versions": bp.karpenter.api_versions,
             "rollout_timeout": bp.karpenter.rollout_timeout,
-            "cluster_name": reference(&cluster, "name"),
-            "cluster_endpoint": reference(&cluster, "endpoint"),
-            "interruption_queue": if bp.karpenter.interruption_queue { reference(&queue_address(), "name") } else { Value::Null },
-            "service_account_role_arn": match bp.karpenter.identity {
-                Identity::Irsa => reference(&super::iam::role_address("karpenter_controller"), "arn"),
-                Identity::PodIdentity => Value::Null,
-            },
+            "replicas": setting("/replicas"),
+            "image": setting("/controller/image/repository"),
+            "log_level": setting("/logLevel"),
+            "cpu": setting("/controller/resources/limits/cpu"),
+            "memory": setting("/controller/resources/limits/memory"),
+            "cluster_name": setting("/settings/clusterName"),
+            "cluster_endpoint": setting("/settings/clusterEndpoint"),
+            "interruption_queue": setting("/settings/interruptionQueue"),
+            "service_account_role_arn": setting("/serviceAccount/annotations/eks.amazonaws.com~1role-arn"),
+            "values": values,
             "cluster": access,
         }),
     )
@@ -93,6 +98,47 @@ pub fn compile(b: &mut Builder) {
             .after(&controller),
         );
     }
+}
+
+/// The chart's values: what kbp sets for this stack, then the user's values files and inline values over them
+/// (maps merge, everything else replaces, as Helm layers `-f` files).
+fn controller_values(b: &Builder) -> Value {
+    let k = &b.bp.karpenter;
+    let mut settings = json!({
+        "clusterName": reference(&b.cluster(), "name"),
+        "clusterEndpoint": reference(&b.cluster(), "endpoint"),
+    });
+    if k.interruption_queue {
+        settings["interruptionQueue"] = reference(&queue_address(), "name");
+    }
+    // The controller runs only on the controller node group: its label selects it, its taint is tolerated (with
+    // the chart's own CriticalAddonsOnly toleration kept).
+    let mut values = json!({
+        "settings": settings,
+        "replicas": k.replicas,
+        "logLevel": k.log_level,
+        "controller": {
+            "image": { "repository": k.image },
+            "resources": {
+                "requests": { "cpu": k.cpu, "memory": k.memory },
+                "limits": { "cpu": k.cpu, "memory": k.memory },
+            },
+        },
+        "nodeSelector": { CONTROLLER_LABEL.0: CONTROLLER_LABEL.1 },
+        "tolerations": [
+            { "key": "CriticalAddonsOnly", "operator": "Exists" },
+            { "key": CONTROLLER_LABEL.0, "operator": "Equal", "value": CONTROLLER_LABEL.1, "effect": CONTROLLER_TAINT_EFFECT },
+        ],
+    });
+    if k.identity == Identity::Irsa {
+        values["serviceAccount"] = json!({
+            "annotations": {
+                "eks.amazonaws.com/role-arn": reference(&super::iam::role_address("karpenter_controller"), "arn"),
+            },
+        });
+    }
+    crate::kubernetes::helm::values::merge(&mut values, k.user_values.clone());
+    values
 }
 
 fn node_class_manifest(b: &Builder, name: &str, c: &NodeClass) -> Value {

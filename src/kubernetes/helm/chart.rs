@@ -160,7 +160,8 @@ impl Chart {
         Chart::from_files(files)
     }
 
-    fn from_files(files: BTreeMap<String, String>) -> Result<Chart, ChartError> {
+    /// A chart from its files by path inside it (`Chart.yaml`, `templates/…`).
+    pub fn from_files(files: BTreeMap<String, String>) -> Result<Chart, ChartError> {
         let yaml = |file: &str, text: &str| {
             goyaml::document(text).map_err(|error| ChartError::Yaml { file: file.into(), error })
         };

@@ -70,6 +70,76 @@ pub enum OciError {
     Duplicate { name: String, place: String },
     #[error("no CustomResourceDefinition in {place}\n  hint: {hint}")]
     NoCrds { place: String, hint: String },
+    #[error("the chart at {place} cannot be used: {reason}\n  hint: point karpenter.chart at a Helm chart directory (holding Chart.yaml) or a chart .tgz, or at oci://…")]
+    Chart { place: String, reason: String },
+}
+
+/// The release's chart, whole: a local directory or `.tgz` when `chart` is a path, else the `oci://` chart at
+/// `version` through kbp's cache (pulled when not cached yet). With where it came from, for messages.
+pub async fn release_chart(
+    chart: &str,
+    version: &str,
+) -> Result<(crate::kubernetes::helm::chart::Chart, String), OciError> {
+    if let Some(local) = local_chart(chart)? {
+        return Ok(local);
+    }
+    let version = version.trim_start_matches('v');
+    let reference: ChartRef = chart.parse()?;
+    let cache = ChartCache::default_location()?;
+    let archive = cache.chart(&reference, version).await?;
+    let place = format!("{reference} {version}");
+    let chart = crate::kubernetes::helm::chart::Chart::from_archive(&archive)
+        .map_err(|e| OciError::Chart { place: place.clone(), reason: e.to_string() })?;
+    Ok((chart, place))
+}
+
+/// As [`release_chart`], without the network: `None` when an `oci://` chart is not in the cache yet.
+pub fn offline_chart(
+    chart: &str,
+    version: &str,
+) -> Result<Option<(crate::kubernetes::helm::chart::Chart, String)>, OciError> {
+    if let Some(local) = local_chart(chart)? {
+        return Ok(Some(local));
+    }
+    let version = version.trim_start_matches('v');
+    let reference: ChartRef = chart.parse()?;
+    let cache = ChartCache::default_location()?;
+    let Some(archive) = cache.cached(&reference, version)? else { return Ok(None) };
+    let place = format!("the cached chart {reference} {version}");
+    let chart = crate::kubernetes::helm::chart::Chart::from_archive(&archive)
+        .map_err(|e| OciError::Chart { place: place.clone(), reason: e.to_string() })?;
+    Ok(Some((chart, place)))
+}
+
+/// The CRDs of a chart named by a path: its `crds/` directory, or those in the `.tgz`.
+fn local_crds(chart: &str) -> Result<Option<(Vec<serde_json::Value>, String)>, OciError> {
+    if chart.starts_with("oci://") {
+        return Ok(None);
+    }
+    let path = Path::new(chart);
+    let place = format!("the chart at {chart}");
+    if path.is_dir() {
+        return Ok(Some((crds_of_dir(&path.join("crds"), parsed().as_deref())?, place)));
+    }
+    let bytes = std::fs::read(path).map_err(|source| OciError::Read { path: path.to_path_buf(), source })?;
+    Ok(Some((crds_of_chart(&bytes, parsed().as_deref())?, place)))
+}
+
+/// A chart named by a path rather than `oci://`: a directory holding `Chart.yaml`, or a packaged `.tgz`.
+fn local_chart(chart: &str) -> Result<Option<(crate::kubernetes::helm::chart::Chart, String)>, OciError> {
+    if chart.starts_with("oci://") {
+        return Ok(None);
+    }
+    let path = Path::new(chart);
+    let failed = |reason: String| OciError::Chart { place: chart.to_string(), reason };
+    let loaded = if path.is_dir() {
+        crate::kubernetes::helm::chart::Chart::from_dir(path)
+    } else {
+        let bytes = std::fs::read(path).map_err(|e| failed(e.to_string()))?;
+        crate::kubernetes::helm::chart::Chart::from_archive(&bytes)
+    };
+    let chart_files = loaded.map_err(|e| failed(e.to_string()))?;
+    Ok(Some((chart_files, format!("the chart at {chart}"))))
 }
 
 /// The CRDs of a Karpenter release and where they came from: `crds_dir` when set, else the release's chart
@@ -81,6 +151,9 @@ pub async fn release_crds(
 ) -> Result<(Vec<serde_json::Value>, String), OciError> {
     if let Some(dir) = crds_dir {
         return Ok((crds_of_dir(Path::new(dir), parsed().as_deref())?, format!("karpenter.crds_dir {dir}")));
+    }
+    if let Some(found) = local_crds(chart)? {
+        return Ok(found);
     }
     let version = version.trim_start_matches('v');
     let chart: ChartRef = chart.parse()?;
@@ -104,6 +177,9 @@ pub fn offline_crds(chart: &str, version: &str, crds_dir: Option<&str>) -> Resul
     if let Some(dir) = crds_dir {
         let crds = crds_of_dir(Path::new(dir), parsed().as_deref())?;
         return Ok(OfflineCrds::Found(crds, format!("karpenter.crds_dir {dir}")));
+    }
+    if let Some((crds, place)) = local_crds(chart)? {
+        return Ok(OfflineCrds::Found(crds, place));
     }
     let version = version.trim_start_matches('v');
     let chart: ChartRef = chart.parse()?;

@@ -1,20 +1,23 @@
-//! `k8s_karpenter_controller`: the Karpenter controller, rendered from the project's templates
-//! (`kubernetes::manifests`) and server-side applied object by object in dependency order (namespace, service
-//! account, RBAC, service, budget, Deployment); then kbp waits for the Deployment to be Available and, if it
-//! is not, says why (pending pods, their events, image pull errors).
+//! `k8s_karpenter_controller`: the Karpenter controller, Karpenter's chart rendered with the stack's values
+//! (`kubernetes::manifests`) and server-side applied object by object in dependency order (namespace, then
+//! identity, RBAC, service and budget, then the Deployment); then kbp waits for the Deployment to be Available
+//! and, if it is not, says why (pending pods, their events, image pull errors).
 //!
-//! The provider ID is `<namespace>/karpenter`. A refresh reads the settings back from the Deployment (replicas,
-//! image, environment, resources) and the service account (IRSA role), so a hand edit shows as drift.
+//! The provider ID is `<namespace>/<Deployment name>`. A refresh reads the settings back from the Deployment
+//! (replicas, image, environment, resources) and its service account (IRSA role), so a hand edit shows as drift.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::session::{ObjectRef, Session};
 use crate::graph::{compile::kinds, Address, Attrs};
-use crate::kubernetes::manifests::{self, ControllerValues, CONTROLLER_NAME};
+use crate::kubernetes::helm::chart::Chart;
+use crate::kubernetes::manifests::{self, ControllerValues, RELEASE};
+use crate::kubernetes::oci;
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -35,10 +38,71 @@ fn address() -> Address {
     Address::new("karpenter_controller", "main")
 }
 
-fn render(attrs: &Attrs) -> Result<Vec<Value>> {
-    let values =
+/// Karpenter's chart as a saved plan carries it (every file but the CRDs, which [`super::CrdBundle`] carries),
+/// so `kbp apply PLAN` renders the controller from exactly the chart that was planned, with neither the
+/// checkout's chart directory nor the registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartBundle {
+    /// `karpenter.chart` and `karpenter.version` when the plan was made.
+    pub chart: String,
+    pub version: String,
+    /// SHA-256 of `files` as JSON: a plan file edited or cut short is refused before anything changes.
+    pub sha256: String,
+    pub files: BTreeMap<String, String>,
+}
+
+impl ChartBundle {
+    /// Reads the chart `attrs` name.
+    pub async fn collect(attrs: &Attrs) -> Result<ChartBundle> {
+        let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+        let chart = load_chart(&text("chart"), &text("version")).await?;
+        let files: BTreeMap<String, String> =
+            chart.files.into_iter().filter(|(k, _)| !k.starts_with("crds/")).collect();
+        Ok(ChartBundle { chart: text("chart"), version: text("version"), sha256: files_digest(&files), files })
+    }
+
+    /// Whether the files are still those the digest was taken of.
+    pub fn verify(&self) -> std::result::Result<(), String> {
+        let now = files_digest(&self.files);
+        if now == self.sha256 {
+            Ok(())
+        } else {
+            Err(format!("its chart does not match its digest (sha256 {} recorded, {now} found)", self.sha256))
+        }
+    }
+}
+
+fn files_digest(files: &BTreeMap<String, String>) -> String {
+    use sha2::Digest as _;
+    let bytes = serde_json::to_vec(files).expect("invariant: strings serialize");
+    sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+async fn load_chart(chart: &str, version: &str) -> Result<Chart> {
+    let (chart, _) = oci::release_chart(chart, version).await.map_err(|e| {
+        let message = e.to_string();
+        let (message, hint) = message.split_once("\n  hint: ").unwrap_or((&message, "check karpenter.chart"));
+        ProviderError::new("karpenter:chart", "", message).with_hint(hint)
+    })?;
+    Ok(chart)
+}
+
+/// The controller's objects: the chart `attrs` names (the saved plan's, else local, cached or pulled) rendered
+/// with their values.
+async fn render(cx: &Context, attrs: &Attrs) -> Result<Vec<Value>> {
+    let settings =
         ControllerValues::from_attrs(attrs).map_err(|e| ProviderError::new("karpenter:render", "", e.to_string()))?;
-    manifests::controller(&values).map_err(|e| ProviderError::new("karpenter:render", "", e.to_string()))
+    let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default();
+    let saved = cx.saved_chart.as_deref().filter(|b| b.chart == text("chart") && b.version == text("version"));
+    let chart = match saved {
+        Some(bundle) => Chart::from_files(bundle.files.clone())
+            .map_err(|e| ProviderError::new("karpenter:chart", "", format!("the plan's chart: {e}")))?,
+        None => load_chart(text("chart"), text("version")).await?,
+    };
+    manifests::controller(&chart, &settings).map_err(|e| {
+        ProviderError::new("karpenter:render", "", e.to_string())
+            .with_hint("check karpenter.values and karpenter.values_files against the chart's values.yaml")
+    })
 }
 
 /// Objects earlier kbp releases applied and the templates no longer render: gone from the render of the prior
@@ -74,8 +138,13 @@ fn tier_of(object: &Value) -> usize {
     }
 }
 
-fn deployment_ref(namespace: &str) -> ObjectRef {
-    ObjectRef::new("apps/v1", "Deployment", Some(namespace), CONTROLLER_NAME)
+fn deployment_ref(namespace: &str, name: &str) -> ObjectRef {
+    ObjectRef::new("apps/v1", "Deployment", Some(namespace), name)
+}
+
+/// `(namespace, Deployment name)` of a provider ID.
+fn split_id(id: &str) -> (&str, &str) {
+    id.split_once('/').unwrap_or((id, RELEASE))
 }
 
 /// `(available, wanted)` when the Deployment has rolled out its current generation, else what is pending.
@@ -93,7 +162,7 @@ fn rollout(d: &Value) -> Result<(), String> {
 
 impl Controller {
     async fn install(&self, cx: &Context, desired: &Desired<'_>, prior: Option<&Attrs>) -> Result<Applied> {
-        let objects = render(desired.attrs)?;
+        let objects = render(cx, desired.attrs).await?;
         let session = Session::open(cx, desired.attrs).await?;
         for tier in 0..TIERS {
             let applies = objects.iter().filter(|o| tier_of(o) == tier).map(|o| session.apply(o));
@@ -102,7 +171,7 @@ impl Controller {
         // Objects an earlier render had and this one does not (a namespace change, a dropped role).
         if let Some(prior) = prior {
             let now: Vec<ObjectRef> = objects.iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
-            for old in render(prior).unwrap_or_default().iter().rev() {
+            for old in render(cx, prior).await.unwrap_or_default().iter().rev() {
                 let r = ObjectRef::of(old)?;
                 if !now.contains(&r) {
                     session.delete(&r, false).await?;
@@ -110,17 +179,20 @@ impl Controller {
             }
             remove_retired(&session).await?;
         }
-        let namespace = desired.attrs.get("namespace").and_then(Value::as_str).unwrap_or(CONTROLLER_NAME).to_string();
+        let (namespace, name) = manifests::deployment(&objects).ok_or_else(|| {
+            ProviderError::new("karpenter:render", "", "Karpenter's chart rendered no Deployment")
+                .with_hint("check karpenter.chart: it must be Karpenter's chart")
+        })?;
         let timeout = desired
             .attrs
             .get("rollout_timeout")
             .and_then(Value::as_str)
             .and_then(|t| humantime::parse_duration(t).ok())
             .unwrap_or(ROLLOUT.timeout);
-        self.wait_available(&session, &namespace, desired.address, Budget { timeout, ..ROLLOUT }).await?;
+        self.wait_available(&session, &namespace, &name, desired.address, Budget { timeout, ..ROLLOUT }).await?;
         Ok(Applied {
-            id: format!("{namespace}/{CONTROLLER_NAME}"),
-            outputs: json!({ "namespace": namespace, "deployment": CONTROLLER_NAME, "objects": objects.len() })
+            id: format!("{namespace}/{name}"),
+            outputs: json!({ "namespace": namespace, "deployment": name, "objects": objects.len() })
                 .as_object()
                 .cloned()
                 .unwrap_or_default(),
@@ -131,10 +203,11 @@ impl Controller {
         &self,
         session: &Session<'_>,
         namespace: &str,
+        name: &str,
         address: &Address,
         budget: Budget,
     ) -> Result<()> {
-        let r = deployment_ref(namespace);
+        let r = deployment_ref(namespace, name);
         let what = format!("the Karpenter controller ({r}) to be available");
         let waited = Wait::new("kubernetes:rollout", &what, budget)
             .reporting(session.cx, Some(address))
@@ -164,7 +237,7 @@ impl Controller {
 
 /// The pods of the controller that are not ready, with their phase, container state and events.
 async fn why_not_ready(session: &Session<'_>, namespace: &str) -> String {
-    let selector = format!("app.kubernetes.io/instance={CONTROLLER_NAME}");
+    let selector = format!("app.kubernetes.io/instance={RELEASE}");
     let pods = match session.list("v1", "Pod", Some(namespace), Some(&selector), None).await {
         Ok(pods) => pods,
         Err(e) => return format!("\n  (could not list the controller pods: {e})"),
@@ -207,9 +280,12 @@ fn pod_ready(pod: &Value) -> bool {
 fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) -> Attrs {
     let mut attrs = prior.clone();
     let pod = &deployment["spec"]["template"]["spec"];
-    let container = pod["containers"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["name"] == "controller"))
+    let containers = pod["containers"].as_array().cloned().unwrap_or_default();
+    let name = prior.get("values").and_then(|v| v.pointer("/controller/containerName")).and_then(Value::as_str);
+    let container = containers
+        .iter()
+        .find(|c| c["name"] == name.unwrap_or("controller"))
+        .or(containers.first())
         .cloned()
         .unwrap_or(Value::Null);
     let env: BTreeMap<&str, &Value> = container["env"]
@@ -236,7 +312,9 @@ fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) 
 }
 
 /// A rollout: image pull, start, readiness.
-const DESCRIPTOR: Descriptor = Descriptor::new(kinds::KARPENTER_CONTROLLER).force_new(&["cluster"]).takes(20, 20, 10);
+/// `chart` says where the chart is read, not what it is (a checkout elsewhere reads the same chart).
+const DESCRIPTOR: Descriptor =
+    Descriptor::new(kinds::KARPENTER_CONTROLLER).force_new(&["cluster"]).sources(&["chart"]).takes(20, 20, 10);
 
 #[async_trait]
 impl Provider for Controller {
@@ -245,18 +323,16 @@ impl Provider for Controller {
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
-        let namespace = id.split_once('/').map_or(id, |(ns, _)| ns);
+        let (namespace, name) = split_id(id);
         let session = Session::open(cx, prior).await?;
-        let Some(deployment) = session.get(&deployment_ref(namespace)).await? else { return Ok(None) };
-        let sa = session.get(&ObjectRef::new("v1", "ServiceAccount", Some(namespace), CONTROLLER_NAME)).await?;
+        let Some(deployment) = session.get(&deployment_ref(namespace, name)).await? else { return Ok(None) };
+        let account = deployment["spec"]["template"]["spec"]["serviceAccountName"].as_str().unwrap_or("default");
+        let sa = session.get(&ObjectRef::new("v1", "ServiceAccount", Some(namespace), account)).await?;
         let mut attrs = observed(&deployment, sa.as_ref(), prior);
         attrs.insert("namespace".into(), json!(namespace));
         Ok(Some(Observed {
             attrs,
-            outputs: json!({ "namespace": namespace, "deployment": CONTROLLER_NAME })
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
+            outputs: json!({ "namespace": namespace, "deployment": name }).as_object().cloned().unwrap_or_default(),
         }))
     }
 
@@ -269,19 +345,19 @@ impl Provider for Controller {
     }
 
     async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()> {
-        let namespace = id.split_once('/').map_or(id, |(ns, _)| ns);
+        let (namespace, name) = split_id(id);
         let session = Session::open(cx, prior).await?;
         // The Deployment first, waiting for its pods to stop (no controller acting while the rest goes). In a
         // destroy its NodePools and node classes are gone already, so there is nothing left for it to act on,
         // and the node group that runs its pods goes soon after: it is not waited for.
         let hint = "the controller pods are still terminating; check them with `kubectl get pods -n <namespace>`";
         if cx.destroying {
-            session.delete(&deployment_ref(namespace), true).await?;
+            session.delete(&deployment_ref(namespace, name), true).await?;
         } else {
-            session.delete_and_wait(&deployment_ref(namespace), true, &address(), DELETE, hint).await?;
+            session.delete_and_wait(&deployment_ref(namespace, name), true, &address(), DELETE, hint).await?;
         }
         let objects: Vec<ObjectRef> =
-            render(prior).unwrap_or_default().iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
+            render(cx, prior).await.unwrap_or_default().iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
         let (namespaces, rest): (Vec<ObjectRef>, Vec<ObjectRef>) =
             objects.into_iter().filter(|r| r.kind != "Deployment").partition(|r| r.kind == "Namespace");
         futures::future::try_join_all(rest.iter().map(|r| session.delete(r, false))).await?;
@@ -315,9 +391,14 @@ mod tests {
         assert_eq!(rollout(&d(2, 2, 2, 1)).unwrap_err(), "1/2 replicas available, 2/2 updated");
     }
 
+    fn rendered(attrs: &Attrs) -> Vec<Value> {
+        let settings = ControllerValues::from_attrs(attrs).unwrap();
+        manifests::controller(&crate::kubernetes::fixtures::karpenter_chart(), &settings).unwrap()
+    }
+
     #[test]
     fn each_object_is_applied_after_its_namespace_and_the_deployment_after_what_its_pods_use() {
-        let objects = render(&sample_attrs()).unwrap();
+        let objects = rendered(&sample_attrs());
         let tier = |kind: &str| tier_of(objects.iter().find(|o| o["kind"] == kind).unwrap());
         for o in &objects {
             if let Some(ns) = o["metadata"]["namespace"].as_str() {
@@ -333,9 +414,18 @@ mod tests {
 
     fn sample_attrs() -> Attrs {
         json!({
-            "version": "1.14.1", "namespace": "karpenter", "replicas": 2, "image": "public.ecr.aws/karpenter/controller",
-            "log_level": "info", "cpu": "1", "memory": "1Gi", "cluster_name": "demo", "cluster_endpoint": "https://x",
-            "interruption_queue": "demo", "service_account_role_arn": null, "cluster": { "name": "demo" },
+            "version": "1.14.1", "namespace": "karpenter", "kube_version": "1.34", "replicas": 2,
+            "image": "public.ecr.aws/karpenter/controller", "log_level": "info", "cpu": "1", "memory": "1Gi",
+            "cluster_name": "demo", "cluster_endpoint": "https://x", "interruption_queue": "demo",
+            "service_account_role_arn": null, "cluster": { "name": "demo" },
+            "values": {
+                "settings": { "clusterName": "demo", "clusterEndpoint": "https://x", "interruptionQueue": "demo" },
+                "replicas": 2, "logLevel": "info",
+                "controller": {
+                    "image": { "repository": "public.ecr.aws/karpenter/controller" },
+                    "resources": { "requests": { "cpu": "1", "memory": "1Gi" }, "limits": { "cpu": "1", "memory": "1Gi" } },
+                },
+            },
         })
         .as_object()
         .cloned()
@@ -345,9 +435,12 @@ mod tests {
     #[test]
     fn settings_read_back_from_the_rendered_deployment_match_the_attributes() {
         let attrs = sample_attrs();
-        let objects = render(&attrs).unwrap();
+        let objects = rendered(&attrs);
         let find = |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap();
-        assert_eq!(observed(find("Deployment"), Some(find("ServiceAccount")), &attrs), attrs);
+        let mut expected = attrs.clone();
+        // The image's tag is the chart's.
+        expected.insert("version".into(), json!("1.14.1"));
+        assert_eq!(observed(find("Deployment"), Some(find("ServiceAccount")), &attrs), expected);
         let mut edited = find("Deployment").clone();
         edited["spec"]["replicas"] = json!(3);
         assert_eq!(observed(&edited, Some(find("ServiceAccount")), &attrs)["replicas"], 3);

@@ -16,6 +16,7 @@ use super::{Applied, Context, Descriptor, Desired, Observed, Provider};
 use crate::graph::Attrs;
 use crate::providers::Result;
 
+pub use controller::ChartBundle;
 pub use crds::CrdBundle;
 pub use session::FIELD_MANAGER;
 

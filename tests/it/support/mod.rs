@@ -478,10 +478,24 @@ pub fn reference_chart_dir() -> PathBuf {
     dir
 }
 
-/// The blueprint with `karpenter.crds_dir` pointing at [`reference_crds_dir`], so applies in tests read the
-/// CRDs from disk instead of pulling the chart from the internet.
+/// Copies the directory tree `from` to `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The blueprint with `karpenter.chart` pointing at [`reference_chart_dir`], so applies in tests read the
+/// chart (its CRDs and the controller's templates) from disk instead of pulling it from the internet.
 pub fn with_local_crds(text: &str) -> String {
-    let line = format!("crds_dir = {:?}\n", reference_crds_dir().display().to_string());
+    let line = format!("chart = {:?}\n", reference_chart_dir().display().to_string());
     match text.find("\n[karpenter]\n") {
         Some(i) => {
             let at = i + "\n[karpenter]\n".len();
