@@ -2,6 +2,9 @@
 //! `karpenter.values_files` in order (read as Helm reads YAML), then the inline `[karpenter.values]`. Maps merge,
 //! everything else replaces. A file that cannot be read is an error at its entry in `values_files`; a file that
 //! is not YAML, or not a map, is an error in that file, at its line and column.
+//!
+//! Then what the values must agree with: the controller runs only on the controller node group, so its
+//! tolerations must cover every taint of that group, and its nodeSelector must match the group's labels.
 
 use std::path::Path;
 
@@ -62,6 +65,104 @@ pub(crate) fn read(loaded: &mut Loaded, base: &Path) {
     }
     loaded.blueprint.karpenter.values_files = absolute;
     loaded.blueprint.karpenter.user_values = merged;
+    scheduling(loaded);
+}
+
+/// The controller's tolerations as the chart will get them: the user's when the values set them, else kbp's
+/// (the chart's `CriticalAddonsOnly` and the controller node group's own taint).
+fn tolerations(user: &Json) -> Vec<Json> {
+    match user.get("tolerations") {
+        Some(Json::Array(list)) => list.clone(),
+        Some(_) => Vec::new(),
+        None => vec![
+            serde_json::json!({ "key": "CriticalAddonsOnly", "operator": "Exists" }),
+            serde_json::json!({ "key": "karpenter.sh/controller", "operator": "Equal", "value": "true", "effect": "NoSchedule" }),
+        ],
+    }
+}
+
+/// Kubernetes' rule: a toleration tolerates a taint when the effects agree (an empty effect matches all), the
+/// keys agree (an empty key with `Exists` matches all), and with `Equal` (the default) the values too.
+fn tolerates(toleration: &Json, key: &str, value: &str, effect: &str) -> bool {
+    let field = |name: &str| toleration.get(name).and_then(Json::as_str).unwrap_or_default();
+    let effect_ok = field("effect").is_empty() || field("effect") == effect;
+    let exists = field("operator") == "Exists";
+    let key_ok = field("key") == key || (field("key").is_empty() && exists);
+    effect_ok && key_ok && (exists || field("value") == value)
+}
+
+fn scheduling(loaded: &mut Loaded) {
+    let user = loaded.blueprint.karpenter.user_values.clone();
+    let where_set = if loaded.blueprint.karpenter.values_files.is_empty() {
+        "[karpenter.values]".to_string()
+    } else {
+        "[karpenter.values] or karpenter.values_files".to_string()
+    };
+    let tolerations = tolerations(&user);
+    let taints = loaded.blueprint.node_group.taints.clone();
+    let mut all = vec![("karpenter.sh/controller".to_string(), "true".to_string(), "NoSchedule".to_string(), None)];
+    all.extend(taints.iter().enumerate().map(|(i, t)| {
+        (t.key.clone(), t.value.clone().unwrap_or_default(), t.effect.clone(), Some(format!("node_group.taints[{i}]")))
+    }));
+    for (key, value, effect, field) in all {
+        // PreferNoSchedule only prefers: the scheduler still places the pods.
+        if effect == "PreferNoSchedule" || tolerations.iter().any(|t| tolerates(t, &key, &value, &effect)) {
+            continue;
+        }
+        let field = field.unwrap_or_else(|| "karpenter.values.tolerations".to_string());
+        let (source, span) = loaded.place(&field);
+        let taint = if value.is_empty() { format!("{key}:{effect}") } else { format!("{key}={value}:{effect}") };
+        let example = if value.is_empty() {
+            format!("{{ key = \"{key}\", operator = \"Exists\", effect = \"{effect}\" }}")
+        } else {
+            format!("{{ key = \"{key}\", operator = \"Equal\", value = \"{value}\", effect = \"{effect}\" }}")
+        };
+        loaded
+            .warnings
+            .error(
+                source,
+                span,
+                format!(
+                    "the Karpenter controller does not tolerate the controller node group's taint `{taint}`: its pods \
+                     could not be scheduled (tolerations from {where_set})"
+                ),
+            )
+            .path(&field)
+            .hint(format!("add {example} to the chart's `tolerations` in {where_set}, or drop the taint"));
+    }
+    // A nodeSelector naming a label the controller node group sets otherwise, or not at all, leaves the pods
+    // nowhere to run. Labels Kubernetes and EKS put on every node are left alone.
+    let mut labels = loaded.blueprint.node_group.labels.clone();
+    labels.insert("karpenter.sh/controller".into(), "true".into());
+    if let Some(Json::Object(selector)) = user.get("nodeSelector") {
+        for (key, want) in selector {
+            let Some(want) = want.as_str() else { continue };
+            let domain = key.split_once('/').map_or("", |(d, _)| d);
+            let well_known = ["kubernetes.io", "k8s.io", "eks.amazonaws.com"]
+                .iter()
+                .any(|w| domain == *w || domain.ends_with(&format!(".{w}")));
+            let mismatch = match labels.get(key) {
+                Some(have) => have != want,
+                None => !well_known,
+            };
+            if mismatch {
+                let field = "node_group.labels".to_string();
+                let (source, span) = loaded.place(&field);
+                loaded
+                    .warnings
+                    .error(
+                        source,
+                        span,
+                        format!(
+                            "the Karpenter controller's nodeSelector `{key}: {want}` (from {where_set}) matches no node \
+                             of the controller node group: its pods could not be scheduled"
+                        ),
+                    )
+                    .path(&field)
+                    .hint(format!("add `\"{key}\" = \"{want}\"` to [node_group.labels], or drop it from the nodeSelector"));
+            }
+        }
+    }
 }
 
 /// The byte offset of a 1-based line and column in `text`.

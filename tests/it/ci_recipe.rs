@@ -121,7 +121,11 @@ async fn the_documented_ci_recipe_runs_job_by_job_in_fresh_directories_with_stat
     assert_eq!(stack_vpcs(&em, "sbx").await.len(), 1, "gc keeps a stack without a TTL");
 
     let crds = reference_crds_dir().display().to_string();
-    insta::assert_snapshot!("plan_comment_for_a_new_stack", comment.replace(&crds, "[crds_dir]"));
+    let chart = reference_chart_dir().display().to_string();
+    insta::assert_snapshot!(
+        "plan_comment_for_a_new_stack",
+        comment.replace(&chart, "[chart]").replace(&crds, "[crds_dir]")
+    );
 
     let out = kbp_command(&em, &["destroy", "blueprints/minimal.toml", "--auto-approve"], drift_job.path())
         .env("KBP_STATE", format!("s3://{BUCKET}/kbp/prod.state.json"))

@@ -148,8 +148,9 @@ fn declared_table(fragment: &str) -> Result<(&'static str, String), String> {
 
 fn blueprint(case: &Case, crds_dir: &Path) -> String {
     let mut text = format!(
-        "[cluster]\nname = \"corpus\"\nregion = \"us-west-2\"\n\n[karpenter]\ncrds_dir = {:?}\n\n",
-        crds_dir.display().to_string()
+        "[cluster]\nname = \"corpus\"\nregion = \"us-west-2\"\n\n[karpenter]\ncrds_dir = {:?}\nchart = {:?}\n\n",
+        crds_dir.display().to_string(),
+        crds_dir.join("../chart/karpenter").display().to_string()
     );
     if !(case.kind == "EC2NodeClass" && case.object == "default") {
         text.push_str("[node_classes.default]\n\n");

@@ -10,6 +10,7 @@ use crate::support::*;
 /// Replaces what one run prints and the next would not, so a snapshot holds only what kbp decided.
 fn stable<R>(ws: &Workspace, em: &Emulator, body: impl FnOnce() -> R) -> R {
     let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex::escape(&reference_chart_dir().display().to_string()), "[chart]");
     settings.add_filter(&regex::escape(&reference_crds_dir().display().to_string()), "[crds_dir]");
     settings.add_filter(&regex::escape(&ws.path().display().to_string()), "[workspace]");
     settings.add_filter(&regex::escape(&em.endpoint), "[endpoint]");

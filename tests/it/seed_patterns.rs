@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::support::{kbp_offline, reference_crds_dir, repo};
+use crate::support::{kbp_offline, reference_chart_dir, repo};
 
 const SEED_000: &str = r#"
 - apiVersion: karpenter.k8s.aws/v1
@@ -154,7 +154,7 @@ fn differences(want: &Value, got: &Value, path: &str, out: &mut Vec<String>) {
 }
 
 fn rendered(blueprint: &str) -> Vec<Value> {
-    let crds = format!("karpenter.crds_dir={}", reference_crds_dir().display());
+    let crds = format!("karpenter.chart={}", reference_chart_dir().display());
     let path = format!("tests/fixtures/blueprints/{blueprint}");
     let validate = kbp_offline(&["validate", &path, "--set", &crds], repo());
     let text = String::from_utf8_lossy(&validate.stderr);

@@ -1,6 +1,7 @@
 //! Tests of the whole stage: the shipped blueprints, defaults, error collection with places, `--set`, the
 //! effective-blueprint output and the README reference. CRD rules and robustness have files of their own.
 
+mod chart_values;
 mod existing_network;
 mod fuzz;
 mod imports;

@@ -117,8 +117,9 @@ fn tag_values_outside_iams_characters_are_refused_at_the_tag() {
 #[test]
 fn node_group_taints_and_labels_beyond_eks_limits_are_errors_at_the_field() {
     let long_key = format!("{}/{}", "a".repeat(250), "k".repeat(60));
+    // The controller tolerates every taint, so only the limits are at stake.
     let errors = refused(&base(&format!(
-        "[[node_group.taints]]\nkey = \"{long_key}\"\neffect = \"NoSchedule\"\n[[node_group.taints]]\nkey = \"ok\"\nvalue = \"{}\"\neffect = \"NoSchedule\"\n",
+        "[karpenter.values]\ntolerations = [{{ operator = \"Exists\" }}]\n[[node_group.taints]]\nkey = \"{long_key}\"\neffect = \"NoSchedule\"\n[[node_group.taints]]\nkey = \"ok\"\nvalue = \"{}\"\neffect = \"NoSchedule\"\n",
         "v".repeat(64)
     )));
     assert!(
@@ -132,7 +133,7 @@ fn node_group_taints_and_labels_beyond_eks_limits_are_errors_at_the_field() {
 
     let taints: String =
         (0..50).map(|i| format!("[[node_group.taints]]\nkey = \"t{i}\"\neffect = \"NoSchedule\"\n")).collect();
-    let errors = refused(&base(&taints));
+    let errors = refused(&base(&format!("[karpenter.values]\ntolerations = [{{ operator = \"Exists\" }}]\n{taints}")));
     assert!(errors.iter().any(|(p, m)| p == "node_group.taints" && m.contains("51 taints")), "{errors:#?}");
 
     let key = format!("example.com/{}", "l".repeat(63));
@@ -140,7 +141,7 @@ fn node_group_taints_and_labels_beyond_eks_limits_are_errors_at_the_field() {
     let at = crate::blueprint::field_child("node_group.labels", &key);
     assert!(errors.iter().any(|(p, m)| *p == at && m.contains("EKS allows 63")), "{errors:#?}");
 
-    let errors = refused(&base("[node_group.labels]\n\"node.kubernetes.io/role\" = \"x\"\n[[node_group.taints]]\nkey = \"k8s.io/x\"\neffect = \"NoSchedule\"\n"));
+    let errors = refused(&base("[karpenter.values]\ntolerations = [{ operator = \"Exists\" }]\n[node_group.labels]\n\"node.kubernetes.io/role\" = \"x\"\n[[node_group.taints]]\nkey = \"k8s.io/x\"\neffect = \"NoSchedule\"\n"));
     let label = crate::blueprint::field_child("node_group.labels", "node.kubernetes.io/role");
     assert!(errors.iter().any(|(p, m)| *p == label && m.contains("kubernetes.io")), "{errors:#?}");
     assert!(errors.iter().any(|(p, m)| p == "node_group.taints[0].key" && m.contains("k8s.io")), "{errors:#?}");

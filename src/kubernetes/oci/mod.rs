@@ -29,7 +29,7 @@ use self::chart::{crds_of_chart, crds_of_dir};
 pub use self::reference::ChartRef;
 use self::registry::CHART_LAYER_MEDIA_TYPE;
 
-const AIR_GAP: &str = "or set karpenter.crds_dir to a directory holding the CRDs for air-gapped use";
+const AIR_GAP: &str = "or set karpenter.chart to a local chart directory or .tgz for air-gapped use";
 
 #[derive(Debug, thiserror::Error)]
 pub enum OciError {
