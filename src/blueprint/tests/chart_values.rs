@@ -12,7 +12,7 @@ fn with_taint(extra: &str) -> String {
 
 #[test]
 fn a_node_group_taint_the_controller_does_not_tolerate_is_refused_at_the_taint() {
-    let d = check_str("bp.toml", &with_taint(""), &[]).err().expect("refused");
+    let d = check_str("bp.toml", &with_taint(""), &[]).map(|_| ()).expect_err("refused");
     let found = errors(&d);
     assert_eq!(found.len(), 1, "{found:?}");
     let (line, _, message) = &found[0];
@@ -27,7 +27,7 @@ fn tolerations_in_the_values_that_cover_every_taint_are_accepted() {
     assert_eq!(loaded.blueprint.karpenter.user_values["tolerations"].as_array().map(Vec::len), Some(2));
     // Tolerations replace kbp's list, as a list does in Helm: leaving out the group's own taint is refused.
     let partial = "\n[karpenter.values]\ntolerations = [{ key = \"dedicated\", operator = \"Exists\" }]\n";
-    let d = check_str("bp.toml", &with_taint(partial), &[]).err().expect("refused");
+    let d = check_str("bp.toml", &with_taint(partial), &[]).map(|_| ()).expect_err("refused");
     assert!(
         errors(&d).iter().any(|(_, _, m)| m.contains("karpenter.sh/controller=true:NoSchedule")),
         "{:?}",
@@ -40,7 +40,7 @@ fn a_node_selector_the_controller_group_does_not_carry_is_refused() {
     let text = format!(
         "{HEADER}\n[karpenter.values.nodeSelector]\n\"team\" = \"platform\"\n\"kubernetes.io/os\" = \"linux\"\n"
     );
-    let d = check_str("bp.toml", &text, &[]).err().expect("refused");
+    let d = check_str("bp.toml", &text, &[]).map(|_| ()).expect_err("refused");
     assert!(errors(&d).iter().any(|(_, _, m)| m.contains("nodeSelector `team: platform`")), "{:?}", errors(&d));
     let labelled = format!(
         "{HEADER}\n[node_group.labels]\nteam = \"platform\"\n\n[karpenter.values.nodeSelector]\nteam = \"platform\"\n"
@@ -74,7 +74,7 @@ fn a_values_file_that_is_not_yaml_is_an_error_in_that_file() {
     std::fs::write(dir.path().join("bad.yaml"), "replicas: 3\nsettings: [unclosed\n").unwrap();
     let bp = dir.path().join("bp.toml");
     std::fs::write(&bp, format!("{HEADER}\n[karpenter]\nvalues_files = [\"bad.yaml\", \"missing.yaml\"]\n")).unwrap();
-    let d = check(&bp, &[]).err().expect("refused");
+    let d = check(&bp, &[]).map(|_| ()).expect_err("refused");
     let shown = d.items.iter().map(|i| format!("{:?} {}", i.position, i.message)).collect::<Vec<_>>().join("\n");
     assert!(d.items.iter().any(|i| i.message.contains("not valid YAML")), "{shown}");
     assert!(
