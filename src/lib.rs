@@ -14,6 +14,7 @@ pub mod diag;
 pub mod events;
 pub mod exec;
 pub mod graph;
+pub mod helm;
 pub mod kubernetes;
 pub mod plan;
 pub mod private_file;

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use super::Loaded;
-use crate::kubernetes::helm::{goyaml, values};
+use crate::helm::{goyaml, values};
 
 pub(crate) fn read(loaded: &mut Loaded, base: &Path) {
     let mut merged = Json::Object(Default::default());

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 /// Karpenter's published v1.14.1 chart, from the shared reference data beside the CRDs.
-pub(crate) fn karpenter_chart() -> crate::kubernetes::helm::chart::Chart {
+pub(crate) fn karpenter_chart() -> crate::helm::chart::Chart {
     let crds = std::env::var_os("KBP_KARPENTER_CRDS_DIR").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/karpenter-v1.14.1/crds")
     });
     let dir = crds.join("../chart/karpenter");
-    crate::kubernetes::helm::chart::Chart::from_dir(&dir).unwrap_or_else(|e| {
+    crate::helm::chart::Chart::from_dir(&dir).unwrap_or_else(|e| {
         panic!("Karpenter's chart is expected in {} (beside KBP_KARPENTER_CRDS_DIR): {e}", dir.display())
     })
 }

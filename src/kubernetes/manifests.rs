@@ -1,4 +1,4 @@
-//! The Karpenter controller's objects: Karpenter's own Helm chart rendered in process (`kubernetes::helm`) with
+//! The Karpenter controller's objects: Karpenter's own Helm chart rendered in process (`crate::helm`) with
 //! one stack's values, as `helm template` renders it, plus the namespace when it is not one Kubernetes owns
 //! (`helm --create-namespace`). Rendering is pure: the same chart and values give the same objects, in Helm's
 //! install order.
@@ -10,8 +10,10 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::helm::chart::{Capabilities, Chart, Release};
-use crate::graph::Attrs;
+use crate::helm::chart::{Capabilities, Chart, Release};
+
+/// A resource's attributes as the graph holds them (plain JSON here: this module knows nothing of the graph).
+pub type Attrs = serde_json::Map<String, Value>;
 
 /// Release name of the controller: its objects are named after it (`karpenter`, `karpenter-core`, …) unless
 /// the values override the names.
@@ -39,8 +41,6 @@ const CLUSTER_SCOPED: &[&str] = &[
 pub enum RenderError {
     #[error("the controller settings are incomplete: `{0}` is missing")]
     Missing(&'static str),
-    #[error("the values still hold a value AWS has not given yet ({0})")]
-    Unknown(String),
     #[error("Karpenter's chart does not render: {0}")]
     Chart(String),
 }
@@ -60,9 +60,6 @@ impl ControllerValues {
     pub fn from_attrs(attrs: &Attrs) -> Result<Self, RenderError> {
         let text = |key: &'static str| attrs.get(key).and_then(Value::as_str).map(str::to_string);
         let values = attrs.get("values").cloned().ok_or(RenderError::Missing("values"))?;
-        if let Some((address, output)) = crate::graph::value::references(&values).first() {
-            return Err(RenderError::Unknown(format!("{address}.{output}")));
-        }
         Ok(ControllerValues {
             namespace: text("namespace").ok_or(RenderError::Missing("namespace"))?,
             kube_version: text("kube_version").unwrap_or_else(|| "1.33".into()),

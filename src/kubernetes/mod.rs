@@ -1,6 +1,6 @@
-//! What kbp puts into a cluster, made and checked without one: the Karpenter controller's manifests rendered
-//! from the project's templates (`manifests`), Karpenter's CRDs from the release's chart or a local directory
-//! (`oci`), and every one of those objects checked the way the API server would check it (`validate`: custom
+//! What kbp puts into a cluster, made and checked without one: the Karpenter controller's objects, Karpenter's
+//! chart rendered with the stack's values (`manifests`, with `crate::helm`), the chart and its CRDs from the
+//! release's registry or a local directory (`oci`), and every one of those objects checked the way the API server would check it (`validate`: custom
 //! objects against the CRD schemas in `openapi`, built-in kinds against their API types in `builtin`, with the
 //! API machinery's shared rules for names, metadata and quantities in `names`, `meta` and `quantity`).
 //!
@@ -9,7 +9,6 @@
 
 pub mod builtin;
 pub mod crd_fields;
-pub mod helm;
 pub mod manifests;
 pub(crate) mod meta;
 pub(crate) mod names;

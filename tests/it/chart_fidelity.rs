@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kbp::kubernetes::helm::chart::{Capabilities, Chart, Release};
-use kbp::kubernetes::helm::goyaml;
+use kbp::helm::chart::{Capabilities, Chart, Release};
+use kbp::helm::goyaml;
 use serde_json::Value;
 
 use crate::support::*;

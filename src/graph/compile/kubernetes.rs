@@ -137,7 +137,7 @@ fn controller_values(b: &Builder) -> Value {
             },
         });
     }
-    crate::kubernetes::helm::values::merge(&mut values, k.user_values.clone());
+    crate::helm::values::merge(&mut values, k.user_values.clone());
     values
 }
 

@@ -76,10 +76,7 @@ pub enum OciError {
 
 /// The release's chart, whole: a local directory or `.tgz` when `chart` is a path, else the `oci://` chart at
 /// `version` through kbp's cache (pulled when not cached yet). With where it came from, for messages.
-pub async fn release_chart(
-    chart: &str,
-    version: &str,
-) -> Result<(crate::kubernetes::helm::chart::Chart, String), OciError> {
+pub async fn release_chart(chart: &str, version: &str) -> Result<(crate::helm::chart::Chart, String), OciError> {
     if let Some(local) = local_chart(chart)? {
         return Ok(local);
     }
@@ -88,16 +85,13 @@ pub async fn release_chart(
     let cache = ChartCache::default_location()?;
     let archive = cache.chart(&reference, version).await?;
     let place = format!("{reference} {version}");
-    let chart = crate::kubernetes::helm::chart::Chart::from_archive(&archive)
+    let chart = crate::helm::chart::Chart::from_archive(&archive)
         .map_err(|e| OciError::Chart { place: place.clone(), reason: e.to_string() })?;
     Ok((chart, place))
 }
 
 /// As [`release_chart`], without the network: `None` when an `oci://` chart is not in the cache yet.
-pub fn offline_chart(
-    chart: &str,
-    version: &str,
-) -> Result<Option<(crate::kubernetes::helm::chart::Chart, String)>, OciError> {
+pub fn offline_chart(chart: &str, version: &str) -> Result<Option<(crate::helm::chart::Chart, String)>, OciError> {
     if let Some(local) = local_chart(chart)? {
         return Ok(Some(local));
     }
@@ -106,7 +100,7 @@ pub fn offline_chart(
     let cache = ChartCache::default_location()?;
     let Some(archive) = cache.cached(&reference, version)? else { return Ok(None) };
     let place = format!("the cached chart {reference} {version}");
-    let chart = crate::kubernetes::helm::chart::Chart::from_archive(&archive)
+    let chart = crate::helm::chart::Chart::from_archive(&archive)
         .map_err(|e| OciError::Chart { place: place.clone(), reason: e.to_string() })?;
     Ok(Some((chart, place)))
 }
@@ -126,17 +120,17 @@ fn local_crds(chart: &str) -> Result<Option<(Vec<serde_json::Value>, String)>, O
 }
 
 /// A chart named by a path rather than `oci://`: a directory holding `Chart.yaml`, or a packaged `.tgz`.
-fn local_chart(chart: &str) -> Result<Option<(crate::kubernetes::helm::chart::Chart, String)>, OciError> {
+fn local_chart(chart: &str) -> Result<Option<(crate::helm::chart::Chart, String)>, OciError> {
     if chart.starts_with("oci://") {
         return Ok(None);
     }
     let path = Path::new(chart);
     let failed = |reason: String| OciError::Chart { place: chart.to_string(), reason };
     let loaded = if path.is_dir() {
-        crate::kubernetes::helm::chart::Chart::from_dir(path)
+        crate::helm::chart::Chart::from_dir(path)
     } else {
         let bytes = std::fs::read(path).map_err(|e| failed(e.to_string()))?;
-        crate::kubernetes::helm::chart::Chart::from_archive(&bytes)
+        crate::helm::chart::Chart::from_archive(&bytes)
     };
     let chart_files = loaded.map_err(|e| failed(e.to_string()))?;
     Ok(Some((chart_files, format!("the chart at {chart}"))))

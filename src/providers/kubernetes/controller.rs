@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::session::{ObjectRef, Session};
 use crate::graph::{compile::kinds, Address, Attrs};
-use crate::kubernetes::helm::chart::Chart;
+use crate::helm::chart::Chart;
 use crate::kubernetes::manifests::{self, ControllerValues, RELEASE};
 use crate::kubernetes::oci;
 use crate::providers::wait::{Budget, Poll, Wait};

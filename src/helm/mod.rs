@@ -6,7 +6,9 @@
 //! rely on Go's maps being shared (Karpenter's chart patches `.Values.affinity` through `set` on a map it reached
 //! by `range`), and on Helm's numbers being `float64`s.
 //!
-//! Knows nothing of kbp's blueprints: it takes template text and values and returns text.
+//! Knows nothing of kbp: it takes a chart, values, a release and capabilities and returns objects, and imports
+//! nothing of the crate, so every stage may use it (the blueprint stage reads values files with its YAML reader,
+//! `kubernetes` renders the controller with it).
 
 mod api_versions;
 pub mod chart;

@@ -3,7 +3,7 @@
 //! the destination lacks, or holds an empty value for, takes the source's; nested dicts merge in place.
 
 use super::{count, empty, int, string, strval, Result};
-use crate::kubernetes::helm::value::{deep_equal, Map, Value};
+use crate::helm::value::{deep_equal, Map, Value};
 
 pub(super) fn call(name: &str, args: &[Value]) -> Result<Option<Value>> {
     let list = |items: Vec<Value>| Ok(Some(Value::list(items)));

@@ -2,8 +2,8 @@
 //! YAML and JSON (Helm's and sprig's encoders, with Go's key order and number forms), semantic versions.
 
 use super::{count, empty, string, Result};
-use crate::kubernetes::helm::value::{deep_equal, Value};
-use crate::kubernetes::helm::{goyaml, semver, yaml};
+use crate::helm::value::{deep_equal, Value};
+use crate::helm::{goyaml, semver, yaml};
 
 pub use yaml::{to_json_text, to_yaml};
 

@@ -5,8 +5,8 @@ use base64::Engine;
 use sha2::Digest;
 
 use super::{count, int, string, strval, Result};
-use crate::kubernetes::helm::gofmt;
-use crate::kubernetes::helm::value::Value;
+use crate::helm::gofmt;
+use crate::helm::value::Value;
 
 pub(super) fn call(name: &str, args: &[Value]) -> Result<Option<Value>> {
     let text = |s: String| Ok(Some(Value::str(s)));
