@@ -380,8 +380,11 @@ async fn a_corrupted_cache_file_is_detected_and_pulled_again() {
     assert!(matches!(err, OciError::Network { .. }), "{err}");
 }
 
+/// The way out a registry's failure names: a local chart (its CRDs and the controller's templates).
+const AIR_GAPPED: &str = "set karpenter.chart to a local chart directory or .tgz";
+
 #[tokio::test]
-async fn an_unknown_version_names_it_and_the_crds_dir_way_out() {
+async fn an_unknown_version_names_it_and_the_air_gapped_way_out() {
     let registry = Registry::start().await;
     registry.push_chart(VERSION, &chart_archive()).await;
     let cache_dir = TempDir::new().unwrap();
@@ -397,12 +400,12 @@ async fn an_unknown_version_names_it_and_the_crds_dir_way_out() {
         )),
         "{text}"
     );
-    assert!(text.contains("check karpenter.version") && text.contains("karpenter.crds_dir"), "{text}");
+    assert!(text.contains("check karpenter.version") && text.contains(AIR_GAPPED), "{text}");
     assert!(cache_files(cache_dir.path(), "tgz").is_empty());
 }
 
 #[tokio::test]
-async fn an_unreachable_registry_is_named_with_the_crds_dir_way_out() {
+async fn an_unreachable_registry_is_named_with_the_air_gapped_way_out() {
     let port = free_port();
     let chart: ChartRef = format!("oci://127.0.0.1:{port}/{REPOSITORY}").parse().unwrap();
     let cache_dir = TempDir::new().unwrap();
@@ -412,7 +415,7 @@ async fn an_unreachable_registry_is_named_with_the_crds_dir_way_out() {
     let text = err.to_string();
     assert!(matches!(err, OciError::Network { .. }), "{text}");
     assert!(text.starts_with(&format!("cannot reach registry 127.0.0.1:{port} for chart {chart}")), "{text}");
-    assert!(text.contains("karpenter.crds_dir"), "{text}");
+    assert!(text.contains(AIR_GAPPED), "{text}");
 }
 
 /// What the in-test registry and its CDN saw: which server, the path with query, the Authorization header.
@@ -609,7 +612,7 @@ async fn a_registry_wanting_credentials_says_kbp_pulls_anonymously() {
     let text = err.to_string();
     assert!(matches!(err, OciError::Unauthorized { .. }), "{text}");
     assert!(text.contains(r#"Basic realm="fake""#) && text.contains("without credentials"), "{text}");
-    assert!(text.contains("karpenter.crds_dir"), "{text}");
+    assert!(text.contains(AIR_GAPPED), "{text}");
 }
 
 #[test]
