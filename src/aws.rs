@@ -266,3 +266,56 @@ impl Intercept for CallCounter {
         Ok(())
     }
 }
+
+/// What a failed AWS SDK call says, read the same way for every service and every caller (providers, the S3
+/// state): AWS's error code (empty when the request got no answer), the message on one line of Display text
+/// (never the SDK's Debug form), and whether AWS may have carried the request out (the connection failed or
+/// timed out after sending, or AWS answered with a server error).
+pub struct CallFailure {
+    pub code: String,
+    pub message: String,
+    pub outcome_unknown: bool,
+}
+
+pub fn call_failure<E>(err: &aws_sdk_ec2::error::SdkError<E>) -> CallFailure
+where
+    E: aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,
+{
+    use aws_sdk_ec2::error::SdkError;
+    use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+    let (code, message, outcome_unknown) = match err {
+        SdkError::ServiceError(se) => {
+            let e = se.err();
+            let code = e.code().unwrap_or("").to_string();
+            let unknown = se.raw().status().is_server_error() || SERVER_ERRORS.contains(&code.as_str());
+            (code, e.message().unwrap_or("").to_string(), unknown)
+        }
+        // Not sent at all: nothing was carried out.
+        SdkError::ConstructionFailure(_) => (String::new(), causes(err), false),
+        SdkError::DispatchFailure(d) if d.is_user() => {
+            (String::new(), format!("could not send the request: {}", causes(err)), false)
+        }
+        SdkError::DispatchFailure(_) => (String::new(), format!("could not reach AWS: {}", causes(err)), true),
+        SdkError::TimeoutError(_) => (String::new(), "the request timed out".to_string(), true),
+        other => (other.code().unwrap_or("").to_string(), causes(other), true),
+    };
+    CallFailure { code, message, outcome_unknown }
+}
+
+/// An error and its causes on one line, each by its Display (never a Debug dump), repeats left out.
+pub fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = next {
+        let text = err.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = err.source();
+    }
+    parts.join(": ")
+}
+
+/// Server-side failures by code, whatever the HTTP status says: AWS may have carried the request out.
+const SERVER_ERRORS: &[&str] =
+    &["InternalError", "InternalFailure", "ServiceUnavailable", "InternalServerError", "ServerException"];

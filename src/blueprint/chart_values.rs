@@ -25,12 +25,8 @@ pub(crate) fn read(loaded: &mut Loaded, base: &Path) {
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) => {
-                let (source, span) = loaded.place(&field);
-                loaded
-                    .warnings
-                    .error(source, span, format!("cannot read the values file {}: {e}", path.display()))
-                    .path(&field)
-                    .hint("the path is relative to the blueprint file");
+                let message = format!("cannot read the values file {}: {e}", path.display());
+                refuse(loaded, &field, message, "the path is relative to the blueprint file".into());
                 continue;
             }
         };
@@ -110,25 +106,21 @@ fn scheduling(loaded: &mut Loaded) {
             continue;
         }
         let field = field.unwrap_or_else(|| "karpenter.values.tolerations".to_string());
-        let (source, span) = loaded.place(&field);
         let taint = if value.is_empty() { format!("{key}:{effect}") } else { format!("{key}={value}:{effect}") };
         let example = if value.is_empty() {
             format!("{{ key = \"{key}\", operator = \"Exists\", effect = \"{effect}\" }}")
         } else {
             format!("{{ key = \"{key}\", operator = \"Equal\", value = \"{value}\", effect = \"{effect}\" }}")
         };
-        loaded
-            .warnings
-            .error(
-                source,
-                span,
-                format!(
-                    "the Karpenter controller does not tolerate the controller node group's taint `{taint}`: its pods \
-                     could not be scheduled (tolerations from {where_set})"
-                ),
-            )
-            .path(&field)
-            .hint(format!("add {example} to the chart's `tolerations` in {where_set}, or drop the taint"));
+        refuse(
+            loaded,
+            &field,
+            format!(
+                "the Karpenter controller does not tolerate the controller node group's taint `{taint}`: its pods \
+                 could not be scheduled (tolerations from {where_set})"
+            ),
+            format!("add {example} to the chart's `tolerations` in {where_set}, or drop the taint"),
+        );
     }
     // A nodeSelector naming a label the controller node group sets otherwise, or not at all, leaves the pods
     // nowhere to run. Labels Kubernetes and EKS put on every node are left alone.
@@ -146,23 +138,24 @@ fn scheduling(loaded: &mut Loaded) {
                 None => !well_known,
             };
             if mismatch {
-                let field = "node_group.labels".to_string();
-                let (source, span) = loaded.place(&field);
-                loaded
-                    .warnings
-                    .error(
-                        source,
-                        span,
-                        format!(
-                            "the Karpenter controller's nodeSelector `{key}: {want}` (from {where_set}) matches no node \
-                             of the controller node group: its pods could not be scheduled"
-                        ),
-                    )
-                    .path(&field)
-                    .hint(format!("add `\"{key}\" = \"{want}\"` to [node_group.labels], or drop it from the nodeSelector"));
+                refuse(
+                    loaded,
+                    "node_group.labels",
+                    format!(
+                        "the Karpenter controller's nodeSelector `{key}: {want}` (from {where_set}) matches no node of \
+                         the controller node group: its pods could not be scheduled"
+                    ),
+                    format!("add `\"{key}\" = \"{want}\"` to [node_group.labels], or drop it from the nodeSelector"),
+                );
             }
         }
     }
+}
+
+/// An error at the blueprint field `field`.
+fn refuse(loaded: &mut Loaded, field: &str, message: String, hint: String) {
+    let (source, span) = loaded.place(field);
+    loaded.warnings.error(source, span, message).path(field).hint(hint);
 }
 
 /// The byte offset of a 1-based line and column in `text`.

@@ -20,23 +20,6 @@ pub type Attrs = serde_json::Map<String, Value>;
 pub const RELEASE: &str = "karpenter";
 /// Namespaces Kubernetes itself owns: kbp puts the controller in them but never creates or deletes them.
 const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "default", "kube-public", "kube-node-lease"];
-/// Kinds that live outside namespaces, among those a chart may render.
-const CLUSTER_SCOPED: &[&str] = &[
-    "Namespace",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "CustomResourceDefinition",
-    "PriorityClass",
-    "StorageClass",
-    "PersistentVolume",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-    "APIService",
-    "IngressClass",
-    "RuntimeClass",
-    "CSIDriver",
-];
-
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error("the controller settings are incomplete: `{0}` is missing")]
@@ -90,9 +73,10 @@ pub fn controller(chart: &Chart, settings: &ControllerValues) -> Result<Vec<Valu
     }
     for rendered in output.objects {
         let mut object = rendered.object;
-        let kind = object["kind"].as_str().unwrap_or_default().to_string();
-        // Helm installs a namespaced object the chart leaves without a namespace into the release's.
-        if !CLUSTER_SCOPED.contains(&kind.as_str()) && object.pointer("/metadata/namespace").is_none() {
+        // Helm installs a namespaced object the chart leaves without a namespace into the release's; a kind kbp
+        // has no API type for (a chart's custom resource) is taken to be namespaced, as most are.
+        let namespaced = super::builtin::namespaced(&object).unwrap_or(true);
+        if namespaced && object.pointer("/metadata/namespace").is_none() {
             if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
                 metadata.insert("namespace".into(), json!(settings.namespace));
             }

@@ -42,23 +42,7 @@ impl ProviderError {
     where
         E: ProvideErrorMetadata + std::error::Error + 'static,
     {
-        use aws_sdk_ec2::error::SdkError;
-        let (code, message, unknown) = match &err {
-            SdkError::ServiceError(se) => {
-                let e = se.err();
-                let code = e.code().unwrap_or("").to_string();
-                let unknown = se.raw().status().is_server_error() || SERVER_ERRORS.contains(&code.as_str());
-                (code, e.message().unwrap_or("").to_string(), unknown)
-            }
-            // Not sent at all: nothing was carried out.
-            SdkError::ConstructionFailure(_) => (String::new(), causes(&err), false),
-            SdkError::DispatchFailure(d) if d.is_user() => {
-                (String::new(), format!("could not send the request: {}", causes(&err)), false)
-            }
-            SdkError::DispatchFailure(_) => (String::new(), format!("could not reach AWS: {}", causes(&err)), true),
-            SdkError::TimeoutError(_) => (String::new(), "the request timed out".to_string(), true),
-            other => (other.code().unwrap_or("").to_string(), causes(other), true),
-        };
+        let crate::aws::CallFailure { code, message, outcome_unknown: unknown } = crate::aws::call_failure(&err);
         let mut e = ProviderError::new(operation, &code, message);
         e.hint = default_hint(&e.code);
         e.outcome_unknown = unknown;
@@ -92,23 +76,8 @@ impl ProviderError {
     }
 }
 
-/// An error and its causes on one line, each by its Display (never a Debug dump), repeats left out.
-pub fn causes(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = next {
-        let text = err.to_string();
-        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        next = err.source();
-    }
-    parts.join(": ")
-}
-
-/// Server-side failures by code, whatever the HTTP status says: AWS may have carried the request out.
-const SERVER_ERRORS: &[&str] =
-    &["InternalError", "InternalFailure", "ServiceUnavailable", "InternalServerError", "ServerException"];
+/// An error and its causes on one line ([`crate::aws::causes`]).
+pub use crate::aws::causes;
 
 fn default_hint(code: &str) -> Option<String> {
     let h = match code {

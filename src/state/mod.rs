@@ -116,7 +116,7 @@ pub struct ResourceState {
     pub imported: bool,
     /// How the `kbp:address` tag on it is spelt. State written before this field existed says nothing, and its
     /// resources carry the address's own spelling (`subnet.private["a"]`), which IAM refuses: the next plan
-    /// updates keyed resources in place to the current one ([`crate::providers::tags::address_value`]).
+    /// updates keyed resources in place to the current one (the address tag `providers::tags` derives).
     #[serde(default = "AddressTag::before_path")]
     pub address_tag: AddressTag,
 }

@@ -92,7 +92,7 @@ impl S3Backend {
             operation: "s3:GetObject",
             status: None,
             code: String::new(),
-            message: format!("reading the object's body: {}", one_line(&crate::providers::error::causes(&e))),
+            message: format!("reading the object's body: {}", one_line(&crate::aws::causes(&e))),
             cause: Unsent::No,
         })?;
         Ok(Some((bytes.into_bytes().to_vec(), etag)))

@@ -5,9 +5,9 @@
 
 mod collections;
 mod convert;
+mod printf;
 mod strings;
 
-use super::gofmt;
 use super::value::{basic_equal, Value};
 
 pub use convert::{to_json_text, to_yaml};
@@ -343,7 +343,7 @@ fn builtin(name: &str, args: &[Value]) -> Result<Option<Value>> {
         }
         "printf" => {
             count(args, 1, usize::MAX)?;
-            Value::str(gofmt::sprintf(string(args, 0)?, &args[1..]))
+            Value::str(printf::sprintf(string(args, 0)?, &args[1..]))
         }
         "html" => Value::str(
             sprint(args)

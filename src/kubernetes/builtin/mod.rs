@@ -82,6 +82,11 @@ const KINDS: &[BuiltinKind] = &[
     ),
 ];
 
+/// Whether `object` lives in a namespace, when it is a kind kbp knows the API type of.
+pub fn namespaced(object: &Value) -> Option<bool> {
+    builtin_kind(object).map(|k| k.namespaced)
+}
+
 fn builtin_kind(object: &Value) -> Option<&'static BuiltinKind> {
     let api_version = object.get("apiVersion").and_then(Value::as_str)?;
     let kind = object.get("kind").and_then(Value::as_str)?;

@@ -3,7 +3,6 @@
 
 use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 
-use crate::providers::ProviderError;
 use crate::state::location::S3Location;
 
 /// An S3 call that failed: HTTP status, AWS's code and message (one line: never the SDK's Debug form), and what
@@ -26,7 +25,7 @@ pub(super) enum Unsent {
 }
 
 impl Failure {
-    /// The failure of `err`, read as every provider's AWS errors are ([`ProviderError::from_sdk`]), with the
+    /// The failure of `err`, read as every provider's AWS errors are ([`crate::aws::call_failure`]), with the
     /// HTTP status standing in for the code S3 leaves out of the answers to HEAD-like requests.
     pub fn of<E>(operation: &'static str, err: SdkError<E>) -> Failure
     where
@@ -34,7 +33,7 @@ impl Failure {
     {
         let status = err.raw_response().map(|r| r.status().as_u16());
         let cause = crate::aws::credentials_failure(&err).map_or(Unsent::No, Unsent::Credentials);
-        let aws = ProviderError::from_sdk(operation, err);
+        let aws = crate::aws::call_failure(&err);
         let code = match (aws.code.is_empty(), status) {
             (false, _) | (true, None) => aws.code,
             (true, Some(404)) => "NotFound".to_string(),
