@@ -207,6 +207,11 @@ pub struct RenderArgs {
     /// Leave the CRDs out (no chart pull); the custom objects are then printed without schema validation.
     #[arg(long)]
     pub skip_crds: bool,
+    /// Print instead the values kbp gives Karpenter's chart (its own merged with values_files and
+    /// [karpenter.values]) as a Helm values file, headed by the `helm template` command that renders the same
+    /// controller: the way to check kbp's render against Helm's.
+    #[arg(long, conflicts_with = "skip_crds")]
+    pub chart_values: bool,
 }
 
 /// Writes (or merges) a context for the stack's cluster into a kubeconfig file and makes it current. Its user

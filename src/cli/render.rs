@@ -33,6 +33,12 @@ pub async fn run(a: RenderArgs, g: &Global) -> u8 {
                 .map(|r| resolve(&Value::Object(r.attrs.clone()), &lookup).0.as_object().cloned().unwrap_or_default())
                 .collect()
         };
+        if a.chart_values {
+            for attrs in attrs_of(kinds::KARPENTER_CONTROLLER) {
+                print!("{}", chart_values(&attrs)?);
+            }
+            return Ok(0);
+        }
         let crds = match (a.skip_crds, attrs_of(kinds::KARPENTER_CRDS).first()) {
             (false, Some(attrs)) => Some(
                 crate::providers::kubernetes::CrdBundle::collect(attrs).await.map(|b| b.documents).map_err(|e| {
@@ -64,6 +70,24 @@ pub async fn run(a: RenderArgs, g: &Global) -> u8 {
         Ok(0)
     };
     result.await.unwrap_or_else(|e: anyhow::Error| common::report(&e))
+}
+
+/// The controller's chart values as a Helm values file, headed by the `helm template` command that renders the
+/// same objects from them (the namespace kbp creates aside: `helm --create-namespace` does not render it).
+fn chart_values(attrs: &Attrs) -> anyhow::Result<String> {
+    let settings = manifests::ControllerValues::from_attrs(attrs)?;
+    let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+    let chart = text("chart");
+    let version = if chart.starts_with("oci://") { format!(" --version {}", text("version")) } else { String::new() };
+    let apis: String = settings.api_versions.iter().map(|v| format!(" --api-versions {v}")).collect();
+    Ok(format!(
+        "# The values kbp gives Karpenter's chart. The same controller, rendered by Helm:\n\
+         #   helm template {} {chart}{version} --namespace {} --kube-version {}{apis} --include-crds -f THIS_FILE\n{}",
+        manifests::RELEASE,
+        settings.namespace,
+        settings.kube_version,
+        serde_norway::to_string(&settings.values)?
+    ))
 }
 
 fn source(path: &Path) -> String {

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::support::*;
 
-fn helm() -> PathBuf {
+pub(crate) fn helm() -> PathBuf {
     let out = Command::new("bash").arg(repo().join("scripts/helm.sh")).arg("install").output().unwrap();
     assert!(
         out.status.success(),
@@ -69,7 +69,7 @@ fn cases() -> Vec<Case> {
 }
 
 /// Objects by kind, namespace and name, without the label naming who manages them.
-fn keyed(objects: Vec<Value>) -> BTreeMap<String, Value> {
+pub(crate) fn keyed(objects: Vec<Value>) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     for mut object in objects {
         if let Some(labels) = object.pointer_mut("/metadata/labels").and_then(Value::as_object_mut) {
@@ -142,7 +142,7 @@ fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
     }
 }
 
-fn assert_same(case: &str, kbp: &BTreeMap<String, Value>, helm: &BTreeMap<String, Value>) {
+pub(crate) fn assert_same(case: &str, kbp: &BTreeMap<String, Value>, helm: &BTreeMap<String, Value>) {
     let kbp_keys: Vec<&String> = kbp.keys().collect();
     let helm_keys: Vec<&String> = helm.keys().collect();
     assert_eq!(kbp_keys, helm_keys, "{case}: kbp and helm render different objects");

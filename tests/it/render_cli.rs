@@ -199,3 +199,60 @@ fn render_errors_are_coloured_on_a_terminal_unless_no_color_or_the_flag_says_not
     assert_eq!(out.status.code(), Some(1));
     assert!(!out.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn render_of_karpenter_mng_equals_helm_template_of_the_published_chart_with_the_values_kbp_prints() {
+    use crate::chart_fidelity::{assert_same, helm, keyed};
+    let chart = reference_chart_dir();
+    let out = render("karpenter-mng", &chart, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let docs = manifests::documents(&String::from_utf8(out.stdout).unwrap()).unwrap();
+
+    // The values kbp gives the chart, headed by the helm command that renders the same objects.
+    let out = render("karpenter-mng", &chart, &["--chart-values"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let values = String::from_utf8(out.stdout).unwrap();
+    let values_doc = kbp::helm::goyaml::document(&values).unwrap();
+    assert_eq!(values_doc["replicas"], 2, "the blueprint's replicas: {values}");
+    assert_eq!(values_doc["nodeSelector"]["karpenter.sh/controller"], "true", "{values}");
+    let command = values.lines().find_map(|l| l.strip_prefix("#   helm template ")).expect("the helm command");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("values.yaml");
+    std::fs::write(&file, &values).unwrap();
+    let args: Vec<String> = command
+        .split_whitespace()
+        .map(|a| if a == "THIS_FILE" { file.display().to_string() } else { a.to_string() })
+        .collect();
+    assert!(args.iter().any(|a| a == "--kube-version") && args.contains(&"1.30".to_string()), "{command}");
+    let helm_out = Command::new(helm()).arg("template").args(&args).output().unwrap();
+    assert!(helm_out.status.success(), "helm template {command}: {}", String::from_utf8_lossy(&helm_out.stderr));
+    let helm_docs = kbp::helm::goyaml::documents(&String::from_utf8_lossy(&helm_out.stdout)).unwrap();
+    let helm_docs: Vec<Value> = helm_docs.into_iter().filter(|d| !d.is_null()).collect();
+
+    // kbp's render is helm's, plus the namespace kbp creates and the stack's node classes and pools.
+    let kbp_docs: Vec<Value> = docs
+        .iter()
+        .filter(|d| !["Namespace", "EC2NodeClass", "NodePool"].contains(&d["kind"].as_str().unwrap_or("")))
+        .cloned()
+        .collect();
+    assert_eq!(kinds(&docs, "Namespace"), 1, "kbp creates the karpenter namespace");
+    let (kbp_objects, helm_objects) = (keyed(kbp_docs), keyed(helm_docs));
+    assert_same("karpenter-mng", &kbp_objects, &helm_objects);
+
+    // What the comparison covers, named: all five CRDs, the chart's image digest, the pod's security settings,
+    // its environment and the RBAC rules.
+    let helm_kinds = |kind: &str| helm_objects.values().filter(|o| o["kind"] == kind).count();
+    assert_eq!(helm_kinds("CustomResourceDefinition"), 5);
+    for kind in ["ClusterRole", "Role", "ServiceAccount", "Deployment", "PodDisruptionBudget", "Service"] {
+        assert!(helm_kinds(kind) >= 1, "helm renders a {kind}");
+    }
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let pod = &deployment["spec"]["template"]["spec"];
+    let image = pod["containers"][0]["image"].as_str().unwrap();
+    assert!(image.starts_with("public.ecr.aws/karpenter/controller:1.14.1@sha256:"), "{image}");
+    assert_eq!(pod["automountServiceAccountToken"], true);
+    assert_eq!(pod["containers"][0]["securityContext"]["privileged"], false);
+    let env = pod["containers"][0]["env"].as_array().unwrap();
+    let gates = env.iter().find(|e| e["name"] == "FEATURE_GATES").expect("FEATURE_GATES");
+    assert!(gates["value"].as_str().unwrap().contains("CapacityBuffer"), "{gates}");
+}
