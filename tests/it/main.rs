@@ -12,6 +12,7 @@ mod support;
 
 // The command line without AWS.
 mod chart_fidelity;
+mod chart_values_apply;
 mod cli_conventions;
 mod crd_corpus;
 mod fmt_and_schema;

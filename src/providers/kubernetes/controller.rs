@@ -147,17 +147,21 @@ fn split_id(id: &str) -> (&str, &str) {
     id.split_once('/').unwrap_or((id, RELEASE))
 }
 
-/// `(available, wanted)` when the Deployment has rolled out its current generation, else what is pending.
+/// Whether the Deployment has rolled out its current generation, as `kubectl rollout status` judges it: every
+/// replica updated, no old replica left (a terminating one still counts in `status.replicas`), every updated one
+/// available. Else what is pending.
 fn rollout(d: &Value) -> Result<(), String> {
     let wanted = d["spec"]["replicas"].as_u64().unwrap_or(1);
     let s = &d["status"];
     let count = |k: &str| s[k].as_u64().unwrap_or(0);
     let current = s["observedGeneration"].as_u64() >= d["metadata"]["generation"].as_u64();
-    let available = count("availableReplicas");
-    if current && count("updatedReplicas") >= wanted && available >= wanted {
+    let (updated, available, total) = (count("updatedReplicas"), count("availableReplicas"), count("replicas"));
+    if current && updated >= wanted && total <= updated && available >= updated {
         return Ok(());
     }
-    Err(format!("{available}/{wanted} replicas available, {}/{wanted} updated", count("updatedReplicas")))
+    let old = total.saturating_sub(updated);
+    let old = if old > 0 { format!(", {old} old pending termination") } else { String::new() };
+    Err(format!("{available}/{wanted} replicas available, {updated}/{wanted} updated{old}"))
 }
 
 impl Controller {
@@ -296,9 +300,15 @@ fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) 
         .collect();
     let env_value = |name: &str| env.get(name).map(|v| (*v).clone()).unwrap_or(Value::Null);
     attrs.insert("replicas".into(), deployment["spec"]["replicas"].clone());
-    if let Some((image, tag)) = container["image"].as_str().and_then(manifests::split_image_reference) {
-        attrs.insert("image".into(), json!(image));
-        attrs.insert("version".into(), json!(tag));
+    let image = container["image"].as_str().and_then(manifests::split_image_reference);
+    if let Some((repository, _)) = image {
+        attrs.insert("image".into(), json!(repository));
+    }
+    // The chart release that rendered the Deployment, as its `helm.sh/chart` label says (`<name>-<version>`);
+    // the image tag is the values' to choose, so it says the release only where the label is missing.
+    let chart_label = deployment["metadata"]["labels"]["helm.sh/chart"].as_str().and_then(chart_version);
+    if let Some(version) = chart_label.or(image.map(|(_, tag)| tag)) {
+        attrs.insert("version".into(), json!(version.replace('_', "+")));
     }
     attrs.insert("cluster_name".into(), env_value("CLUSTER_NAME"));
     attrs.insert("cluster_endpoint".into(), env_value("CLUSTER_ENDPOINT"));
@@ -309,6 +319,13 @@ fn observed(deployment: &Value, service_account: Option<&Value>, prior: &Attrs) 
     let role = service_account.map(|sa| sa["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].clone());
     attrs.insert("service_account_role_arn".into(), role.unwrap_or(Value::Null));
     attrs
+}
+
+/// The version in a `helm.sh/chart` label: what follows the chart's name, from the first `-` before a digit.
+fn chart_version(label: &str) -> Option<&str> {
+    let at =
+        label.char_indices().find(|&(i, c)| c == '-' && label[i + 1..].starts_with(|d: char| d.is_ascii_digit()))?.0;
+    Some(&label[at + 1..])
 }
 
 /// A rollout: image pull, start, readiness.
@@ -381,14 +398,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rollout_needs_the_current_generation_fully_available() {
-        let d = |gen: u64, observed: u64, updated: u64, available: u64| {
+    fn rollout_needs_the_current_generation_fully_available_and_no_old_pod_left() {
+        let d = |gen: u64, observed: u64, updated: u64, available: u64, total: u64| {
             json!({ "metadata": { "generation": gen }, "spec": { "replicas": 2 },
-                    "status": { "observedGeneration": observed, "updatedReplicas": updated, "availableReplicas": available } })
+                    "status": { "observedGeneration": observed, "updatedReplicas": updated,
+                                "availableReplicas": available, "replicas": total } })
         };
-        assert!(rollout(&d(2, 2, 2, 2)).is_ok());
-        assert!(rollout(&d(3, 2, 2, 2)).is_err(), "an old generation's pods do not count");
-        assert_eq!(rollout(&d(2, 2, 2, 1)).unwrap_err(), "1/2 replicas available, 2/2 updated");
+        assert!(rollout(&d(2, 2, 2, 2, 2)).is_ok());
+        assert!(rollout(&d(3, 2, 2, 2, 2)).is_err(), "an old generation's pods do not count");
+        assert_eq!(rollout(&d(2, 2, 2, 1, 2)).unwrap_err(), "1/2 replicas available, 2/2 updated");
+        // Two new pods and one old one still terminating: two are available, but not yet both new ones.
+        assert_eq!(
+            rollout(&d(2, 2, 2, 2, 3)).unwrap_err(),
+            "2/2 replicas available, 2/2 updated, 1 old pending termination"
+        );
     }
 
     fn rendered(attrs: &Attrs) -> Vec<Value> {
@@ -430,6 +453,13 @@ mod tests {
         .as_object()
         .cloned()
         .unwrap()
+    }
+
+    #[test]
+    fn the_release_is_read_from_the_chart_label() {
+        assert_eq!(chart_version("karpenter-1.15.0"), Some("1.15.0"));
+        assert_eq!(chart_version("karpenter-crds-1.0.0-rc.1_build.7"), Some("1.0.0-rc.1_build.7"));
+        assert_eq!(chart_version("karpenter"), None);
     }
 
     #[test]
