@@ -87,6 +87,54 @@ fn tolerates(toleration: &Json, key: &str, value: &str, effect: &str) -> bool {
     effect_ok && key_ok && (exists || field("value") == value)
 }
 
+/// `(key, value, effect, field)` of every taint of the controller node group: kbp's own, then the blueprint's.
+fn all_taints(loaded: &Loaded) -> Vec<(String, String, String, Option<String>)> {
+    let mut all = vec![("karpenter.sh/controller".to_string(), "true".to_string(), "NoSchedule".to_string(), None)];
+    all.extend(loaded.blueprint.node_group.taints.iter().enumerate().map(|(i, t)| {
+        (t.key.clone(), t.value.clone().unwrap_or_default(), t.effect.clone(), Some(format!("node_group.taints[{i}]")))
+    }));
+    all
+}
+
+/// CoreDNS has to run on the controller node group: until it runs, nothing in the cluster resolves names, and
+/// the controller (with the chart's `dnsPolicy: ClusterFirst`) cannot reach AWS to launch the node CoreDNS
+/// would otherwise wait for. kbp's default CoreDNS configuration tolerates every taint of the group; tolerations
+/// the blueprint sets itself must too, unless the controller resolves through the node (`dnsPolicy: Default`).
+fn coredns(loaded: &mut Loaded, taints: &[(String, String, String, Option<String>)], where_set: &str) {
+    let given = loaded.blueprint.addons.get("coredns").and_then(|a| a.configuration_values.clone());
+    let Some(config) = given.and_then(|text| serde_json::from_str::<Json>(&text).ok()) else { return };
+    let Some(Json::Array(tolerations)) = config.get("tolerations") else { return };
+    let policy = loaded
+        .blueprint
+        .karpenter
+        .user_values
+        .get("dnsPolicy")
+        .and_then(Json::as_str)
+        .unwrap_or("ClusterFirst")
+        .to_string();
+    if policy == "Default" {
+        return;
+    }
+    for (key, value, effect, _) in taints {
+        if effect == "PreferNoSchedule" || tolerations.iter().any(|t| tolerates(t, key, value, effect)) {
+            continue;
+        }
+        let taint = if value.is_empty() { format!("{key}:{effect}") } else { format!("{key}={value}:{effect}") };
+        refuse(
+            loaded,
+            "addons.coredns.configuration_values",
+            format!(
+                "CoreDNS does not tolerate the controller node group's taint `{taint}`: it could run only on nodes \
+                 Karpenter launches, and the controller (dnsPolicy {policy}) needs CoreDNS to reach AWS and launch one"
+            ),
+            format!(
+                "add {{\"key\": \"{key}\", \"operator\": \"Exists\", \"effect\": \"{effect}\"}} to CoreDNS's \
+                 tolerations, leave its tolerations to kbp, or set `dnsPolicy = \"Default\"` in {where_set}"
+            ),
+        );
+    }
+}
+
 fn scheduling(loaded: &mut Loaded) {
     let user = loaded.blueprint.karpenter.user_values.clone();
     let where_set = if loaded.blueprint.karpenter.values_files.is_empty() {
@@ -95,12 +143,7 @@ fn scheduling(loaded: &mut Loaded) {
         "[karpenter.values] or karpenter.values_files".to_string()
     };
     let tolerations = tolerations(&user);
-    let taints = loaded.blueprint.node_group.taints.clone();
-    let mut all = vec![("karpenter.sh/controller".to_string(), "true".to_string(), "NoSchedule".to_string(), None)];
-    all.extend(taints.iter().enumerate().map(|(i, t)| {
-        (t.key.clone(), t.value.clone().unwrap_or_default(), t.effect.clone(), Some(format!("node_group.taints[{i}]")))
-    }));
-    for (key, value, effect, field) in all {
+    for (key, value, effect, field) in all_taints(loaded) {
         // PreferNoSchedule only prefers: the scheduler still places the pods.
         if effect == "PreferNoSchedule" || tolerations.iter().any(|t| tolerates(t, &key, &value, &effect)) {
             continue;
@@ -122,6 +165,7 @@ fn scheduling(loaded: &mut Loaded) {
             format!("add {example} to the chart's `tolerations` in {where_set}, or drop the taint"),
         );
     }
+    coredns(loaded, &all_taints(loaded), &where_set);
     // A nodeSelector naming a label the controller node group sets otherwise, or not at all, leaves the pods
     // nowhere to run. Labels Kubernetes and EKS put on every node are left alone.
     let mut labels = loaded.blueprint.node_group.labels.clone();

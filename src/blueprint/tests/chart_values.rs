@@ -82,3 +82,24 @@ fn a_values_file_that_is_not_yaml_is_an_error_in_that_file() {
         "{shown}"
     );
 }
+
+#[test]
+fn coredns_tolerations_that_miss_a_node_group_taint_are_refused_unless_the_controller_resolves_through_the_node() {
+    let tolerations = r#"{\"tolerations\": [{\"key\": \"karpenter.sh/controller\", \"operator\": \"Exists\"}]}"#;
+    let addon = format!("\n[addons.coredns]\nconfiguration_values = \"{tolerations}\"\n");
+    let covered = "[karpenter.values]\ntolerations = [\n  { key = \"karpenter.sh/controller\", operator = \"Exists\" },\n  { key = \"dedicated\", operator = \"Exists\" },\n]\n";
+    let text = with_taint(&format!("{covered}{addon}"));
+    let d = check_str("bp.toml", &text, &[]).map(|_| ()).expect_err("refused");
+    let found = errors(&d);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].2.contains("CoreDNS does not tolerate") && found[0].2.contains("dedicated=platform:NoSchedule"));
+    // Resolving through the node, the controller does not wait for CoreDNS.
+    let node_dns = text.replace("[karpenter.values]\n", "[karpenter.values]\ndnsPolicy = \"Default\"\n");
+    check_str("bp.toml", &node_dns, &[]).unwrap_or_else(|d| panic!("{:?}", errors(&d)));
+    // CoreDNS tolerations left to kbp cover every taint of the group.
+    let loaded = check_str("bp.toml", &with_taint(covered), &[]).unwrap_or_else(|d| panic!("{:?}", errors(&d)));
+    let graph = crate::graph::compile(&loaded.blueprint).unwrap();
+    let coredns = graph.in_order().into_iter().find(|r| r.address.to_string() == "eks_addon.main[\"coredns\"]");
+    let tolerations = coredns.expect("the CoreDNS add-on").attrs["configuration_values"]["tolerations"].to_string();
+    assert!(tolerations.contains("dedicated") && tolerations.contains("karpenter.sh/controller"), "{tolerations}");
+}

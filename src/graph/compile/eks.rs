@@ -156,7 +156,7 @@ pub fn compile(b: &mut Builder) {
                 "cluster_name": reference(&cluster, "name"),
                 "addon_name": addon,
                 "addon_version": cfg.version,
-                "configuration_values": configuration_values(addon, cfg.configuration_values.as_deref()),
+                "configuration_values": configuration_values(addon, cfg.configuration_values.as_deref(), &ng.taints),
                 "resolve_conflicts": "OVERWRITE",
                 "tags": b.tags(&[], None),
             }),
@@ -191,19 +191,28 @@ pub fn addon_address(name: &str) -> Address {
     Address::keyed("eks_addon", "main", name)
 }
 
-/// CoreDNS must tolerate the controller taint: it has to run before any Karpenter node exists. The toleration is
-/// added to whatever configuration the blueprint gives, unless the blueprint sets tolerations itself.
-fn configuration_values(addon: &str, given: Option<&str>) -> serde_json::Value {
+/// CoreDNS must tolerate the controller node group's taints (kbp's own and the blueprint's): it has to run before
+/// any Karpenter node exists. The tolerations are added to whatever configuration the blueprint gives, unless the
+/// blueprint sets tolerations itself (validate then checks they cover the taints).
+fn configuration_values(
+    addon: &str,
+    given: Option<&str>,
+    taints: &[crate::blueprint::model::Taint],
+) -> serde_json::Value {
     let mut cfg: serde_json::Value = given.and_then(|g| serde_json::from_str(g).ok()).unwrap_or_else(|| json!({}));
     if addon == "coredns" && cfg.get("tolerations").is_none() {
+        let mut tolerations = vec![
+            json!({"key": CONTROLLER_LABEL.0, "value": CONTROLLER_LABEL.1, "effect": CONTROLLER_TAINT_EFFECT}),
+            json!({"key": "CriticalAddonsOnly", "operator": "Exists"}),
+        ];
+        for t in taints.iter().filter(|t| t.key != CONTROLLER_LABEL.0) {
+            tolerations.push(match &t.value {
+                Some(value) => json!({"key": t.key, "operator": "Equal", "value": value, "effect": t.effect}),
+                None => json!({"key": t.key, "operator": "Exists", "effect": t.effect}),
+            });
+        }
         if let Some(obj) = cfg.as_object_mut() {
-            obj.insert(
-                "tolerations".to_string(),
-                json!([
-                    {"key": CONTROLLER_LABEL.0, "value": CONTROLLER_LABEL.1, "effect": CONTROLLER_TAINT_EFFECT},
-                    {"key": "CriticalAddonsOnly", "operator": "Exists"},
-                ]),
-            );
+            obj.insert("tolerations".to_string(), json!(tolerations));
         }
     }
     if cfg.as_object().is_some_and(|o| o.is_empty()) {
