@@ -196,6 +196,151 @@ fn scheduling(loaded: &mut Loaded) {
     }
 }
 
+/// The user's values checked against the chart they go to (read offline by the caller): a key the chart does
+/// not read is a warning with the nearest key it does (the chart would ignore it), an error where the chart's
+/// values.schema.json forbids it (Helm would refuse the values); each at the line or field that set it.
+pub fn against_chart(loaded: &mut Loaded, chart: &crate::helm::chart::Chart, chart_place: &str) {
+    let templates: Vec<&str> =
+        chart.files.iter().filter(|(path, _)| path.starts_with("templates/")).map(|(_, text)| text.as_str()).collect();
+    let user = loaded.blueprint.karpenter.user_values.clone();
+    for unknown in values::unknown_keys(&chart.values, &templates, chart.schema.as_ref(), &user) {
+        let key = unknown.path.last().map(String::as_str).unwrap_or_default();
+        let near = unknown
+            .known
+            .iter()
+            .map(|k| (strsim::levenshtein(&k.to_lowercase(), &key.to_lowercase()), k))
+            .filter(|(d, _)| *d <= 3)
+            .min();
+        let dotted = unknown.path.join(".");
+        let (source, span, field) = value_place(loaded, &unknown.path);
+        let hint = match near {
+            Some((_, k)) => format!("did you mean `{k}`?"),
+            None => format!("the keys there are: {}", unknown.known.join(", ")),
+        };
+        let diag = if unknown.refused {
+            let message = format!("`{dotted}` is not a value of {chart_place}: its values.schema.json refuses it");
+            loaded.warnings.error(source, span, message)
+        } else {
+            let message =
+                format!("`{dotted}` is not a value of {chart_place} (neither its values.yaml nor its templates read it): the chart ignores it");
+            loaded.warnings.warning(source, span, message)
+        };
+        diag.path(field).hint(hint);
+    }
+}
+
+/// Where the user's value at `path` was set: its field when `[karpenter.values]` sets it, else its line in the
+/// last values file that does. `(source, span, field)`.
+pub fn value_place(loaded: &mut Loaded, path: &[String]) -> (usize, std::ops::Range<usize>, String) {
+    let inline = loaded.blueprint.karpenter.values.clone().unwrap_or_default();
+    if lookup(&inline, path).is_some() {
+        let field = path.iter().fold("karpenter.values".to_string(), |f, k| super::field_child(&f, k));
+        let (source, span) = loaded.place(&field);
+        return (source, span, field);
+    }
+    let files = loaded.blueprint.karpenter.values_files.clone();
+    for (i, file) in files.iter().enumerate().rev() {
+        let Ok(text) = std::fs::read_to_string(file) else { continue };
+        let Ok(doc) = goyaml::document(&text) else { continue };
+        if lookup(&doc, path).is_some() {
+            let span = key_span(&text, path);
+            let source = loaded.warnings.add_source(file.clone(), text);
+            return (source, span, format!("karpenter.values_files[{i}]"));
+        }
+    }
+    let (source, span) = loaded.place("karpenter");
+    (source, span, "karpenter.values".into())
+}
+
+fn lookup<'a>(value: &'a Json, path: &[String]) -> Option<&'a Json> {
+    path.iter().try_fold(value, |v, k| v.get(k))
+}
+
+/// The span of the key at `path` in a YAML text, found line by line: each key on a line after its parent's,
+/// written plain or quoted. The start of the text when it cannot be found.
+fn key_span(text: &str, path: &[String]) -> std::ops::Range<usize> {
+    let mut from = 0;
+    let mut found = 0..0;
+    for key in path {
+        let mut offset = from;
+        let mut hit = None;
+        for line in text[from..].split_inclusive('\n') {
+            let body = line.trim_start().trim_start_matches("- ").trim_start();
+            let indent = line.len() - body.len();
+            for written in [key.clone(), format!("\"{key}\""), format!("'{key}'")] {
+                if body.strip_prefix(&written).is_some_and(|rest| rest.trim_start().starts_with(':')) {
+                    hit = Some(offset + indent..offset + indent + written.len());
+                    break;
+                }
+            }
+            if hit.is_some() {
+                break;
+            }
+            offset += line.len();
+        }
+        match hit {
+            Some(span) => {
+                from = span.end;
+                found = span;
+            }
+            None => return found,
+        }
+    }
+    found
+}
+
+/// The chart, given the user's values, names the controller's service account `rendered`; kbp's identity (the
+/// Pod Identity association, or the IRSA role's trust policy) grants AWS access to `karpenter` in the
+/// controller's namespace only. A mismatch is an error at the value that renamed it.
+pub fn service_account(loaded: &mut Loaded, rendered: &str) {
+    const GRANTED: &str = "karpenter";
+    if rendered == GRANTED {
+        return;
+    }
+    let user = loaded.blueprint.karpenter.user_values.clone();
+    let culprit = [
+        ["serviceAccount", "name"].as_slice(),
+        &["serviceAccount", "create"],
+        &["fullnameOverride"],
+        &["nameOverride"],
+    ]
+    .into_iter()
+    .map(|p| p.iter().map(|k| k.to_string()).collect::<Vec<_>>())
+    .find(|p| lookup(&user, p).is_some_and(|v| !v.is_null() && v != ""));
+    let namespace = loaded.blueprint.karpenter.namespace.clone();
+    let (grant, field) = match loaded.blueprint.karpenter.identity {
+        super::Identity::PodIdentity => {
+            ("the Pod Identity association kbp makes (karpenter.identity = \"pod-identity\")", "karpenter.identity")
+        }
+        super::Identity::Irsa => {
+            ("the trust policy of the controller's IAM role (karpenter.identity = \"irsa\")", "karpenter.identity")
+        }
+    };
+    let (source, span, at) = match &culprit {
+        Some(path) => value_place(loaded, path),
+        None => {
+            let (source, span) = loaded.place("karpenter.values");
+            (source, span, "karpenter.values".to_string())
+        }
+    };
+    let by = culprit.map(|p| format!(" (set by `{}`)", p.join("."))).unwrap_or_default();
+    loaded
+        .warnings
+        .error(
+            source,
+            span,
+            format!(
+                "the chart would run the controller as service account `{namespace}/{rendered}`{by}, but {grant} \
+                 grants AWS access to `{namespace}/{GRANTED}` only: the controller would have no AWS credentials"
+            ),
+        )
+        .path(at)
+        .hint(format!(
+            "leave the service account's name to the chart's default, `{GRANTED}`, which {field} grants; the \
+             service account's annotations may still be set"
+        ));
+}
+
 /// An error at the blueprint field `field`.
 fn refuse(loaded: &mut Loaded, field: &str, message: String, hint: String) {
     let (source, span) = loaded.place(field);

@@ -14,7 +14,7 @@
 //! 5. `validate`: rules across fields, pointing at the fields through the index.
 
 mod advisories;
-mod chart_values;
+pub(crate) mod chart_values;
 mod defaults;
 pub mod format;
 pub mod limits;

@@ -78,6 +78,11 @@ pub fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> Result<
             FAILED
         })?;
     }
+    super::chart_check::check(&mut loaded, &graph);
+    if loaded.has_errors() {
+        show_diagnostics(&loaded.warnings, color);
+        return Err(FAILED);
+    }
     if !loaded.warnings.items.is_empty() {
         show_diagnostics(&loaded.warnings, color);
     }

@@ -3,8 +3,9 @@
 
 mod args;
 pub mod aws_contract;
-mod common;
 /// Public for the validate benchmark, which times what `kbp validate` runs.
+pub mod chart_check;
+mod common;
 pub mod crd_check;
 mod destroy;
 mod drift;

@@ -43,6 +43,7 @@ pub fn run(a: ValidateArgs, g: &Global) -> u8 {
                     loaded.warnings = d;
                 }
             }
+            super::chart_check::check(&mut loaded, &graph);
         }
         // Built from the placeholders of refused values: the errors already reported are what to fix.
         Err(_) if loaded.has_errors() => {}

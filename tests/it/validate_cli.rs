@@ -193,3 +193,59 @@ fn schema_errors_and_what_the_crds_refuse_are_reported_in_one_run() {
     assert_eq!(places, [(6, 1), (18, 7), (24, 10)], "{lines:?}");
     assert_eq!(lines.last().unwrap()["errors"], 3);
 }
+
+/// karpenter-mng with the published chart, a values file `v.yaml` beside it, and `extra` appended.
+fn with_values(dir: &Path, values: &str, extra: &str) -> Output {
+    let text = std::fs::read_to_string(repo().join("blueprints/karpenter-mng.toml")).unwrap();
+    let chart = crate::support::reference_chart_dir().display().to_string();
+    let text = text.replace("[karpenter]\n", &format!("[karpenter]\nchart = {chart:?}\nvalues_files = [\"v.yaml\"]\n"));
+    std::fs::write(dir.join("bp.toml"), format!("{text}{extra}")).unwrap();
+    std::fs::write(dir.join("v.yaml"), values).unwrap();
+    kbp(&["validate", dir.join("bp.toml").to_str().unwrap()])
+}
+
+#[test]
+fn validate_knows_the_chart_unknown_values_a_renamed_service_account_and_an_untolerated_taint() {
+    let dir = tempfile::tempdir().unwrap();
+    // A misspelt key in the file and inline: warnings with the key meant, at the line that wrote each.
+    let out = with_values(
+        dir.path(),
+        "settings:\n  featureGates:\n    spotToSpotConsolidaton: true\n",
+        "\n[karpenter.values]\nreplcas = 3\n",
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "a key the chart ignores is a warning:\n{said}");
+    assert!(
+        said.contains("`settings.featureGates.spotToSpotConsolidaton` is not a value of the chart karpenter 1.14.1"),
+        "{said}"
+    );
+    assert!(said.contains("v.yaml:3:5") && said.contains("did you mean `spotToSpotConsolidation`?"), "{said}");
+    assert!(said.contains("bp.toml:") && said.contains("did you mean `replicas`?"), "{said}");
+    // Keys under what the chart passes on whole (a Kubernetes type) are not second-guessed.
+    let out =
+        with_values(dir.path(), "nodeSelector:\n  kubernetes.io/arch: amd64\npodAnnotations:\n  a.example/b: c\n", "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!text(&out).contains("is not a value"), "{}", text(&out));
+
+    // A service account the Pod Identity association does not name: an error naming the value and the identity.
+    let out = with_values(dir.path(), "serviceAccount:\n  name: kp\n", "");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("service account `karpenter/kp` (set by `serviceAccount.name`)"), "{said}");
+    assert!(said.contains("karpenter.identity = \"pod-identity\"") && said.contains("v.yaml:2:3"), "{said}");
+
+    // A node group taint the controller does not tolerate is refused at the taint; tolerations cover it.
+    let taint = "\n[[node_group.taints]]\nkey = \"dedicated\"\nvalue = \"platform\"\neffect = \"NoSchedule\"\n";
+    let out = with_values(dir.path(), "{}\n", taint);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("does not tolerate the controller node group's taint `dedicated=platform:NoSchedule`"),
+        "{said}"
+    );
+    assert!(said.contains("node_group.taints[0]"), "{said}");
+    let tolerated =
+        "tolerations:\n  - {key: karpenter.sh/controller, operator: Exists}\n  - {key: dedicated, operator: Exists}\n";
+    let out = with_values(dir.path(), tolerated, taint);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
