@@ -763,3 +763,46 @@ async fn init_caches_the_release_and_validate_judges_by_the_crds_of_the_version_
     assert_eq!(code, Some(0), "{text}");
     assert!(!text.contains("not checked"), "{text}");
 }
+
+/// `kbp render` of karpenter-mng with the chart named by `chart` (an `oci://` reference or a directory).
+fn render_karpenter_mng(chart: &str, cache: &Path) -> Vec<Value> {
+    let blueprint = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints/karpenter-mng.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_kbp"))
+        .arg("render")
+        .arg(&blueprint)
+        .args(["--set", &format!("karpenter.chart={chart}")])
+        .current_dir(cache.parent().unwrap())
+        .env("KBP_CACHE_DIR", cache)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "kbp render with {chart}: {}", String::from_utf8_lossy(&out.stderr));
+    kbp::kubernetes::manifests::documents(&String::from_utf8(out.stdout).unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn the_published_chart_packaged_by_helm_and_pulled_from_a_registry_renders_as_from_its_directory() {
+    let work = TempDir::new().unwrap();
+    let reference = crate::support::reference_chart_dir();
+    let packaged = Command::new(crate::chart_fidelity::helm())
+        .arg("package")
+        .arg(&reference)
+        .arg("--destination")
+        .arg(work.path())
+        .output()
+        .unwrap();
+    assert!(packaged.status.success(), "helm package: {}", String::from_utf8_lossy(&packaged.stderr));
+    let archive = std::fs::read(work.path().join(format!("karpenter-{VERSION}.tgz"))).unwrap();
+    let registry = Registry::start().await;
+    registry.push_chart(VERSION, &archive).await;
+
+    let pulled = render_karpenter_mng(&registry.chart().to_string(), &work.path().join("cache"));
+    assert_eq!(cache_files(&work.path().join("cache"), "tgz").len(), 1, "the pulled chart is cached");
+    let local = render_karpenter_mng(&reference.display().to_string(), &work.path().join("unused-cache"));
+    let crds: Vec<Value> = pulled.iter().filter(|d| d["kind"] == "CustomResourceDefinition").cloned().collect();
+    assert_eq!(names(&crds).len(), 5, "the release's five CRDs: {:?}", names(&crds));
+    let kinds = |docs: &[Value]| docs.iter().map(|d| d["kind"].as_str().unwrap_or("").to_string()).collect::<Vec<_>>();
+    assert!(kinds(&pulled).contains(&"Deployment".to_string()), "{:?}", kinds(&pulled));
+    assert_eq!(pulled, local, "the same objects from the registry as from the chart's directory");
+}
