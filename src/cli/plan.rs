@@ -81,6 +81,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             common::shaped_plan(&graph, &refreshed, &registry, &a.shaping)?
         };
         p.adopting(&refreshed);
+        plan::objects::attach(&mut p, &locked.state).await;
         if !a.destroy && !a.refresh_only {
             common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
         }

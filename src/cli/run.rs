@@ -56,6 +56,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let imported = common::import_blocks(&cx, &registry, &graph, &bp, &mut refreshed.state).await?;
     let mut p = common::shaped_plan(&graph, &refreshed, &registry, &a.shaping)?;
     p.adopting(&refreshed);
+    crate::plan::objects::attach(&mut p, &locked.state).await;
     common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
     p.importing(imported);
     (p.account, p.partition) = (Some(me.account), Some(me.partition));

@@ -68,6 +68,7 @@ pub fn diff_replacing(
                 reason,
                 id: None,
                 attributes: flatten_all(&desired),
+                objects: Vec::new(),
             });
             pending.insert(r.address.clone());
             continue;
@@ -117,6 +118,7 @@ pub fn diff_replacing(
             reason,
             id: existing.id.clone(),
             attributes: attrs,
+            objects: Vec::new(),
         });
     }
 
@@ -163,6 +165,7 @@ fn removal(s: &ResourceState, registry: &Registry, why: &str, why_kept: &str) ->
         reason: if retain { why_kept } else { why }.to_string(),
         id: s.id.clone(),
         attributes: Vec::new(),
+        objects: Vec::new(),
     }
 }
 

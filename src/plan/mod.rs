@@ -7,6 +7,7 @@ pub mod drift;
 pub mod import;
 pub mod inputs;
 pub mod markdown;
+pub mod objects;
 pub mod refresh;
 pub mod render;
 pub mod shape;
@@ -79,6 +80,10 @@ pub struct Change {
     pub id: Option<String>,
     /// Attribute differences (update and replace); for a create, every attribute with `before` empty.
     pub attributes: Vec<AttrChange>,
+    /// For a change of the Karpenter controller, the objects of its chart it creates, updates and deletes
+    /// ([`objects`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<objects::ObjectChange>,
 }
 
 /// A resource the blueprint describes but this build of kbp has no provider for yet.

@@ -177,6 +177,16 @@ pub fn change(c: &Change, style: &Style) -> String {
     for a in &c.attributes {
         let _ = writeln!(out, "      {}", attr_line(c.action, a, width, style));
     }
+    if !c.objects.is_empty() {
+        let _ = writeln!(out, "      {}", style.paint("2", "# in the cluster:"));
+    }
+    for o in &c.objects {
+        let _ = writeln!(out, "      {} {}", style.action(o.action), o.object);
+        let width = o.fields.iter().map(|a| a.path.len()).max().unwrap_or(0);
+        for a in &o.fields {
+            let _ = writeln!(out, "          {}", attr_line(o.action, a, width, style));
+        }
+    }
     let _ = writeln!(out);
     out
 }

@@ -243,6 +243,21 @@ async fn the_most_asked_values_reach_the_cluster_and_a_chart_release_rolls_out_c
         assert!(changes.contains(&(address.to_string(), "update".to_string())), "{address} is updated: {changes:?}");
     }
     assert!(changes.iter().all(|(a, _)| a.starts_with("karpenter_")), "only Karpenter's resources change: {changes:?}");
+    // The controller's change, as the objects of the chart it changes in the cluster.
+    let controller = plan["changes"].as_array().unwrap().iter().find(|c| c["address"] == "karpenter_controller.main");
+    let objects = controller.unwrap()["objects"].as_array().expect("the rendered objects' changes").clone();
+    let object =
+        |name: &str| objects.iter().find(|o| o["object"] == name).unwrap_or_else(|| panic!("{name}: {objects:#?}"));
+    assert_eq!(object("ServiceMonitor karpenter/karpenter")["action"], "create");
+    let deployment = object("Deployment karpenter/karpenter");
+    assert_eq!(deployment["action"], "update");
+    let fields: Vec<&str> =
+        deployment["fields"].as_array().unwrap().iter().filter_map(|f| f["path"].as_str()).collect();
+    assert!(fields.contains(&"spec.template.spec.containers[controller].env[SHUTDOWN_GRACE]"), "{fields:?}");
+    assert!(fields.contains(&"metadata.labels.app.kubernetes.io/version"), "{fields:?}");
+    assert!(!fields.iter().any(|f| f.contains("env[CLUSTER_NAME]")), "what stays is not listed: {fields:?}");
+    let text = stdout(&kbp_ok(&em, &["plan", ws.blueprint_arg()], ws.path()));
+    assert!(text.contains("# in the cluster:") && text.contains("+ ServiceMonitor karpenter/karpenter"), "{text}");
     let out = kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
     let applied = stderr(&out);
     let (updated, updating) = (stamps(&applied, "updated"), stamps(&applied, "updating"));

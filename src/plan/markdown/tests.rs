@@ -15,6 +15,7 @@ fn change(action: Action, address: &str, reason: &str, id: Option<&str>) -> Chan
         reason: reason.to_string(),
         id: id.map(str::to_string),
         attributes: Vec::new(),
+        objects: Vec::new(),
     }
 }
 
