@@ -166,12 +166,11 @@ fn every_values_case_renders_as_helm_template_renders_it() {
     }
 }
 
-#[test]
-fn a_new_chart_release_renders_as_helm_renders_it() {
-    let temp = tempfile::tempdir().unwrap();
-    let chart = temp.path().join("karpenter");
+/// A new release of the published chart, made in `dir` the way a release changes a chart: its version 1.15.0, a
+/// template (a new env var, `SHUTDOWN_GRACE`), a CRD (a new NodePool printer column, `Priority`).
+pub(crate) fn next_release(dir: &Path) -> PathBuf {
+    let chart = dir.join("karpenter-1.15.0");
     copy_dir(&reference_chart_dir(), &chart);
-    // What a release changes: the chart's version, a template (a new env var), a CRD (a new printer column).
     let edit = |file: &str, from: &str, to: &str| {
         let path = chart.join(file);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -185,7 +184,18 @@ fn a_new_chart_release_renders_as_helm_renders_it() {
         "            - name: METRICS_PORT",
         "            - name: SHUTDOWN_GRACE\n              value: {{ .Values.replicas | mul 15 | quote }}\n            - name: METRICS_PORT",
     );
-    edit("crds/karpenter.sh_nodepools.yaml", "    - additionalPrinterColumns:\n", "    - additionalPrinterColumns:\n        - jsonPath: .spec.weight\n          name: Priority\n          type: integer\n");
+    edit(
+        "crds/karpenter.sh_nodepools.yaml",
+        "    - additionalPrinterColumns:\n",
+        "    - additionalPrinterColumns:\n        - jsonPath: .spec.weight\n          name: Priority\n          type: integer\n",
+    );
+    chart
+}
+
+#[test]
+fn a_new_chart_release_renders_as_helm_renders_it() {
+    let temp = tempfile::tempdir().unwrap();
+    let chart = next_release(temp.path());
     let case = cases().into_iter().find(|c| c.name == "defaults").expect("a defaults case");
     let (kbp, helm) = (with_kbp(&chart, &case), with_helm(&chart, &case));
     assert_same("changed chart", &kbp, &helm);

@@ -5,20 +5,17 @@
 //! CRDs and the controller, applied CRDs first, and read back again.
 
 use crate::support::*;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{json, Value};
 
 const STACK: &str = "ex-karpenter-mng";
 
+/// A resource's API, by api version, kind and plural.
 fn api(client: &kube::Client, api_version: &str, kind: &str, plural: &str, ns: Option<&str>) -> Api<DynamicObject> {
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-    match ns {
-        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
-        None => Api::all_with(client.clone(), &resource),
-    }
+    crate::karpenter_deploy::dynamic(client, api_version, kind, plural, ns)
 }
 
+/// An object that must exist.
 async fn get(
     client: &kube::Client,
     api_version: &str,
@@ -27,8 +24,8 @@ async fn get(
     ns: Option<&str>,
     name: &str,
 ) -> Value {
-    let object = api(client, api_version, kind, plural, ns).get_opt(name).await.unwrap();
-    serde_json::to_value(object.unwrap_or_else(|| panic!("{kind} {name} exists"))).unwrap()
+    let found = crate::karpenter_deploy::get(client, api_version, kind, plural, ns, name).await;
+    found.unwrap_or_else(|| panic!("{kind} {name} exists"))
 }
 
 /// The values users ask for most, in a Helm values file as they would write it. The controller's tolerations
@@ -121,32 +118,6 @@ fn blueprint(ws: &Workspace, chart: &str, version: &str, monitor: bool) -> Strin
     format!("{out}\n[karpenter.values]\nsettings = {{ batchMaxDuration = \"15s\" }}\n{monitor}")
 }
 
-/// A new release of the chart: the published one with its version bumped, an env var added to the
-/// controller's template and a printer column added to the NodePool CRD.
-fn next_release(dir: &std::path::Path) -> std::path::PathBuf {
-    let chart = dir.join("karpenter-1.15.0");
-    copy_dir(&reference_chart_dir(), &chart);
-    let edit = |file: &str, from: &str, to: &str| {
-        let path = chart.join(file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(from), "{file} no longer holds {from:?}");
-        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
-    };
-    edit("Chart.yaml", "version: 1.14.1", "version: 1.15.0");
-    edit("Chart.yaml", "appVersion: 1.14.1", "appVersion: 1.15.0");
-    edit(
-        "templates/deployment.yaml",
-        "            - name: METRICS_PORT",
-        "            - name: SHUTDOWN_GRACE\n              value: {{ .Values.replicas | mul 15 | quote }}\n            - name: METRICS_PORT",
-    );
-    edit(
-        "crds/karpenter.sh_nodepools.yaml",
-        "    - additionalPrinterColumns:\n",
-        "    - additionalPrinterColumns:\n        - jsonPath: .spec.weight\n          name: Priority\n          type: integer\n",
-    );
-    chart
-}
-
 /// A minimal ServiceMonitor CRD, as the Prometheus operator would have installed it.
 fn service_monitor_crd() -> DynamicObject {
     serde_json::from_value(json!({
@@ -225,7 +196,7 @@ async fn the_most_asked_values_reach_the_cluster_and_a_chart_release_rolls_out_c
     // The next release, with the ServiceMonitor on (the Prometheus operator's CRD now in the cluster).
     let crds = api(&client, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", None);
     crds.create(&PostParams::default(), &service_monitor_crd()).await.unwrap();
-    let next = next_release(ws.path());
+    let next = crate::chart_fidelity::next_release(ws.path());
     ws.write_blueprint(&blueprint(
         &Workspace::with_blueprint("karpenter-mng"),
         &next.display().to_string(),

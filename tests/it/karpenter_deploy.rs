@@ -13,7 +13,13 @@ use serde_json::{json, Value};
 
 const STACK: &str = "ex-karpenter-mng";
 
-fn dynamic(client: &kube::Client, api_version: &str, kind: &str, plural: &str, ns: Option<&str>) -> Api<DynamicObject> {
+pub(crate) fn dynamic(
+    client: &kube::Client,
+    api_version: &str,
+    kind: &str,
+    plural: &str,
+    ns: Option<&str>,
+) -> Api<DynamicObject> {
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
     match ns {
@@ -22,7 +28,7 @@ fn dynamic(client: &kube::Client, api_version: &str, kind: &str, plural: &str, n
     }
 }
 
-async fn get(
+pub(crate) async fn get(
     client: &kube::Client,
     api_version: &str,
     kind: &str,
