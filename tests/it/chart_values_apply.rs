@@ -4,29 +4,12 @@
 //! new version, a new env var and a new CRD column, and the ServiceMonitor turned on), planned as updates of the
 //! CRDs and the controller, applied CRDs first, and read back again.
 
+use crate::karpenter_deploy::{dynamic as api, get};
 use crate::support::*;
-use kube::api::{Api, DynamicObject, PostParams};
+use kube::api::{DynamicObject, PostParams};
 use serde_json::{json, Value};
 
 const STACK: &str = "ex-karpenter-mng";
-
-/// A resource's API, by api version, kind and plural.
-fn api(client: &kube::Client, api_version: &str, kind: &str, plural: &str, ns: Option<&str>) -> Api<DynamicObject> {
-    crate::karpenter_deploy::dynamic(client, api_version, kind, plural, ns)
-}
-
-/// An object that must exist.
-async fn get(
-    client: &kube::Client,
-    api_version: &str,
-    kind: &str,
-    plural: &str,
-    ns: Option<&str>,
-    name: &str,
-) -> Value {
-    let found = crate::karpenter_deploy::get(client, api_version, kind, plural, ns, name).await;
-    found.unwrap_or_else(|| panic!("{kind} {name} exists"))
-}
 
 /// The values users ask for most, in a Helm values file as they would write it. The controller's tolerations
 /// replace kbp's (lists replace, as in Helm), so they name the controller taint too.
@@ -144,7 +127,9 @@ async fn the_most_asked_values_reach_the_cluster_and_a_chart_release_rolls_out_c
     kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
 
     let client = cluster_client(&em, STACK).await;
-    let d = get(&client, "apps/v1", "Deployment", "deployments", Some("karpenter"), "karpenter").await;
+    let d = get(&client, "apps/v1", "Deployment", "deployments", Some("karpenter"), "karpenter")
+        .await
+        .expect("the object exists");
     let pod = &d["spec"]["template"]["spec"];
     assert_eq!(d["status"]["availableReplicas"], 2, "{}", d["status"]);
     let env: Vec<Value> = pod["containers"][0]["env"].as_array().unwrap().clone();
@@ -183,8 +168,9 @@ async fn the_most_asked_values_reach_the_cluster_and_a_chart_release_rolls_out_c
         assert_eq!(p["status"]["phase"], "Running", "{}", p["status"]);
         assert_eq!(p["metadata"]["labels"]["team"], "platform");
     }
-    let role =
-        get(&client, "rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", None, "karpenter-core").await;
+    let role = get(&client, "rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", None, "karpenter-core")
+        .await
+        .expect("the object exists");
     let rules = role["rules"].as_array().unwrap();
     assert!(
         rules.iter().any(|r| r["resources"] == json!(["configmaps"]) && r["verbs"] == json!(["get", "list"])),
@@ -242,11 +228,14 @@ async fn the_most_asked_values_reach_the_cluster_and_a_chart_release_rolls_out_c
         None,
         "nodepools.karpenter.sh",
     )
-    .await;
+    .await
+    .expect("the NodePool CRD exists");
     let columns = crd["spec"]["versions"][0]["additionalPrinterColumns"].to_string();
     assert!(columns.contains("Priority"), "the new release's CRD: {columns}");
     assert_eq!(crd["metadata"]["annotations"]["kbp.dev/karpenter-version"], "1.15.0");
-    let d = get(&client, "apps/v1", "Deployment", "deployments", Some("karpenter"), "karpenter").await;
+    let d = get(&client, "apps/v1", "Deployment", "deployments", Some("karpenter"), "karpenter")
+        .await
+        .expect("the object exists");
     assert_eq!(d["metadata"]["labels"]["app.kubernetes.io/version"], "1.15.0");
     let env = d["spec"]["template"]["spec"]["containers"][0]["env"].as_array().unwrap();
     assert!(env.iter().any(|e| e["name"] == "SHUTDOWN_GRACE" && e["value"] == "30"), "{env:?}");
@@ -254,7 +243,8 @@ async fn the_most_asked_values_reach_the_cluster_and_a_chart_release_rolls_out_c
     assert_eq!(d["status"]["availableReplicas"], 2, "rolled out: {}", d["status"]);
     let monitor =
         get(&client, "monitoring.coreos.com/v1", "ServiceMonitor", "servicemonitors", Some("karpenter"), "karpenter")
-            .await;
+            .await
+            .expect("the object exists");
     assert_eq!(monitor["metadata"]["labels"]["release"], "prom");
     let again = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
     assert_exit_code(&again, 0, "plan after the new release");
