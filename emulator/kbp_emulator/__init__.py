@@ -1,9 +1,9 @@
 """kbp's AWS emulator: moto's server plus what kbp needs that moto 5.2.5 lacks.
 
 - EKS add-ons, access entries, Pod Identity associations, the Kubernetes versions offered (DescribeClusterVersions),
-  updates (UpdateClusterVersion, UpdateNodegroupVersion, DescribeUpdate, ListUpdates), full UpdateClusterConfig,
-  tagging of every EKS resource, and clusters, node groups and add-ons in the Resource Groups Tagging API's
-  GetResources (package `eks`);
+  updates (UpdateClusterVersion, UpdateNodegroupVersion, DescribeUpdate, ListUpdates) within EKS's node/control-plane
+  version skew, upgrade insights (ListInsights, DescribeInsight), full UpdateClusterConfig, tagging of every EKS
+  resource, and clusters, node groups and add-ons in the Resource Groups Tagging API's GetResources (package `eks`);
 - life cycles for clusters, node groups, add-ons and NAT gateways timed by a latency profile (`lifecycle`,
   `profile`, `ec2_nat`);
 - AWS's names and duplicate error for service-linked roles (`iam_slr`);

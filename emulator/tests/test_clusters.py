@@ -5,7 +5,7 @@ import re
 
 import pytest
 from botocore.exceptions import ClientError
-from conftest import CLUSTER_ROLE, error_of
+from conftest import CLUSTER_ROLE, NODE_ROLE, error_of
 from cryptography import x509
 
 
@@ -94,6 +94,8 @@ def test_duplicate_name(eks, cluster, network):
         lambda eks: eks.list_access_entries(clusterName="nope"),
         lambda eks: eks.list_pod_identity_associations(clusterName="nope"),
         lambda eks: eks.update_cluster_version(name="nope", version="1.32"),
+        lambda eks: eks.list_insights(clusterName="nope"),
+        lambda eks: eks.describe_insight(clusterName="nope", id="6f1c3a4e-0000-4000-8000-000000000000"),
     ],
 )
 def test_missing_cluster_is_resource_not_found(eks, call):
@@ -113,6 +115,34 @@ def test_update_cluster_version_steps_one_minor(eks, cluster):
     described = eks.describe_update(name=cluster, updateId=update["id"])["update"]
     assert described["status"] == "Successful"
     assert eks.list_updates(name=cluster)["updateIds"] == [update["id"]]
+
+
+def test_update_cluster_version_keeps_node_groups_within_three_minors(eks, make_cluster, network):
+    cluster = make_cluster(version="1.32")
+    for name, version in (("current", "1.32"), ("old", "1.29")):
+        eks.create_nodegroup(clusterName=cluster, nodegroupName=name, nodeRole=NODE_ROLE, subnets=network.subnets,
+                             version=version)
+    with pytest.raises(ClientError) as e:
+        eks.update_cluster_version(name=cluster, version="1.33")
+    assert error_of(e) == (
+        400,
+        "InvalidParameterException",
+        "Nodegroup old has Kubernetes version 1.29, which would be more than 3 minor versions behind cluster version "
+        "1.33. Update the nodegroup to a newer Kubernetes version before updating the cluster.",
+    )
+    assert e.value.response["nodegroupName"] == "old"
+    c = eks.describe_cluster(name=cluster)["cluster"]
+    assert (c["version"], c["status"]) == ("1.32", "ACTIVE")
+    assert eks.list_updates(name=cluster)["updateIds"] == []
+    # The one-minor-at-a-time rule is still checked first.
+    with pytest.raises(ClientError) as e:
+        eks.update_cluster_version(name=cluster, version="1.34")
+    assert error_of(e)[2] == "Unsupported Kubernetes minor version update from 1.32 to 1.34"
+
+    eks.update_nodegroup_version(clusterName=cluster, nodegroupName="old", version="1.30")
+    eks.describe_nodegroup(clusterName=cluster, nodegroupName="old")  # settles the node group update
+    assert eks.update_cluster_version(name=cluster, version="1.33")["update"]["status"] == "InProgress"
+    assert eks.describe_cluster(name=cluster)["cluster"]["version"] == "1.33"
 
 
 def test_update_cluster_config_logging_merges_types(eks, cluster):

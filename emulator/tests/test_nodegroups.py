@@ -51,6 +51,35 @@ def test_update_nodegroup_version_follows_the_cluster(eks, cluster, network):
     assert error_of(e)[:2] == (400, "InvalidParameterException")
 
 
+def test_version_skew_is_at_most_three_minors(eks, make_cluster, network):
+    cluster = make_cluster(version="1.33")
+
+    def create(name, version):
+        return eks.create_nodegroup(clusterName=cluster, nodegroupName=name, nodeRole=NODE_ROLE,
+                                    subnets=network.subnets, version=version)["nodegroup"]
+
+    assert create("oldest", "1.30")["version"] == "1.30"
+    with pytest.raises(ClientError) as e:
+        create("too-old", "1.29")
+    assert error_of(e) == (
+        400,
+        "InvalidParameterException",
+        "Requested Nodegroup Kubernetes version 1.29 is not supported by cluster version 1.33: a node group can be at "
+        "most 3 minor versions older than its cluster",
+    )
+    with pytest.raises(ClientError) as e:
+        create("too-new", "1.34")
+    assert error_of(e)[2] == "Requested Nodegroup Kubernetes version 1.34 is not supported by cluster version 1.33"
+    assert eks.list_nodegroups(clusterName=cluster)["nodegroups"] == ["oldest"]
+    with pytest.raises(ClientError) as e:
+        eks.update_nodegroup_version(clusterName=cluster, nodegroupName="oldest", version="1.29")
+    assert error_of(e)[:2] == (400, "InvalidParameterException")
+    assert "at most 3 minor versions older" in error_of(e)[2]
+    ng = eks.describe_nodegroup(clusterName=cluster, nodegroupName="oldest")["nodegroup"]
+    assert (ng["version"], ng["status"]) == ("1.30", "ACTIVE")
+    assert eks.update_nodegroup_version(clusterName=cluster, nodegroupName="oldest", version="1.31")["update"]
+
+
 @pytest.mark.parametrize(
     "scaling, message",
     [

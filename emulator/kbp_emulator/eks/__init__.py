@@ -19,6 +19,7 @@ from .addons import AddonHandlers
 from .base import EKSHandlers
 from .cluster_versions import ClusterVersionHandlers
 from .clusters import ClusterHandlers
+from .insights import InsightHandlers
 from .nodegroups import NodegroupHandlers
 from .pod_identity import PodIdentityHandlers
 from .tags import TagHandlers
@@ -33,6 +34,7 @@ class ExtendedEKSResponse(
     AccessEntryHandlers,
     PodIdentityHandlers,
     UpdateHandlers,
+    InsightHandlers,
     TagHandlers,
     EKSHandlers,
 ):
@@ -56,6 +58,8 @@ NEW_ROUTES = [
     CLUSTER + "/updates/(?P<updateId>[^/]+)$",
     CLUSTER + "/node-groups/(?P<nodegroupName>[^/]+)/update-version$",
     CLUSTER + "/encryption-config/associate$",
+    CLUSTER + "/insights$",
+    CLUSTER + "/insights/(?P<id>[^/]+)$",
 ]
 
 

@@ -3,7 +3,8 @@ walk that settles life cycles before each request.
 
 moto's `Cluster` object is the one place a cluster's state lives; what moto has no field for (add-ons, access
 entries, pod identity associations, updates, the cluster security group) hangs off it as `cluster.kbp`, so it
-is shared with moto's handlers and disappears with the cluster.
+is shared with moto's handlers and disappears with the cluster. The insights' last statuses are kept there too,
+for their `lastTransitionTime`.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class ClusterExtras:
     pod_identity_associations: dict[str, Any] = field(default_factory=dict)  # association ID → association
     updates: dict[str, Any] = field(default_factory=dict)  # update ID → Update, oldest first
     security_group_id: str | None = None
+    insight_statuses: dict[str, tuple[str, Any]] = field(default_factory=dict)  # insight kind → (status, since)
 
 
 def extras(cluster: Cluster) -> ClusterExtras:
@@ -107,6 +109,19 @@ def settle(backend: EKSBackend) -> list[Cluster]:
     return gone
 
 
+def paginate(items: list[Any], max_results: int, token: str | None) -> tuple[list[Any], str | None]:
+    """One page of `items` of at most `max_results` (1–100) from `token`; the token is the index of the next item."""
+    if isinstance(max_results, bool) or not isinstance(max_results, int) or not 1 <= max_results <= 100:
+        raise invalid_parameter("maxResults must be between 1 and 100")
+    start = 0
+    if token:
+        if not isinstance(token, str) or not token.isdigit() or int(token) > len(items):
+            raise invalid_parameter("The nextToken is invalid")
+        start = int(token)
+    end = start + max_results
+    return items[start:end], (str(end) if end < len(items) else None)
+
+
 class EKSHandlers(EKSResponse):
     """moto's EKS handlers plus the helpers the extension's handlers use. Each resource kind adds a mixin."""
 
@@ -138,19 +153,9 @@ class EKSHandlers(EKSResponse):
             raise not_found(CLUSTER_NOT_FOUND_MSG.format(clusterName=name), clusterName=name) from None
 
     def page(self, items: list[Any]) -> tuple[list[Any], str | None]:
-        """One page of `items` per maxResults/nextToken; the token is the index of the next item."""
+        """One page of `items` per the maxResults/nextToken query parameters."""
         limit = self.query_one("maxResults", "100")
-        max_results = int(limit) if limit.isdigit() else 0
-        token = self.query_one("nextToken")
-        if max_results < 1 or max_results > 100:
-            raise invalid_parameter("maxResults must be between 1 and 100")
-        start = 0
-        if token:
-            if not token.isdigit() or int(token) > len(items):
-                raise invalid_parameter("The nextToken is invalid")
-            start = int(token)
-        end = start + max_results
-        return items[start:end], (str(end) if end < len(items) else None)
+        return paginate(items, int(limit) if limit.isdigit() else 0, self.query_one("nextToken"))
 
     def call_action(self) -> Any:
         # One lock for all EKS requests: the settle walk and the change a request makes must not interleave with

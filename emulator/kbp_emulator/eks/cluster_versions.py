@@ -6,6 +6,9 @@ no longer offered (listed only with `includeAll`, as UNSUPPORTED; CreateCluster 
 extended support and 1.33–1.35 in standard support. Dates follow EKS's calendar (14 months of standard support,
 12 more of extended) and are plausible rather than a copy of AWS's; statuses do not move with the clock, so a
 test behaves the same on any day.
+
+It also says how far a node may lag behind its control plane (`max_node_skew`) and which version comes next
+(`next_version`), for node groups, UpdateClusterVersion and the upgrade insights.
 """
 
 from __future__ import annotations
@@ -35,6 +38,35 @@ CATALOG: list[tuple[str, str, str, str, str, str]] = [
 
 #: What CreateCluster accepts: every version not past its extended support.
 OFFERED = tuple(v for v, *_, status in CATALOG if status != UNSUPPORTED)
+
+#: How many minor versions a node's kubelet may be older than the control plane: 3 from Kubernetes 1.28 on, 2
+#: before, for managed node groups, self-managed nodes and Fargate alike
+#: (https://aws.amazon.com/blogs/containers/amazon-eks-now-supports-kubernetes-version-1-28/,
+#: https://kubernetes.io/releases/version-skew-policy/#kubelet). A kubelet is never newer than the control plane.
+NODE_SKEW, NODE_SKEW_BEFORE_1_28 = 3, 2
+
+
+def minor(version: str) -> int:
+    """The minor number of a Kubernetes version such as 1.32."""
+    return int(version.split(".")[1])
+
+
+def max_node_skew(control_plane: str) -> int:
+    """How many minor versions nodes may lag behind a control plane at `control_plane`."""
+    return NODE_SKEW if minor(control_plane) >= 28 else NODE_SKEW_BEFORE_1_28
+
+
+def node_skew(control_plane: str, node: str) -> int:
+    """How many minor versions `node` is behind `control_plane` (negative when it is newer)."""
+    return minor(control_plane) - minor(node)
+
+
+def next_version(version: str) -> str | None:
+    """The minor version UpdateClusterVersion would take a cluster at `version` to, or None at the newest."""
+    versions = addon_catalog.KUBERNETES_VERSIONS
+    if version not in versions or version == versions[-1]:
+        return None
+    return versions[versions.index(version) + 1]
 
 
 def _timestamp(day: str) -> datetime:

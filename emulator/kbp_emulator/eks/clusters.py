@@ -7,6 +7,9 @@ certificate, vpcId and clusterSecurityGroupId, accessConfig, upgradePolicy. Its 
 `https://127.0.0.1:<port>`, where the cluster's own Kubernetes control plane (package `k8s`) answers with a
 certificate that CA signed. With an API authentication mode it also makes the creator's cluster-admin access
 entry, unless told not to.
+
+UpdateClusterVersion goes one minor version up at a time and refuses a version that would leave a node group
+further behind the control plane than the kubelet skew allows (3 minor versions from Kubernetes 1.28).
 """
 
 from __future__ import annotations
@@ -100,6 +103,23 @@ def _merged_logging(current: dict[str, Any], requested: dict[str, Any]) -> tuple
         {"types": [t for t in LOG_TYPES if (t in after) == enabled], "enabled": enabled} for enabled in (True, False)
     ]
     return before != after, {"clusterLogging": [e for e in entries if e["types"]]}
+
+
+def _check_node_skew(cluster: Any, version: str) -> None:
+    """A control plane at `version` must not leave any node group more minor versions behind than the kubelet
+    skew allows (3 from Kubernetes 1.28): such a node group is updated first."""
+    allowed = cluster_versions.max_node_skew(version)
+    for nodegroup in cluster.nodegroups.values():
+        if nodegroup.status == "DELETING":
+            continue
+        if cluster_versions.node_skew(version, nodegroup.version) > allowed:
+            raise invalid_parameter(
+                f"Nodegroup {nodegroup.nodegroup_name} has Kubernetes version {nodegroup.version}, which would be more "
+                f"than {allowed} minor versions behind cluster version {version}. Update the nodegroup to a newer "
+                f"Kubernetes version before updating the cluster.",
+                clusterName=cluster.name,
+                nodegroupName=nodegroup.nodegroup_name,
+            )
 
 
 def _cluster_exists(handler: Any, cluster: Any) -> bool:
@@ -205,6 +225,7 @@ class ClusterHandlers(EKSHandlers):
                 f"Unsupported Kubernetes minor version update from {cluster.version} to {version}",
                 clusterName=cluster.name,
             )
+        _check_node_skew(cluster, version)
         cluster.version = version
         cluster.platformVersion = "eks.1"
         update = updates.Update(type="VersionUpdate", params=updates.params(Version=version, PlatformVersion="eks.1"))

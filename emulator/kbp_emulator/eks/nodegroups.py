@@ -4,7 +4,8 @@ UpdateNodegroupConfig, plus UpdateNodegroupVersion, which moto 5.2.5 does not se
 moto gives a new node group Kubernetes 1.19 and an SSH key nobody asked for, and shares one scaling config
 between node groups; here a node group gets its cluster's version, a matching release version, AL2023, no
 remote access unless requested, and its own scaling config. With an API authentication mode, EKS makes an
-EC2_LINUX access entry for the node role, as AWS does.
+EC2_LINUX access entry for the node role, as AWS does. A node group's Kubernetes version is never newer than its
+cluster's nor more than 3 minor versions older (EKS's kubelet skew from Kubernetes 1.28).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from moto.core.responses import ActionResult
 from moto.eks.models import Nodegroup
 
 from .. import client_tokens, lifecycle
-from . import access_entries, addon_catalog, updates
+from . import access_entries, addon_catalog, cluster_versions, updates
 from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter
 from .clusters import vpc_of_subnets
 
@@ -30,10 +31,19 @@ def release_version(kubernetes_version: str) -> str:
 
 
 def _check_version(cluster: Any, version: str) -> None:
+    """A node group's Kubernetes version is one EKS knows, never newer than its cluster's, and at most
+    `cluster_versions.max_node_skew` (3) minor versions older."""
     versions = addon_catalog.KUBERNETES_VERSIONS
     if version not in versions or versions.index(version) > versions.index(cluster.version):
         raise invalid_parameter(
             f"Requested Nodegroup Kubernetes version {version} is not supported by cluster version {cluster.version}",
+            clusterName=cluster.name,
+        )
+    allowed = cluster_versions.max_node_skew(cluster.version)
+    if cluster_versions.node_skew(cluster.version, version) > allowed:
+        raise invalid_parameter(
+            f"Requested Nodegroup Kubernetes version {version} is not supported by cluster version {cluster.version}: "
+            f"a node group can be at most {allowed} minor versions older than its cluster",
             clusterName=cluster.name,
         )
 
