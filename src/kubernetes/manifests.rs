@@ -18,6 +18,8 @@ pub type Attrs = serde_json::Map<String, Value>;
 /// Release name of the controller: its objects are named after it (`karpenter`, `karpenter-core`, …) unless
 /// the values override the names.
 pub const RELEASE: &str = "karpenter";
+/// The controller's health when every replica of its current generation is available (the `health` attribute).
+pub const AVAILABLE: &str = "available";
 /// Namespaces Kubernetes itself owns: kbp puts the controller in them but never creates or deletes them.
 const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "default", "kube-public", "kube-node-lease"];
 #[derive(Debug, thiserror::Error)]

@@ -15,6 +15,7 @@ mod chart_fidelity;
 mod chart_values_apply;
 mod cli_conventions;
 mod crd_corpus;
+mod day_two;
 mod fmt_and_schema;
 mod render_cli;
 mod seed_patterns;

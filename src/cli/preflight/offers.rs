@@ -4,7 +4,8 @@
 //! the stack makes it (`karpenter.spot`), since Karpenter cannot create it and its Spot launches would fail.
 //!
 //! A cluster or add-on that state holds with the version the blueprint wants is not asked about: nothing about
-//! it is created or changed.
+//! it is created or changed. A cluster state holds at another version must get there the way EKS upgrades:
+//! one minor version up per update, never down ([`upgrade_path`]).
 
 use futures::future::join_all;
 
@@ -15,7 +16,7 @@ use crate::graph::ResourceGraph;
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::all_pages;
 use crate::providers::{Context, ProviderError};
-use crate::state::State;
+use crate::state::{State, Status};
 
 const SPOT_ROLE: &str = "AWSServiceRoleForEC2Spot";
 /// How many offered versions a hint names.
@@ -29,6 +30,14 @@ pub(super) async fn check(cx: &Context, bp: &Blueprint, graph: &ResourceGraph, s
 
 async fn kubernetes(cx: &Context, bp: &Blueprint, graph: &ResourceGraph, state: &State) -> Vec<Problem> {
     let version = bp.cluster.version.as_str();
+    let held = graph
+        .resources()
+        .filter(|r| r.kind == kinds::EKS_CLUSTER)
+        .filter_map(|r| state.get(&r.address).filter(|s| s.status == Status::Ready))
+        .find_map(|s| s.attributes.get("version").and_then(|v| v.as_str()));
+    if let Some(problem) = held.and_then(|from| upgrade_path(from, version)) {
+        return vec![problem];
+    }
     let of_kind = |kind: &'static str| graph.resources().filter(move |r| r.kind == kind);
     let cluster_unchanged = of_kind(kinds::EKS_CLUSTER).all(|r| unchanged(state, r, "version"));
     let addons: Vec<(&str, Option<&str>)> = of_kind(kinds::EKS_ADDON)
@@ -69,6 +78,40 @@ async fn kubernetes(cx: &Context, bp: &Blueprint, graph: &ResourceGraph, state: 
         )],
         Ok(_) => addon_problems.into_iter().flatten().collect(),
     }
+}
+
+/// `(major, minor)` of a Kubernetes version (`1.33`, `1.33.5`).
+fn minor(version: &str) -> Option<(u32, u32)> {
+    let (major, rest) = version.trim_start_matches('v').split_once('.')?;
+    Some((major.parse().ok()?, rest.split('.').next()?.parse().ok()?))
+}
+
+/// Why a cluster at Kubernetes `from` cannot be taken to `to` by one update, with the steps that can: EKS
+/// updates a cluster one minor version up at a time and never down.
+fn upgrade_path(from: &str, to: &str) -> Option<Problem> {
+    let (f, t) = (minor(from)?, minor(to)?);
+    if t == f || (t.0 == f.0 && t.1 == f.1 + 1) {
+        return None;
+    }
+    if t < f {
+        return Some(Problem::new(
+            format!("the cluster runs Kubernetes {from}, and cluster.version {to} is older: EKS never takes a cluster down a version"),
+            format!("set cluster.version back to \"{from}\"; to run {to}, make a new cluster (another cluster.name) and move the workloads"),
+        ));
+    }
+    if t.0 != f.0 {
+        return Some(Problem::new(
+            format!("EKS updates a cluster one minor version at a time: {from} → {to} is not one"),
+            format!("upgrade one minor version per apply, starting with cluster.version = \"{}.{}\"", f.0, f.1 + 1),
+        ));
+    }
+    let steps: Vec<String> = (f.1 + 1..=t.1).map(|m| format!("{}.{m}", f.0)).collect();
+    let skipped = steps[..steps.len() - 1].join(", ");
+    let applies = steps.iter().map(|s| format!("cluster.version = \"{s}\"")).collect::<Vec<_>>().join(", then ");
+    Some(Problem::new(
+        format!("EKS updates a cluster one minor version at a time: {from} → {to} skips {skipped}"),
+        format!("upgrade in steps, one apply each: {applies}"),
+    ))
 }
 
 /// The Kubernetes versions EKS offers for new clusters in the region, newest first as EKS lists them.
@@ -162,4 +205,28 @@ fn shown(versions: &[String]) -> String {
         text.push_str(", …");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_moves_one_minor_version_up_at_a_time_and_never_down() {
+        assert!(upgrade_path("1.33", "1.33").is_none());
+        assert!(upgrade_path("1.33", "1.34").is_none());
+        let said = |p: Problem| format!("{}\n  hint: {}", p.message, p.hint);
+        let skip = said(upgrade_path("1.32", "1.35").expect("a skip"));
+        assert!(skip.contains("1.32 → 1.35 skips 1.33, 1.34"), "{skip}");
+        assert!(
+            skip.contains(
+                "cluster.version = \"1.33\", then cluster.version = \"1.34\", then cluster.version = \"1.35\""
+            ),
+            "{skip}"
+        );
+        let down = said(upgrade_path("1.34", "1.33").expect("a downgrade"));
+        assert!(down.contains("never takes a cluster down") && down.contains("back to \"1.34\""), "{down}");
+        assert!(upgrade_path("1.34", "2.0").is_some(), "a major version is no single step");
+        assert!(upgrade_path("latest", "1.34").is_none(), "not a version: left to EKS's own check");
+    }
 }

@@ -58,6 +58,8 @@ pub fn compile(b: &mut Builder) {
             "interruption_queue": setting("/settings/interruptionQueue"),
             "service_account_role_arn": setting("/serviceAccount/annotations/eks.amazonaws.com~1role-arn"),
             "values": values,
+            // What a refresh reads from the Deployment's status: anything but "available" is a change to make.
+            "health": crate::kubernetes::manifests::AVAILABLE,
             "cluster": access,
         }),
     )

@@ -274,6 +274,60 @@ async fn why_not_ready(session: &Session<'_>, namespace: &str) -> String {
     out
 }
 
+/// [`manifests::AVAILABLE`] when the Deployment has rolled out, else how many replicas are available and why the
+/// first pod that is not ready is not, short enough for one line of a plan: `1/2 replicas available — pod
+/// Pending: 2 node(s) had untolerated taint {dedicated: ctl}`.
+async fn health(session: &Session<'_>, deployment: &Value, namespace: &str) -> String {
+    if rollout(deployment).is_ok() {
+        return manifests::AVAILABLE.to_string();
+    }
+    let wanted = deployment["spec"]["replicas"].as_u64().unwrap_or(1);
+    let available = deployment["status"]["availableReplicas"].as_u64().unwrap_or(0);
+    let count = format!("{available}/{wanted} replicas available");
+    let selector = format!("app.kubernetes.io/instance={RELEASE}");
+    let pods = session.list("v1", "Pod", Some(namespace), Some(&selector), None).await.unwrap_or_default();
+    match pods.iter().find(|p| !pod_ready(p) && p["metadata"]["deletionTimestamp"].is_null()) {
+        Some(pod) => format!("{count} — pod {}", pod_trouble(pod)),
+        None if available < wanted => count,
+        None => format!("{count}, rolling out"),
+    }
+}
+
+/// Why a pod is not ready, in a few words: unscheduled (the scheduler's reason, without its node count and
+/// preemption notes), a container waiting (its reason), or its phase.
+fn pod_trouble(pod: &Value) -> String {
+    let phase = pod["status"]["phase"].as_str().unwrap_or("Unknown");
+    let conditions = pod["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let unscheduled = conditions.iter().find(|c| c["type"] == "PodScheduled" && c["status"] == "False");
+    if let Some(c) = unscheduled {
+        let message = c["message"].as_str().unwrap_or("not scheduled");
+        // "0/2 nodes are available: 2 node(s) had untolerated taint {…}. preemption: …"
+        let reason = message.split_once("are available: ").map_or(message, |(_, r)| r);
+        let reason = reason.split(". ").next().unwrap_or(reason).trim_end_matches('.');
+        return format!("{phase}: {reason}");
+    }
+    let statuses = pod["status"]["containerStatuses"].as_array().cloned().unwrap_or_default();
+    let waiting = statuses.iter().find_map(|c| c["state"]["waiting"]["reason"].as_str().map(str::to_string));
+    match waiting {
+        Some(reason) => format!("{phase}: {reason}"),
+        None => format!("{phase}, not ready"),
+    }
+}
+
+#[cfg(test)]
+mod health_tests {
+    use super::*;
+
+    #[test]
+    fn a_pod_that_cannot_run_says_why_in_a_few_words() {
+        let pending = json!({"status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+            "message": "0/2 nodes are available: 2 node(s) had untolerated taint {dedicated: ctl}. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."}]}});
+        assert_eq!(pod_trouble(&pending), "Pending: 2 node(s) had untolerated taint {dedicated: ctl}");
+        let pulling = json!({"status": {"phase": "Pending", "containerStatuses": [{"state": {"waiting": {"reason": "ImagePullBackOff", "message": "long"}}}]}});
+        assert_eq!(pod_trouble(&pulling), "Pending: ImagePullBackOff");
+    }
+}
+
 fn pod_ready(pod: &Value) -> bool {
     pod["status"]["conditions"]
         .as_array()
@@ -347,6 +401,7 @@ impl Provider for Controller {
         let sa = session.get(&ObjectRef::new("v1", "ServiceAccount", Some(namespace), account)).await?;
         let mut attrs = observed(&deployment, sa.as_ref(), prior);
         attrs.insert("namespace".into(), json!(namespace));
+        attrs.insert("health".into(), json!(health(&session, &deployment, namespace).await));
         Ok(Some(Observed {
             attrs,
             outputs: json!({ "namespace": namespace, "deployment": name }).as_object().cloned().unwrap_or_default(),

@@ -1,0 +1,91 @@
+//! A stack months after its first apply, against the emulator and the real control plane: a Kubernetes
+//! upgrade that skips a minor version or goes down one is refused by plan with the steps to take, before
+//! anything changes; a controller whose pods cannot run is a change in plan and in `kbp drift`, with the reason.
+
+use crate::karpenter_deploy::dynamic;
+use crate::support::*;
+use kube::api::{Patch, PatchParams};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plan_refuses_a_skipped_minor_version_and_a_downgrade_naming_the_steps() {
+    let em = Emulator::start_with("instant", 1.0);
+    let ws = Workspace::with_blueprint("minimal");
+    let at = |version: &'static str| format!("cluster.version={version}");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve", "--set", &at("1.33")], ws.path());
+    let cluster = || async {
+        let c = em.eks().await.describe_cluster().name("sbx").send().await.unwrap().cluster.unwrap();
+        c.version().unwrap().to_string()
+    };
+    assert_eq!(cluster().await, "1.33");
+
+    let skip = kbp(&em, &["plan", ws.blueprint_arg(), "--set", &at("1.35")], ws.path());
+    assert_exit_code(&skip, 1, "plan skipping 1.34");
+    let said = stderr(&skip);
+    assert!(said.contains("1.33 → 1.35 skips 1.34"), "{said}");
+    assert!(said.contains("cluster.version = \"1.34\", then cluster.version = \"1.35\""), "{said}");
+    let down = kbp(&em, &["apply", ws.blueprint_arg(), "--auto-approve", "--set", &at("1.32")], ws.path());
+    assert_exit_code(&down, 1, "apply going down to 1.32");
+    assert!(stderr(&down).contains("never takes a cluster down a version"), "{}", stderr(&down));
+    assert_eq!(cluster().await, "1.33", "nothing changed");
+    // One step up plans as an update of the cluster.
+    let step = kbp(&em, &["plan", ws.blueprint_arg(), "--set", &at("1.34"), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&step, 2, "plan to 1.34");
+    assert!(stdout(&step).contains("eks_cluster.main"), "{}", stdout(&step));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_controller_without_available_replicas_is_a_change_in_plan_and_drift_with_the_reason() {
+    let em = Emulator::start_with("instant", 1.0);
+    let ws = Workspace::with_blueprint("karpenter-mng");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let clean = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&clean, 0, "plan after apply");
+
+    // Someone pins the controller's pods to nodes that do not exist: the new pods stay Pending.
+    let client = cluster_client(&em, "ex-karpenter-mng").await;
+    let deployments = dynamic(&client, "apps/v1", "Deployment", "deployments", Some("karpenter"));
+    let patch = json!({"spec": {"template": {"spec": {"nodeSelector": {"pool": "gone"}}}}});
+    deployments.patch("karpenter", &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+    let mut said = String::new();
+    for _ in 0..100 {
+        let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+        said = stdout(&plan);
+        if plan.status.code() == Some(2) && said.contains("Pending") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    assert!(said.contains("karpenter_controller.main") && said.contains("health"), "{said}");
+    assert!(said.contains("replicas available") && said.contains("Pending"), "{said}");
+    assert!(said.contains("node affinity/selector"), "the scheduler's reason: {said}");
+    let drift = kbp(&em, &["drift", ws.blueprint_arg()], ws.path());
+    let drifted = format!("{}{}", stdout(&drift), stderr(&drift));
+    assert!(drifted.contains("karpenter_controller.main") && drifted.contains("replicas available"), "{drifted}");
+    // Apply re-applies the chart's pod spec (the selector is an atomic map: applying it replaces the pin).
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let repaired = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&repaired, 0, "plan after apply repaired the controller");
+
+    // What apply cannot repair: a quota that admits no pod, and the controller's pods gone.
+    let quotas = dynamic(&client, "v1", "ResourceQuota", "resourcequotas", Some("karpenter"));
+    let quota = json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "no-pods"}, "spec": {"hard": {"pods": "0"}}});
+    quotas.create(&Default::default(), &serde_json::from_value(quota).unwrap()).await.unwrap();
+    let pods = dynamic(&client, "v1", "Pod", "pods", Some("karpenter"));
+    pods.delete_collection(&Default::default(), &Default::default()).await.unwrap();
+    let mut said = String::new();
+    for _ in 0..100 {
+        let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+        said = stdout(&plan);
+        if plan.status.code() == Some(2) && said.contains("0/2 replicas available") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    assert!(said.contains("0/2 replicas available"), "{said}");
+    let apply = ["apply", ws.blueprint_arg(), "--auto-approve", "--set", "karpenter.rollout_timeout=5s"];
+    let out = kbp(&em, &apply, ws.path());
+    assert_exit_code(&out, 1, "apply with no pod admitted");
+    let err = stderr(&out);
+    assert!(err.contains("karpenter_controller.main") && err.contains("0/2 replicas available"), "{err}");
+}
