@@ -28,10 +28,28 @@ async fn plan_refuses_a_skipped_minor_version_and_a_downgrade_naming_the_steps()
     assert_exit_code(&down, 1, "apply going down to 1.32");
     assert!(stderr(&down).contains("never takes a cluster down a version"), "{}", stderr(&down));
     assert_eq!(cluster().await, "1.33", "nothing changed");
-    // One step up plans as an update of the cluster.
+    // One step up: the control plane, then the controller node group, in one apply.
     let step = kbp(&em, &["plan", ws.blueprint_arg(), "--set", &at("1.34"), "--detailed-exitcode"], ws.path());
     assert_exit_code(&step, 2, "plan to 1.34");
-    assert!(stdout(&step).contains("eks_cluster.main"), "{}", stdout(&step));
+    assert!(stdout(&step).contains("eks_cluster.main") && stdout(&step).contains("eks_node_group.controller"));
+    let up = ["apply", ws.blueprint_arg(), "--auto-approve", "--json", "--set", &at("1.34")];
+    let out = kbp_ok(&em, &up, ws.path());
+    let lines = events::events(&out);
+    let at_line = |kind: &str, address: &str| {
+        lines
+            .iter()
+            .position(|e| e["type"] == kind && e["address"] == address)
+            .unwrap_or_else(|| panic!("{kind} {address}"))
+    };
+    assert!(
+        at_line("finished", "eks_cluster.main") < at_line("started", "eks_node_group.controller"),
+        "the control plane first, then the nodes"
+    );
+    assert_eq!(cluster().await, "1.34");
+    let group = em.eks().await.describe_nodegroup().cluster_name("sbx").nodegroup_name("karpenter").send().await;
+    assert_eq!(group.unwrap().nodegroup.unwrap().version(), Some("1.34"), "the node group follows the control plane");
+    let again = kbp(&em, &["plan", ws.blueprint_arg(), "--set", &at("1.34"), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&again, 0, "plan after the upgrade");
 }
 
 #[tokio::test(flavor = "multi_thread")]

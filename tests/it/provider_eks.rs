@@ -192,6 +192,8 @@ async fn node_group_lifecycle() {
             "disk_size": 30,
             "labels": labels,
             "taints": taints,
+            // The cluster's version, as the blueprint compiles it.
+            "version": "1.31",
             "tags": tags,
         })
     };

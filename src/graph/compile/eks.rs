@@ -130,6 +130,8 @@ pub fn compile(b: &mut Builder) {
             "disk_size": ng.disk_size,
             "labels": labels,
             "taints": taints,
+            // The node group follows the control plane: an upgrade moves it after the cluster, in the same apply.
+            "version": bp.cluster.version,
             "tags": b.tags(&[], None),
         }),
     );
@@ -137,6 +139,7 @@ pub fn compile(b: &mut Builder) {
     // The first taint and one label are kbp's own; the rest are the blueprint's, in its order.
     node_group = node_group
         .from_fields("name", &["node_group.name", "cluster.name"])
+        .from_fields("version", &["cluster.version"])
         .from_fields("taints", &["node_group.taints", "node_group"])
         .from_fields("labels", &["node_group.labels", "node_group"]);
     for i in 0..ng.taints.len() {

@@ -50,6 +50,9 @@ struct Spec {
     labels: BTreeMap<String, String>,
     #[serde(default)]
     taints: Vec<KubeTaint>,
+    /// The Kubernetes version of the nodes: the cluster's (absent in attributes older kbp recorded).
+    #[serde(default)]
+    version: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,6 +144,7 @@ impl Provider for NodeGroup {
                 .set_disk_size(s.disk_size)
                 .set_labels(Some(labels.clone()))
                 .set_taints(Some(taints.clone()))
+                .set_version(s.version.clone())
                 .set_tags(tags.clone())
                 .set_client_request_token(token.clone())
                 .send()
@@ -179,6 +183,15 @@ impl Provider for NodeGroup {
                     .send()
             };
             group.update(address, OP, request, |out| out.update()).await?;
+        }
+
+        // After the control plane's update (the cluster comes first in the graph), the nodes follow it: EKS rolls
+        // them within the group's update config. One update at a time, so after the config's.
+        if let Some(version) = s.version.as_deref().filter(|v| current.version() != Some(*v)) {
+            let request = || {
+                cx.eks().update_nodegroup_version().cluster_name(cluster).nodegroup_name(name).version(version).send()
+            };
+            group.update(address, "eks:UpdateNodegroupVersion", request, |out| out.update()).await?;
         }
 
         let ng = group.retag(&current, desired).await?;
@@ -308,6 +321,7 @@ fn attrs(ng: &Nodegroup) -> Attrs {
         "disk_size": ng.disk_size(),
         "labels": labels,
         "taints": taints,
+        "version": ng.version(),
         "tags": tagging::attr(ng.tags()),
     }))
 }
