@@ -52,6 +52,21 @@ async fn plan_refuses_a_skipped_minor_version_and_a_downgrade_naming_the_steps()
     assert_exit_code(&again, 0, "plan after the upgrade");
 }
 
+/// The text of the first plan (of those made every 300 ms, for half a minute) that has changes and says
+/// `needle`, else of the last one: the controller's status takes a moment to follow the cluster.
+async fn plan_once_it_says(em: &Emulator, ws: &Workspace, needle: &str) -> String {
+    let mut said = String::new();
+    for _ in 0..100 {
+        let plan = kbp(em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+        said = stdout(&plan);
+        if plan.status.code() == Some(2) && said.contains(needle) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    said
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_controller_without_available_replicas_is_a_change_in_plan_and_drift_with_the_reason() {
     let em = Emulator::start_with("instant", 1.0);
@@ -65,15 +80,7 @@ async fn a_controller_without_available_replicas_is_a_change_in_plan_and_drift_w
     let deployments = dynamic(&client, "apps/v1", "Deployment", "deployments", Some("karpenter"));
     let patch = json!({"spec": {"template": {"spec": {"nodeSelector": {"pool": "gone"}}}}});
     deployments.patch("karpenter", &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
-    let mut said = String::new();
-    for _ in 0..100 {
-        let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
-        said = stdout(&plan);
-        if plan.status.code() == Some(2) && said.contains("Pending") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    }
+    let said = plan_once_it_says(&em, &ws, "Pending").await;
     assert!(said.contains("karpenter_controller.main") && said.contains("health"), "{said}");
     assert!(said.contains("replicas available") && said.contains("Pending"), "{said}");
     assert!(said.contains("node affinity/selector"), "the scheduler's reason: {said}");
@@ -91,15 +98,7 @@ async fn a_controller_without_available_replicas_is_a_change_in_plan_and_drift_w
     quotas.create(&Default::default(), &serde_json::from_value(quota).unwrap()).await.unwrap();
     let pods = dynamic(&client, "v1", "Pod", "pods", Some("karpenter"));
     pods.delete_collection(&Default::default(), &Default::default()).await.unwrap();
-    let mut said = String::new();
-    for _ in 0..100 {
-        let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
-        said = stdout(&plan);
-        if plan.status.code() == Some(2) && said.contains("0/2 replicas available") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    }
+    let said = plan_once_it_says(&em, &ws, "0/2 replicas available").await;
     assert!(said.contains("0/2 replicas available"), "{said}");
     let apply = ["apply", ws.blueprint_arg(), "--auto-approve", "--set", "karpenter.rollout_timeout=5s"];
     let out = kbp(&em, &apply, ws.path());
