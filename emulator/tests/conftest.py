@@ -114,7 +114,7 @@ def make_cluster(eks, network):
     """Creates a cluster and returns its name; extra keyword arguments go to CreateCluster."""
 
     def make(name: str = "c1", **kwargs):
-        kwargs.setdefault("version", "1.31")
+        kwargs.setdefault("version", "1.33")
         kwargs.setdefault("accessConfig", {"authenticationMode": "API_AND_CONFIG_MAP"})
         eks.create_cluster(
             name=name, roleArn=CLUSTER_ROLE, resourcesVpcConfig={"subnetIds": network.subnets}, **kwargs

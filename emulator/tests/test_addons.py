@@ -5,7 +5,9 @@ from botocore.exceptions import ClientError
 from conftest import error_of
 
 ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
-VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35")
+# Every Kubernetes version the emulator knows: the offered 1.32–1.37 and the unsupported 1.29–1.31, whose clusters
+# may still be around.
+VERSIONS = ("1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 
 
 @pytest.mark.parametrize("k8s", VERSIONS)
@@ -20,7 +22,17 @@ def test_every_addon_has_one_default_version_per_kubernetes_version(eks, k8s):
             if c["clusterVersion"] == k8s and c["defaultVersion"]
         ]
         assert defaults == [info["addonVersions"][0]["addonVersion"]], info["addonName"]
+        assert len(info["addonVersions"]) >= 2, info["addonName"]  # an older one to pin or update to
         assert all(c["clusterVersion"] == k8s for v in info["addonVersions"] for c in v["compatibilities"])
+
+
+def test_kube_proxy_defaults_to_the_patch_version_eks_runs(eks):
+    """kube-proxy has builds for one Kubernetes minor each; its default is the control plane's patch version."""
+    for v in eks.describe_cluster_versions(includeAll=True)["clusterVersions"]:
+        [kube_proxy] = eks.describe_addon_versions(kubernetesVersion=v["clusterVersion"], addonName="kube-proxy")["addons"]
+        newest = kube_proxy["addonVersions"][0]
+        assert newest["addonVersion"].startswith(f"v{v['kubernetesPatchVersion']}-eksbuild."), v["clusterVersion"]
+        assert newest["compatibilities"][0]["defaultVersion"]
 
 
 def test_addon_versions_filter_by_name_and_type(eks):
@@ -33,6 +45,10 @@ def test_addon_versions_filter_by_name_and_type(eks):
 
 
 def test_addon_crud(eks, cluster):
+    # The cluster is at 1.33: the newest vpc-cni listed for it is its default, and an older one is listed too.
+    listed = eks.describe_addon_versions(kubernetesVersion="1.33", addonName="vpc-cni")["addons"][0]["addonVersions"]
+    default, older = listed[0]["addonVersion"], listed[1]["addonVersion"]
+    assert [c["defaultVersion"] for c in listed[0]["compatibilities"]] == [True]
     created = eks.create_addon(
         clusterName=cluster,
         addonName="vpc-cni",
@@ -42,7 +58,7 @@ def test_addon_crud(eks, cluster):
         tags={"team": "kbp"},
     )["addon"]
     assert created["addonArn"].startswith("arn:aws:eks:us-west-2:123456789012:addon/c1/vpc-cni/")
-    assert created["addonVersion"] == "v1.20.4-eksbuild.2"  # the default for 1.31
+    assert created["addonVersion"] == default
     described = eks.describe_addon(clusterName=cluster, addonName="vpc-cni")["addon"]
     assert described["status"] == "ACTIVE"
     assert described["health"] == {"issues": []}
@@ -51,12 +67,12 @@ def test_addon_crud(eks, cluster):
     assert described["tags"] == {"team": "kbp"}
     assert eks.list_addons(clusterName=cluster)["addons"] == ["vpc-cni"]
 
-    update = eks.update_addon(clusterName=cluster, addonName="vpc-cni", addonVersion="v1.19.6-eksbuild.7",
+    update = eks.update_addon(clusterName=cluster, addonName="vpc-cni", addonVersion=older,
                               resolveConflicts="PRESERVE")["update"]
     assert update["type"] == "AddonUpdate"
-    assert {"type": "AddonVersion", "value": "v1.19.6-eksbuild.7"} in update["params"]
+    assert {"type": "AddonVersion", "value": older} in update["params"]
     assert eks.describe_update(name=cluster, updateId=update["id"], addonName="vpc-cni")["update"]["status"] == "Successful"
-    assert eks.describe_addon(clusterName=cluster, addonName="vpc-cni")["addon"]["addonVersion"] == "v1.19.6-eksbuild.7"
+    assert eks.describe_addon(clusterName=cluster, addonName="vpc-cni")["addon"]["addonVersion"] == older
 
     assert eks.delete_addon(clusterName=cluster, addonName="vpc-cni")["addon"]["status"] == "DELETING"
     assert eks.list_addons(clusterName=cluster)["addons"] == []
@@ -74,12 +90,12 @@ def test_addon_errors(eks, cluster):
         eks.delete_addon(clusterName=cluster, addonName="kube-proxy")
     assert error_of(e)[:2] == (404, "ResourceNotFoundException")
     with pytest.raises(ClientError) as e:
-        eks.create_addon(clusterName=cluster, addonName="kube-proxy", addonVersion="v1.33.0-eksbuild.2")
+        eks.create_addon(clusterName=cluster, addonName="kube-proxy", addonVersion="v1.35.0-eksbuild.2")  # 1.35's
     assert error_of(e) == (400, "InvalidParameterException", "Addon version specified is not supported")
     with pytest.raises(ClientError) as e:
         eks.create_addon(clusterName=cluster, addonName="aws-made-up-driver")
     assert error_of(e) == (
-        400, "InvalidParameterException", "Addon aws-made-up-driver specified is not supported in 1.31 kubernetes version")
+        400, "InvalidParameterException", "Addon aws-made-up-driver specified is not supported in 1.33 kubernetes version")
 
 
 def test_addon_pod_identity_associations_go_with_the_addon(eks, cluster):

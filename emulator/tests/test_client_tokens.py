@@ -147,7 +147,7 @@ def test_cluster_same_token_is_one_cluster_in_its_current_state(eks, network, ma
     first_arn = eks.describe_cluster(name="c1")["cluster"]["arn"]
     # make_cluster does not return the answer; ask directly with the same parameters.
     again = eks.create_cluster(
-        name="c1", roleArn=CLUSTER_ROLE, resourcesVpcConfig={"subnetIds": network.subnets}, version="1.31",
+        name="c1", roleArn=CLUSTER_ROLE, resourcesVpcConfig={"subnetIds": network.subnets}, version="1.33",
         accessConfig={"authenticationMode": "API_AND_CONFIG_MAP"}, clientRequestToken="c-1",
     )["cluster"]
     assert again["arn"] == first_arn
@@ -161,7 +161,7 @@ def test_cluster_other_token_or_other_parameters_is_in_use(eks, make_cluster):
         make_cluster("c1", clientRequestToken="c-2")
     _in_use(e)
     with pytest.raises(ClientError) as e:
-        make_cluster("c1", version="1.30", clientRequestToken="c-1")
+        make_cluster("c1", version="1.34", clientRequestToken="c-1")
     _in_use(e)
     assert eks.list_clusters()["clusters"] == ["c1"]
 

@@ -44,7 +44,7 @@ def test_each_cluster_has_its_own_endpoint_and_issuer(eks, make_cluster):
 def test_defaults_without_access_config_or_version(eks, network):
     eks.create_cluster(name="plain", roleArn=CLUSTER_ROLE, resourcesVpcConfig={"subnetIds": network.subnets})
     c = eks.describe_cluster(name="plain")["cluster"]
-    assert c["version"] == "1.34"
+    assert c["version"] == "1.36"  # the newest version but one, as DescribeClusterVersions' defaultVersion says
     assert c["accessConfig"]["authenticationMode"] == "CONFIG_MAP"
 
 
@@ -106,12 +106,12 @@ def test_missing_cluster_is_resource_not_found(eks, call):
 
 def test_update_cluster_version_steps_one_minor(eks, cluster):
     with pytest.raises(ClientError) as e:
-        eks.update_cluster_version(name=cluster, version="1.33")
-    assert error_of(e) == (400, "InvalidParameterException", "Unsupported Kubernetes minor version update from 1.31 to 1.33")
-    update = eks.update_cluster_version(name=cluster, version="1.32")["update"]
+        eks.update_cluster_version(name=cluster, version="1.35")
+    assert error_of(e) == (400, "InvalidParameterException", "Unsupported Kubernetes minor version update from 1.33 to 1.35")
+    update = eks.update_cluster_version(name=cluster, version="1.34")["update"]
     assert (update["type"], update["status"]) == ("VersionUpdate", "InProgress")
-    assert {"type": "Version", "value": "1.32"} in update["params"]
-    assert eks.describe_cluster(name=cluster)["cluster"]["version"] == "1.32"
+    assert {"type": "Version", "value": "1.34"} in update["params"]
+    assert eks.describe_cluster(name=cluster)["cluster"]["version"] == "1.34"
     described = eks.describe_update(name=cluster, updateId=update["id"])["update"]
     assert described["status"] == "Successful"
     assert eks.list_updates(name=cluster)["updateIds"] == [update["id"]]

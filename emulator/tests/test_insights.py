@@ -27,7 +27,7 @@ def test_a_fresh_cluster_passes_both_checks_for_the_next_version(eks, cluster):
     assert [i["name"] for i in listed["insights"]] == [SKEW, ADDONS]
     for insight in listed["insights"]:
         assert insight["category"] == "UPGRADE_READINESS"
-        assert insight["kubernetesVersion"] == "1.32"  # the cluster is at 1.31
+        assert insight["kubernetesVersion"] == "1.34"  # the cluster is at 1.33
         assert insight["insightStatus"]["status"] == "PASSING"
         assert insight["insightStatus"]["reason"]
         assert insight["description"]
@@ -53,11 +53,11 @@ def test_ids_are_stable_and_per_cluster(eks, make_cluster):
 
 def test_node_groups_behind_the_control_plane_are_a_warning(eks, cluster, node_group):
     node_group("ng")
-    eks.update_cluster_version(name=cluster, version="1.32")
+    eks.update_cluster_version(name=cluster, version="1.34")
     skew = describe(eks, cluster, SKEW)
-    assert skew["kubernetesVersion"] == "1.33"
+    assert skew["kubernetesVersion"] == "1.35"
     assert skew["insightStatus"]["status"] == "WARNING"
-    assert "ng (1.31)" in skew["insightStatus"]["reason"]
+    assert "ng (1.33)" in skew["insightStatus"]["reason"]
     ng_arn = eks.describe_nodegroup(clusterName=cluster, nodegroupName="ng")["nodegroup"]["nodegroupArn"]
     assert [(r["arn"], r["insightStatus"]["status"]) for r in skew["resources"]] == [(ng_arn, "WARNING")]
     assert "UpdateNodegroupVersion" in skew["recommendation"]
@@ -83,30 +83,31 @@ def test_an_upgrade_that_would_break_the_skew_is_an_error(eks, make_cluster, net
     assert error_of(e)[:2] == (400, "InvalidParameterException")
 
 
-def test_addon_versions_not_listed_for_the_next_version(eks, cluster, make_cluster):
-    # coredns v1.11.1 runs on 1.29–1.31 only, and a newer coredns runs on both 1.31 and 1.32: update it first.
-    eks.create_addon(clusterName=cluster, addonName="coredns", addonVersion="v1.11.1-eksbuild.13")
+def test_addon_versions_not_listed_for_the_next_version(eks, make_cluster):
+    # coredns v1.12.1 runs on 1.32–1.34 only, and a newer coredns runs on both 1.34 and 1.35: update it first.
+    cluster = make_cluster(version="1.34")
+    eks.create_addon(clusterName=cluster, addonName="coredns", addonVersion="v1.12.1-eksbuild.2")
     eks.create_addon(clusterName=cluster, addonName="vpc-cni")
     addons = describe(eks, cluster, ADDONS)
     assert addons["insightStatus"]["status"] == "ERROR"
-    assert "coredns (v1.11.1-eksbuild.13)" in addons["insightStatus"]["reason"]
+    assert "coredns (v1.12.1-eksbuild.2)" in addons["insightStatus"]["reason"]
     assert "vpc-cni" not in addons["insightStatus"]["reason"]
     summary = addons["categorySpecificSummary"]["addonCompatibilityDetails"]
     details = {d["name"]: d["compatibleVersions"] for d in summary}
-    listed = eks.describe_addon_versions(kubernetesVersion="1.32", addonName="coredns")["addons"][0]["addonVersions"]
+    listed = eks.describe_addon_versions(kubernetesVersion="1.35", addonName="coredns")["addons"][0]["addonVersions"]
     assert details["coredns"] == [v["addonVersion"] for v in listed]
     assert "vpc-cni" in details
     coredns_arn = eks.describe_addon(clusterName=cluster, addonName="coredns")["addon"]["addonArn"]
     assert [(r["arn"], r["insightStatus"]["status"]) for r in addons["resources"]] == [(coredns_arn, "ERROR")]
 
-    eks.update_addon(clusterName=cluster, addonName="coredns", addonVersion="v1.11.4-eksbuild.24")
+    eks.update_addon(clusterName=cluster, addonName="coredns", addonVersion="v1.12.4-eksbuild.1")
     assert describe(eks, cluster, ADDONS)["insightStatus"]["status"] == "PASSING"
 
     # kube-proxy has one Kubernetes version per add-on version: it is updated after the control plane.
-    other = make_cluster("other", version="1.33")
+    other = make_cluster("other", version="1.35")
     eks.create_addon(clusterName=other, addonName="kube-proxy")
     addons = describe(eks, other, ADDONS)
-    assert (addons["kubernetesVersion"], addons["insightStatus"]["status"]) == ("1.34", "WARNING")
+    assert (addons["kubernetesVersion"], addons["insightStatus"]["status"]) == ("1.36", "WARNING")
 
 
 def test_last_transition_time_moves_only_with_the_status(eks, cluster, node_group):
@@ -115,7 +116,7 @@ def test_last_transition_time_moves_only_with_the_status(eks, cluster, node_grou
     again = insights(eks, cluster)[SKEW]
     assert again["lastTransitionTime"] == before["lastTransitionTime"]
     assert again["lastRefreshTime"] >= before["lastRefreshTime"]
-    eks.update_cluster_version(name=cluster, version="1.32")
+    eks.update_cluster_version(name=cluster, version="1.34")
     after = insights(eks, cluster)[SKEW]
     assert after["insightStatus"]["status"] == "WARNING"
     assert after["lastTransitionTime"] > before["lastTransitionTime"]
@@ -123,13 +124,13 @@ def test_last_transition_time_moves_only_with_the_status(eks, cluster, node_grou
 
 def test_filters_and_pages(eks, cluster, node_group):
     node_group("ng")
-    eks.update_cluster_version(name=cluster, version="1.32")
+    eks.update_cluster_version(name=cluster, version="1.34")
     assert list(insights(eks, cluster, filter={"statuses": ["WARNING"]})) == [SKEW]
     assert list(insights(eks, cluster, filter={"statuses": ["PASSING", "ERROR"]})) == [ADDONS]
     assert list(insights(eks, cluster, filter={"categories": ["UPGRADE_READINESS"]})) == [SKEW, ADDONS]
     assert insights(eks, cluster, filter={"categories": ["MISCONFIGURATION"]}) == {}
-    assert list(insights(eks, cluster, filter={"kubernetesVersions": ["1.33"]})) == [SKEW, ADDONS]
-    assert insights(eks, cluster, filter={"kubernetesVersions": ["1.32"]}) == {}
+    assert list(insights(eks, cluster, filter={"kubernetesVersions": ["1.35"]})) == [SKEW, ADDONS]
+    assert insights(eks, cluster, filter={"kubernetesVersions": ["1.34"]}) == {}
 
     first = eks.list_insights(clusterName=cluster, maxResults=1)
     rest = eks.list_insights(clusterName=cluster, maxResults=1, nextToken=first["nextToken"])
@@ -140,9 +141,9 @@ def test_filters_and_pages(eks, cluster, node_group):
 
 
 def test_the_newest_version_is_checked_against_itself(eks, make_cluster):
-    cluster = make_cluster(version="1.35")
+    cluster = make_cluster(version="1.37")
     for insight in insights(eks, cluster).values():
-        assert (insight["kubernetesVersion"], insight["insightStatus"]["status"]) == ("1.35", "PASSING")
+        assert (insight["kubernetesVersion"], insight["insightStatus"]["status"]) == ("1.37", "PASSING")
 
 
 def test_bad_requests(eks, cluster):

@@ -101,7 +101,7 @@ def test_nodegroup_life_cycle_and_cluster_delete_guard(eks, make_cluster, networ
 
 def test_cluster_update_blocks_other_changes_until_done(eks, cluster, timed):
     timed("realistic", SCALE)
-    update = eks.update_cluster_version(name=cluster, version="1.32")["update"]
+    update = eks.update_cluster_version(name=cluster, version="1.34")["update"]
     assert eks.describe_cluster(name=cluster)["cluster"]["status"] == "UPDATING"
     with pytest.raises(ClientError) as e:
         eks.update_cluster_config(name=cluster, logging={"clusterLogging": [{"types": ["api"], "enabled": True}]})
@@ -119,7 +119,7 @@ def test_addon_life_cycle(eks, cluster, timed):
     assert eks.create_addon(clusterName=cluster, addonName="kube-proxy")["addon"]["status"] == "CREATING"
     status = lambda: eks.describe_addon(clusterName=cluster, addonName="kube-proxy")["addon"]["status"]  # noqa: E731
     assert_went_through(wait_for(status, "ACTIVE"), ["CREATING", "ACTIVE"])
-    eks.update_addon(clusterName=cluster, addonName="kube-proxy", addonVersion="v1.31.2-eksbuild.3")
+    eks.update_addon(clusterName=cluster, addonName="kube-proxy", addonVersion="v1.33.5-eksbuild.2")
     assert_went_through(wait_for(status, "ACTIVE"), ["UPDATING", "ACTIVE"])
     assert eks.delete_addon(clusterName=cluster, addonName="kube-proxy")["addon"]["status"] == "DELETING"
     wait_for(lambda: eks.list_addons(clusterName=cluster)["addons"], [])

@@ -8,8 +8,8 @@ from conftest import NODE_ROLE, error_of
 def test_defaults_follow_the_cluster(eks, cluster, network):
     ng = eks.create_nodegroup(clusterName=cluster, nodegroupName="ng", nodeRole=NODE_ROLE, subnets=network.subnets,
                               scalingConfig={"minSize": 1, "maxSize": 3, "desiredSize": 2})["nodegroup"]
-    assert ng["version"] == "1.31"
-    assert ng["releaseVersion"].startswith("1.31.")
+    assert ng["version"] == "1.33"
+    assert ng["releaseVersion"].startswith("1.33.")
     assert ng["amiType"] == "AL2023_x86_64_STANDARD"
     assert "remoteAccess" not in ng
     assert ng["diskSize"] == 20
@@ -40,14 +40,14 @@ def test_update_params_use_aws_names(eks, cluster, network):
 
 def test_update_nodegroup_version_follows_the_cluster(eks, cluster, network):
     eks.create_nodegroup(clusterName=cluster, nodegroupName="ng", nodeRole=NODE_ROLE, subnets=network.subnets)
-    eks.update_cluster_version(name=cluster, version="1.32")
+    eks.update_cluster_version(name=cluster, version="1.34")
     eks.describe_cluster(name=cluster)  # settles the cluster update
     update = eks.update_nodegroup_version(clusterName=cluster, nodegroupName="ng")["update"]
     assert update["type"] == "VersionUpdate"
     ng = eks.describe_nodegroup(clusterName=cluster, nodegroupName="ng")["nodegroup"]
-    assert (ng["version"], ng["status"]) == ("1.32", "ACTIVE")
+    assert (ng["version"], ng["status"]) == ("1.34", "ACTIVE")
     with pytest.raises(ClientError) as e:
-        eks.update_nodegroup_version(clusterName=cluster, nodegroupName="ng", version="1.33")
+        eks.update_nodegroup_version(clusterName=cluster, nodegroupName="ng", version="1.35")
     assert error_of(e)[:2] == (400, "InvalidParameterException")
 
 

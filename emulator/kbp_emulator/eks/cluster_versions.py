@@ -1,11 +1,25 @@
 """DescribeClusterVersions, which moto 5.2.5 does not serve: the Kubernetes versions EKS offers for new clusters,
 with their support dates, and which one CreateCluster picks by default.
 
-The catalogue is fixed, as AWS's list stood on 2026-03-24, the day after 1.29's extended support ended: 1.29 is
-no longer offered (listed only with `includeAll`, as UNSUPPORTED; CreateCluster refuses it), 1.30–1.32 are in
-extended support and 1.33–1.35 in standard support. Dates follow EKS's calendar (14 months of standard support,
-12 more of extended) and are plausible rather than a copy of AWS's; statuses do not move with the clock, so a
-test behaves the same on any day.
+The catalogue is fixed, as AWS's list stands on 2026-12-03, the day after 1.34's standard support ended: 1.29–1.31
+are past their extended support (listed only with `includeAll`, as UNSUPPORTED; CreateCluster refuses them), 1.32–1.34
+are in extended support and 1.35–1.37 in standard support. Statuses do not move with the clock, so a test behaves
+the same on any day.
+
+Where the dates come from (looked up for this catalogue; nothing here is fetched at run time):
+- 1.29–1.35: Amazon EKS's release calendar (https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html
+  #kubernetes-release-calendar), as also recorded by https://endoflife.date/amazon-eks.
+- 1.36: released on EKS on 2026-06-02, standard support to 2027-08-02, extended to 2028-08-02, as recorded by
+  https://endoflife.date/amazon-eks (citing https://aws.amazon.com/about-aws/whats-new/2026/06/
+  amazon-eks-distro-kubernetes-version-1-36/).
+- 1.37: a projection, plausible following the calendar's rule, not a fact: upstream released 1.37.0 on 2026-08-26
+  (https://kubernetes.io/releases/1.37/) and EKS shipped each recent version 5–6 weeks after upstream (1.34: 36 days,
+  1.35 and 1.36: 41 days), so EKS 1.37 on 2026-10-06 and its support ends by the rule.
+The rule (same AWS page): 14 months of standard support from the EKS release, then 12 more of extended support.
+Patch versions are plausible rather than a copy of AWS's: upstream patches each supported minor version monthly
+(https://kubernetes.io/releases/); a version upstream still patched gets the patch of 2026-10-13 (1.35.10, 1.36.6,
+1.37.2; EKS takes upstream patches a few weeks later), 1.32–1.34 about their last upstream patch, and 1.29–1.31 keep
+the patch this catalogue gave them before.
 
 It also says how far a node may lag behind its control plane (`max_node_skew`) and which version comes next
 (`next_version`), for node groups, UpdateClusterVersion and the upgrade insights.
@@ -27,12 +41,14 @@ _LEGACY = {STANDARD: "standard-support", EXTENDED: "extended-support", UNSUPPORT
 
 #: (version, release, end of standard support, end of extended support, patch version, status)
 CATALOG: list[tuple[str, str, str, str, str, str]] = [
-    ("1.35", "2026-01-27", "2027-03-27", "2028-03-27", "1.35.0", STANDARD),
-    ("1.34", "2025-10-02", "2026-12-02", "2027-12-02", "1.34.2", STANDARD),
-    ("1.33", "2025-05-29", "2026-07-29", "2027-07-29", "1.33.5", STANDARD),
-    ("1.32", "2025-01-23", "2026-03-23", "2027-03-23", "1.32.9", EXTENDED),
-    ("1.31", "2024-09-26", "2025-11-26", "2026-11-26", "1.31.13", EXTENDED),
-    ("1.30", "2024-05-23", "2025-07-23", "2026-07-23", "1.30.14", EXTENDED),
+    ("1.37", "2026-10-06", "2027-12-06", "2028-12-06", "1.37.2", STANDARD),  # projected (see above)
+    ("1.36", "2026-06-02", "2027-08-02", "2028-08-02", "1.36.6", STANDARD),
+    ("1.35", "2026-01-27", "2027-03-27", "2028-03-27", "1.35.10", STANDARD),
+    ("1.34", "2025-10-02", "2026-12-02", "2027-12-02", "1.34.13", EXTENDED),
+    ("1.33", "2025-05-29", "2026-07-29", "2027-07-29", "1.33.13", EXTENDED),
+    ("1.32", "2025-01-23", "2026-03-23", "2027-03-23", "1.32.13", EXTENDED),
+    ("1.31", "2024-09-26", "2025-11-26", "2026-11-26", "1.31.13", UNSUPPORTED),
+    ("1.30", "2024-05-23", "2025-07-23", "2026-07-23", "1.30.14", UNSUPPORTED),
     ("1.29", "2024-01-23", "2025-03-23", "2026-03-23", "1.29.15", UNSUPPORTED),
 ]
 
