@@ -28,6 +28,7 @@ mod schema;
 pub(crate) use schema::default_at;
 mod tree;
 mod validate;
+pub mod versions;
 
 /// The path of field `key` under `parent`, as diagnostics and the field index spell it (`cluster.tags."a.b/c"`).
 pub(crate) use tree::child as field_child;

@@ -205,6 +205,30 @@ pub struct NodeGroup {
     pub labels: BTreeMap<String, String>,
     /// Extra taints; `karpenter.sh/controller=true:NoSchedule` is always added.
     pub taints: Vec<Taint>,
+    /// The nodes' Kubernetes version when held back from the cluster's.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// A pinned AMI release version.
+    #[serde(default)]
+    pub release_version: Option<String>,
+    #[serde(default)]
+    pub update_config: UpdateConfig,
+}
+
+impl NodeGroup {
+    /// The nodes' Kubernetes version: the pin, else the cluster's.
+    pub fn kubernetes_version<'a>(&'a self, cluster: &'a Cluster) -> &'a str {
+        self.version.as_deref().unwrap_or(&cluster.version)
+    }
+}
+
+/// How many nodes EKS takes out of service at once while replacing them; neither set is EKS's default (one).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateConfig {
+    #[serde(default)]
+    pub max_unavailable: Option<u32>,
+    #[serde(default)]
+    pub max_unavailable_percentage: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -314,3 +314,48 @@ pub fn confirm(question: &str) -> anyhow::Result<bool> {
     std::io::stdin().lock().read_line(&mut line).context("reading the answer")?;
     Ok(line.trim() == "yes")
 }
+
+/// What a plan that upgrades the cluster should show besides its changes: EKS's upgrade insights for the target
+/// version, and the version each unpinned add-on moves to (EKS's default for the target). Empty for any other
+/// plan; read from EKS, so only when the cluster's version changes.
+pub async fn upgrade_notes(
+    cx: &crate::providers::Context,
+    p: &crate::plan::Plan,
+    state: &crate::state::State,
+) -> Vec<String> {
+    use crate::graph::kinds;
+    use serde_json::Value;
+    let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_string);
+    let Some((cluster, target)) = p.changes.iter().filter(|c| c.kind == kinds::EKS_CLUSTER).find_map(|c| {
+        let version = c.attributes.iter().find(|a| a.path == "version" && a.before.is_some())?;
+        Some((c.id.clone()?, text(&version.after)?))
+    }) else {
+        return Vec::new();
+    };
+    let mut notes = crate::providers::eks::insights::upgrade_lines(cx, &cluster, &target).await;
+    for c in p.changes.iter().filter(|c| c.kind == kinds::EKS_ADDON) {
+        let moves = c.attributes.iter().any(|a| a.path == "kubernetes_version" && a.before.is_some());
+        let desired = p.resources.iter().find(|r| r.address == c.address);
+        let unpinned = desired.is_some_and(|r| r.attrs.get("addon_version").is_none_or(Value::is_null));
+        let Some(name) = desired.and_then(|r| r.attrs.get("addon_name")).and_then(Value::as_str) else { continue };
+        if !(moves && unpinned) {
+            continue;
+        }
+        let installed = state.get(&c.address).and_then(|s| s.outputs.get("version")).and_then(Value::as_str);
+        let line = match crate::providers::eks::addon::default_version(cx, name, &target).await {
+            Ok(v) if Some(v.as_str()) == installed => {
+                format!("add-on {name} stays at {v}, EKS's default for Kubernetes {target}")
+            }
+            Ok(v) => format!(
+                "add-on {name} moves from {} to {v}, EKS's default for Kubernetes {target}",
+                installed.unwrap_or("its version")
+            ),
+            Err(e) => format!(
+                "add-on {name} moves to EKS's default for Kubernetes {target}, which kbp could not read now: {}",
+                e.message
+            ),
+        };
+        notes.push(line);
+    }
+    notes
+}

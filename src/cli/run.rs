@@ -61,6 +61,8 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     p.importing(imported);
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
     p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
+    p.warnings.extend(crate::plan::skew::warnings(&refreshed.state));
+    p.warnings.extend(common::upgrade_notes(&cx, &p, &refreshed.state).await);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
     let code = execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await?;
     locked.guard.release().await?;

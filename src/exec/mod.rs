@@ -126,11 +126,20 @@ fn operations(plan: &Plan, prior: &crate::state::State) -> DiGraph<Step, ()> {
         }
     }
     let desired: HashMap<&Address, &Resource> = plan.resources.iter().map(|r| (&r.address, r)).collect();
+    let updated = |g: &DiGraph<Step, ()>, ix: NodeIndex| g[ix].op == Op::Update;
     for (a, &ix) in &up {
-        if let Some(r) = desired.get(a) {
-            for dep in r.dependencies() {
-                if let Some(&d) = up.get(&dep) {
-                    g.update_edge(d, ix, ());
+        let Some(r) = desired.get(a) else { continue };
+        for dep in r.dependencies() {
+            let Some(&d) = up.get(&dep) else { continue };
+            // What needs its dependency only to exist does not wait for the dependency's update.
+            if !(r.needs_existing.contains(&dep) && updated(&g, d)) {
+                g.update_edge(d, ix, ());
+            }
+        }
+        if updated(&g, ix) {
+            for other in &r.updated_after {
+                if let Some(&o) = up.get(other).filter(|&&o| updated(&g, o)) {
+                    g.update_edge(o, ix, ());
                 }
             }
         }

@@ -378,3 +378,36 @@ async fn a_failed_sweep_skips_what_it_held_back_and_nothing_else() {
     assert!(state.get(&Address::new("thing", "subnet")).is_some());
     assert!(events.iter().any(|e| matches!(e, Event::Skipped { because, .. } if *because == sweep_address())));
 }
+
+/// A node group and CoreDNS: CoreDNS is created once the group exists, but in an upgrade the group's update
+/// waits for CoreDNS's (the add-ons before the nodes), and neither edge makes a cycle.
+#[tokio::test]
+async fn an_existence_edge_orders_creates_and_an_upgrade_edge_orders_updates() {
+    let h = harness(None);
+    let graph = |size: u32| {
+        let mut group = thing("group", &[]).update_after(&Address::new("thing", "dns"));
+        let mut dns = thing("dns", &[]).after_created(&Address::new("thing", "group"));
+        for r in [&mut group, &mut dns] {
+            r.attrs.insert("size".into(), json!(size));
+        }
+        ResourceGraph::from_resources(vec![group, dns]).unwrap()
+    };
+    let finished = |events: &[Event]| -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Finished { address, op, .. } => Some(format!("{op:?} {address}")),
+                _ => None,
+            })
+            .collect()
+    };
+    let (outcome, events, state) = apply(&h, &graph(1), State::new("t", "us-west-2"), 10).await;
+    assert!(outcome.ok(), "{outcome:?}");
+    assert_eq!(finished(&events), ["Create thing.group", "Create thing.dns"]);
+
+    let plan = diff(&graph(2), &state, &h.registry, &[]);
+    assert!(plan.changes.iter().all(|c| c.action == Action::Update), "{:#?}", plan.changes);
+    let (outcome, events, _) = apply(&h, &graph(2), state, 10).await;
+    assert!(outcome.ok(), "{outcome:?}");
+    assert_eq!(finished(&events), ["Update thing.dns", "Update thing.group"]);
+}

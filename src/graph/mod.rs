@@ -31,6 +31,14 @@ pub struct Resource {
     /// Dependencies that no attribute references (ordering only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<Address>,
+    /// Those of `depends_on` that only need to exist: their create comes first, but their update does not
+    /// (CoreDNS needs a node group to run on, not its upgrade).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub needs_existing: Vec<Address>,
+    /// Resources whose update, when they and this one both change in one apply, comes before this one's:
+    /// an ordering of upgrades only (the add-ons before the node group), never a dependency.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub updated_after: Vec<Address>,
     /// Which blueprint fields its attributes come from, so that a value AWS would refuse is reported where it
     /// was written ([`Resource::origin`]). Not part of the graph's output.
     #[serde(skip)]
@@ -52,7 +60,15 @@ impl Resource {
             serde_json::Value::Object(m) => m,
             other => panic!("invariant: resource attributes are a JSON object, got {other}"),
         };
-        Resource { address, kind: kind.to_string(), attrs, depends_on: Vec::new(), origins: Vec::new() }
+        Resource {
+            address,
+            kind: kind.to_string(),
+            attrs,
+            depends_on: Vec::new(),
+            needs_existing: Vec::new(),
+            updated_after: Vec::new(),
+            origins: Vec::new(),
+        }
     }
 
     /// With attribute path `attr` coming from the blueprint field `fields[0]`, or the next when that one is not
@@ -79,6 +95,18 @@ impl Resource {
 
     pub fn after(mut self, dependency: &Address) -> Self {
         self.depends_on.push(dependency.clone());
+        self
+    }
+
+    /// Depends on `dependency` existing: created after it, but updated independently of its updates.
+    pub fn after_created(mut self, dependency: &Address) -> Self {
+        self.needs_existing.push(dependency.clone());
+        self.after(dependency)
+    }
+
+    /// When both change in one apply, updated after `other` is (see [`Resource::updated_after`]).
+    pub fn update_after(mut self, other: &Address) -> Self {
+        self.updated_after.push(other.clone());
         self
     }
 

@@ -11,6 +11,7 @@ pub mod objects;
 pub mod refresh;
 pub mod render;
 pub mod shape;
+pub mod skew;
 
 use std::path::Path;
 

@@ -75,7 +75,7 @@ async fn karpenter_mng_creates_the_aws_side_concurrently_and_destroys_it() {
     let cluster = eks.describe_cluster().name(stack).send().await.unwrap();
     let cluster = cluster.cluster().unwrap();
     assert_eq!(cluster.status().map(|s| s.as_str()), Some("ACTIVE"));
-    assert_eq!(cluster.version(), Some("1.30"));
+    assert_eq!(cluster.version(), Some("1.35"));
     let ng = eks.describe_nodegroup().cluster_name(stack).nodegroup_name("karpenter").send().await.unwrap();
     let ng = ng.nodegroup().unwrap();
     assert_eq!(ng.labels().unwrap().get("karpenter.sh/controller").map(String::as_str), Some("true"));

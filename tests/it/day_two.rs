@@ -3,6 +3,7 @@
 //! anything changes; a controller whose pods cannot run is a change in plan and in `kbp drift`, with the reason.
 
 use crate::karpenter_deploy::dynamic;
+use crate::provider_eks::default_addon_version;
 use crate::support::*;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
@@ -28,10 +29,48 @@ async fn plan_refuses_a_skipped_minor_version_and_a_downgrade_naming_the_steps()
     assert_exit_code(&down, 1, "apply going down to 1.32");
     assert!(stderr(&down).contains("never takes a cluster down a version"), "{}", stderr(&down));
     assert_eq!(cluster().await, "1.33", "nothing changed");
-    // One step up: the control plane, then the controller node group, in one apply.
+    // One step up: the control plane, then the add-ons, then the controller node group, in one apply.
+    let eks = em.eks().await;
+    let addons = ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"];
+    let installed = |name: &'static str| {
+        let eks = eks.clone();
+        async move {
+            let a = eks.describe_addon().cluster_name("sbx").addon_name(name).send().await.unwrap().addon.unwrap();
+            a.addon_version().unwrap().to_string()
+        }
+    };
+    let defaults_for = |kubernetes: &'static str| {
+        let eks = eks.clone();
+        async move {
+            let mut out = Vec::new();
+            for name in addons {
+                out.push(default_addon_version(&eks, name, kubernetes).await);
+            }
+            out
+        }
+    };
+    let before = defaults_for("1.33").await;
+    for (name, default) in addons.iter().zip(&before) {
+        assert_eq!(&installed(name).await, default, "{name} starts at 1.33's default");
+    }
     let step = kbp(&em, &["plan", ws.blueprint_arg(), "--set", &at("1.34"), "--detailed-exitcode"], ws.path());
     assert_exit_code(&step, 2, "plan to 1.34");
-    assert!(stdout(&step).contains("eks_cluster.main") && stdout(&step).contains("eks_node_group.controller"));
+    let planned = stdout(&step);
+    assert!(planned.contains("eks_cluster.main") && planned.contains("eks_node_group.controller"), "{planned}");
+    for name in addons {
+        assert!(planned.contains(&format!("eks_addon.main[\"{name}\"]")), "{name} moves with the cluster: {planned}");
+    }
+    // The plan says where each add-on goes, and what EKS's upgrade insights say of 1.34.
+    let noted = stderr(&step);
+    let proxy = addons.iter().position(|a| *a == "kube-proxy").unwrap();
+    let moves = format!(
+        "add-on kube-proxy moves from {} to {}",
+        before[proxy],
+        default_addon_version(&eks, "kube-proxy", "1.34").await
+    );
+    assert!(noted.contains(&moves), "{noted}");
+    assert!(noted.contains("EKS upgrade insight") && noted.contains("Kubernetes 1.34"), "{noted}");
+    assert!(noted.contains("Kubelet version skew"), "the insights by name: {noted}");
     let up = ["apply", ws.blueprint_arg(), "--auto-approve", "--json", "--set", &at("1.34")];
     let out = kbp_ok(&em, &up, ws.path());
     let lines = events::events(&out);
@@ -41,15 +80,46 @@ async fn plan_refuses_a_skipped_minor_version_and_a_downgrade_naming_the_steps()
             .position(|e| e["type"] == kind && e["address"] == address)
             .unwrap_or_else(|| panic!("{kind} {address}"))
     };
-    assert!(
-        at_line("finished", "eks_cluster.main") < at_line("started", "eks_node_group.controller"),
-        "the control plane first, then the nodes"
-    );
+    for name in addons {
+        let addon = format!("eks_addon.main[\"{name}\"]");
+        assert!(
+            at_line("finished", "eks_cluster.main") < at_line("started", &addon),
+            "the control plane before {name}"
+        );
+        assert!(
+            at_line("finished", &addon) < at_line("started", "eks_node_group.controller"),
+            "{name} before the nodes"
+        );
+    }
     assert_eq!(cluster().await, "1.34");
-    let group = em.eks().await.describe_nodegroup().cluster_name("sbx").nodegroup_name("karpenter").send().await;
-    assert_eq!(group.unwrap().nodegroup.unwrap().version(), Some("1.34"), "the node group follows the control plane");
+    let group = || async {
+        let g = eks.describe_nodegroup().cluster_name("sbx").nodegroup_name("karpenter").send().await.unwrap();
+        g.nodegroup.unwrap().version().unwrap().to_string()
+    };
+    assert_eq!(group().await, "1.34", "the node group follows the control plane");
+    let after = defaults_for("1.34").await;
+    assert_ne!(before, after, "the catalogue moves at least one add-on between 1.33 and 1.34");
+    for (name, default) in addons.iter().zip(&after) {
+        assert_eq!(&installed(name).await, default, "{name} at 1.34's default");
+    }
     let again = kbp(&em, &["plan", ws.blueprint_arg(), "--set", &at("1.34"), "--detailed-exitcode"], ws.path());
     assert_exit_code(&again, 0, "plan after the upgrade");
+    assert!(!stderr(&again).contains("behind the control plane"), "no skew: {}", stderr(&again));
+
+    // The nodes held back by a pin while the control plane moves on: no change to make, and the skew said.
+    let (v135, held) = (at("1.35"), ["--set", "node_group.version=1.34"]);
+    let up = [&["apply", ws.blueprint_arg(), "--auto-approve", "--set", &v135][..], &held[..]].concat();
+    kbp_ok(&em, &up, ws.path());
+    assert_eq!((cluster().await, group().await), ("1.35".to_string(), "1.34".to_string()));
+    let plan = [&["plan", ws.blueprint_arg(), "--detailed-exitcode", "--set", &v135][..], &held[..]].concat();
+    let plan = kbp(&em, &plan, ws.path());
+    assert_exit_code(&plan, 0, "a held-back node group is no change");
+    let skew = "eks_node_group.controller runs Kubernetes 1.34, 1 minor version behind the control plane (1.35)";
+    assert!(stderr(&plan).contains(skew), "{}", stderr(&plan));
+    let drift = [&["drift", ws.blueprint_arg(), "--set", &v135][..], &held[..]].concat();
+    let drift = kbp(&em, &drift, ws.path());
+    assert_exit_code(&drift, 0, "no drift");
+    assert!(stderr(&drift).contains(skew), "{}", stderr(&drift));
 }
 
 /// The text of the first plan (of those made every 300 ms, for half a minute) that has changes and says

@@ -17,7 +17,7 @@ use aws_sdk_eks::types::{
 use aws_sdk_iam::error::ProvideErrorMetadata;
 
 const CLUSTER: &str = "kbp-test";
-const VERSION: &str = "1.31";
+const VERSION: &str = "1.33";
 const ADMIN_POLICY: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy";
 const VIEW_POLICY: &str = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy";
 
@@ -165,7 +165,17 @@ async fn addon_versions_and_addon_crud_parse() {
     let listed = eks.list_addons().cluster_name(CLUSTER).send().await.expect("ListAddons");
     assert_eq!(listed.addons(), ["coredns"]);
 
-    let update = eks.update_addon().cluster_name(CLUSTER).addon_name("coredns").addon_version("v1.11.1-eksbuild.13");
+    // Another version the catalogue lists for the cluster's Kubernetes version than the one installed.
+    let listed = eks.describe_addon_versions().addon_name("coredns").kubernetes_version(VERSION).send().await;
+    let listed = listed.expect("DescribeAddonVersions");
+    let other = listed.addons()[0]
+        .addon_versions()
+        .iter()
+        .filter_map(|v| v.addon_version())
+        .find(|v| Some(*v) != described.addon_version())
+        .expect("two coredns versions for the cluster's Kubernetes version")
+        .to_string();
+    let update = eks.update_addon().cluster_name(CLUSTER).addon_name("coredns").addon_version(&other);
     let update = update.send().await.expect("UpdateAddon").update.expect("an update");
     assert_eq!((update.r#type(), update.status()), (Some(&UpdateType::AddonUpdate), Some(&UpdateStatus::InProgress)));
     let id = update.id().expect("an update ID");
@@ -289,10 +299,10 @@ async fn cluster_and_nodegroup_updates_parse() {
     let update = eks.update_cluster_config().name(CLUSTER).logging(logging).send().await.expect("UpdateClusterConfig");
     assert_eq!(update.update().and_then(|u| u.r#type()), Some(&UpdateType::LoggingUpdate));
 
-    let update = eks.update_cluster_version().name(CLUSTER).version("1.32").send().await.expect("UpdateClusterVersion");
+    let update = eks.update_cluster_version().name(CLUSTER).version("1.34").send().await.expect("UpdateClusterVersion");
     assert_eq!(update.update().and_then(|u| u.r#type()), Some(&UpdateType::VersionUpdate));
     let cluster = eks.describe_cluster().name(CLUSTER).send().await.expect("DescribeCluster").cluster.unwrap();
-    assert_eq!((cluster.version(), cluster.status()), (Some("1.32"), Some(&ClusterStatus::Active)));
+    assert_eq!((cluster.version(), cluster.status()), (Some("1.34"), Some(&ClusterStatus::Active)));
     let enabled = &cluster.logging().unwrap().cluster_logging()[0];
     assert_eq!((enabled.types(), enabled.enabled()), (&[LogType::Api, LogType::Audit][..], Some(true)));
 }

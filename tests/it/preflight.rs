@@ -158,7 +158,39 @@ async fn a_crds_dir_without_crds_fails_plan_and_apply_before_anything_is_made() 
 async fn a_kubernetes_version_eks_no_longer_offers_fails_plan_and_apply_before_anything_is_made() {
     let em = Emulator::start();
     let ws = Workspace::with_blueprint("minimal");
-    let says = "EKS in region us-west-2 does not offer Kubernetes 1.29 for new clusters";
-    let hint = "set cluster.version to one it offers: 1.35, 1.34";
-    plan_and_apply_refused(&em, &ws, &["cluster.version=1.29"], says, hint).await;
+    let says = "EKS in region us-west-2 does not offer Kubernetes 1.31 for new clusters";
+    let hint = "set cluster.version to one it offers: 1.37, 1.36, 1.35, 1.34, 1.33, 1.32";
+    plan_and_apply_refused(&em, &ws, &["cluster.version=1.31"], says, hint).await;
+}
+
+/// Every shipped blueprint (and the default it falls back on) names a Kubernetes version the emulator's
+/// catalogue has in standard support: when the catalogue moves past one, this fails first.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_shipped_blueprint_names_a_version_in_standard_support() {
+    use aws_sdk_eks::types::VersionStatus;
+    let em = Emulator::start();
+    let listed = em.eks().await.describe_cluster_versions().send().await.expect("DescribeClusterVersions");
+    let standard: Vec<&str> = listed
+        .cluster_versions()
+        .iter()
+        .filter(|v| v.version_status() == Some(&VersionStatus::StandardSupport))
+        .filter_map(|v| v.cluster_version())
+        .collect();
+    assert!(standard.len() >= 2, "the catalogue offers versions in standard support: {standard:?}");
+    let mut files: Vec<_> = std::fs::read_dir(repo().join("blueprints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    for file in files {
+        let bp = kbp::blueprint::load(&file, &[]).unwrap_or_else(|e| panic!("{}: {e:?}", file.display()));
+        let version = bp.cluster.version.as_str();
+        assert!(
+            standard.contains(&version),
+            "{} names Kubernetes {version}, not in standard support: {standard:?}",
+            file.display()
+        );
+    }
 }

@@ -59,7 +59,7 @@ impl Harness {
     }
 
     async fn cluster(&self, pre: &Prerequisites) -> String {
-        self.create("aws_eks_cluster", "eks_cluster.main", cluster_attrs(pre, "1.31", json!({}))).await.id
+        self.create("aws_eks_cluster", "eks_cluster.main", cluster_attrs(pre, "1.33", json!({}))).await.id
     }
 
     async fn describe_cluster(&self) -> aws_sdk_eks::types::Cluster {
@@ -95,12 +95,12 @@ async fn cluster_lifecycle() {
     let h = Harness::start().await;
     let pre = h.prerequisites().await;
     let address = "eks_cluster.main";
-    let applied = h.create("aws_eks_cluster", address, cluster_attrs(&pre, "1.31", json!({"team": "a"}))).await;
+    let applied = h.create("aws_eks_cluster", address, cluster_attrs(&pre, "1.33", json!({"team": "a"}))).await;
     assert_eq!(applied.id, CLUSTER);
 
     let c = h.describe_cluster().await;
     assert_eq!(c.status().map(|s| s.as_str()), Some("ACTIVE"));
-    assert_eq!((c.version(), c.role_arn()), (Some("1.31"), Some(pre.cluster_role.as_str())));
+    assert_eq!((c.version(), c.role_arn()), (Some("1.33"), Some(pre.cluster_role.as_str())));
     let vpc = c.resources_vpc_config().unwrap();
     assert_eq!(sorted(vpc.subnet_ids().to_vec()), sorted(pre.subnets.clone()));
     assert_eq!(vpc.security_group_ids(), [pre.security_group_id.as_str()]);
@@ -122,17 +122,17 @@ async fn cluster_lifecycle() {
     assert_eq!(out["certificate_authority_data"], c.certificate_authority().unwrap().data().unwrap());
     assert_eq!(out["oidc_issuer"], c.identity().unwrap().oidc().unwrap().issuer().unwrap());
     assert!(out["cluster_security_group_id"].as_str().unwrap().starts_with("sg-"));
-    assert_eq!((out["version"].as_str(), out["platform_version"].is_string()), (Some("1.31"), true));
+    assert_eq!((out["version"].as_str(), out["platform_version"].is_string()), (Some("1.33"), true));
 
     // In place: one minor version up, endpoint access, logging and tags, each its own EKS update.
-    let mut next = cluster_attrs(&pre, "1.32", json!({"team": "b", "env": "test"}));
+    let mut next = cluster_attrs(&pre, "1.34", json!({"team": "b", "env": "test"}));
     next["endpoint_private_access"] = json!(true);
     next["public_access_cidrs"] = json!(["203.0.113.0/24", "198.51.100.0/24"]);
     next["log_types"] = json!(["scheduler", "audit"]);
     let updated = h.update_in_place("aws_eks_cluster", address, CLUSTER, next.clone()).await;
-    assert_eq!(updated.outputs["version"], "1.32");
+    assert_eq!(updated.outputs["version"], "1.34");
     let c = h.describe_cluster().await;
-    assert_eq!((c.version(), c.status().map(|s| s.as_str())), (Some("1.32"), Some("ACTIVE")));
+    assert_eq!((c.version(), c.status().map(|s| s.as_str())), (Some("1.34"), Some("ACTIVE")));
     let vpc = c.resources_vpc_config().unwrap();
     assert!(vpc.endpoint_private_access());
     assert_eq!(sorted(vpc.public_access_cidrs().to_vec()), ["198.51.100.0/24", "203.0.113.0/24"]);
@@ -146,15 +146,15 @@ async fn cluster_lifecycle() {
     // Two minor versions at once, or down: refused before any call, naming the way forward.
     let cluster_address: Address = address.parse().unwrap();
     let mut skip = next.clone();
-    skip["version"] = json!("1.34");
+    skip["version"] = json!("1.36");
     let e = h.try_update("aws_eks_cluster", &cluster_address, CLUSTER, &obj(skip)).await.unwrap_err();
-    assert!(e.message.contains("1.32 → 1.33 → 1.34"), "{e}");
-    assert!(e.hint.as_deref().unwrap_or_default().contains("\"1.33\""), "{e:?}");
+    assert!(e.message.contains("1.34 → 1.35 → 1.36"), "{e}");
+    assert!(e.hint.as_deref().unwrap_or_default().contains("\"1.35\""), "{e:?}");
     let mut down = next.clone();
-    down["version"] = json!("1.31");
+    down["version"] = json!("1.33");
     let e = h.try_update("aws_eks_cluster", &cluster_address, CLUSTER, &obj(down)).await.unwrap_err();
     assert!(e.message.contains("downgrade"), "{e}");
-    assert_eq!(h.describe_cluster().await.version(), Some("1.32"));
+    assert_eq!(h.describe_cluster().await.version(), Some("1.34"));
 
     assert_eq!(h.find("aws_eks_cluster", address, &next).await, Some(CLUSTER.to_string()));
     let other_stack = Context::from_sdk(h.cx.sdk.clone(), "other-stack", REGION);
@@ -193,7 +193,9 @@ async fn node_group_lifecycle() {
             "labels": labels,
             "taints": taints,
             // The cluster's version, as the blueprint compiles it.
-            "version": "1.31",
+            "version": "1.33",
+            "release_version": null,
+            "update_config": {"max_unavailable": 1, "max_unavailable_percentage": null},
             "tags": tags,
         })
     };
@@ -269,6 +271,17 @@ async fn node_group_lifecycle() {
     );
     assert_eq!(tag_map(ng.tags()), expected_tags(&[("team", "b")], address));
 
+    // A share of the nodes out of service at once, and a pinned AMI release: EKS takes both, and read reports
+    // the release as an attribute once pinned.
+    let mut third = second.clone();
+    third["update_config"] = json!({"max_unavailable": null, "max_unavailable_percentage": 50});
+    third["release_version"] = json!("1.33.13-20260115");
+    h.update_in_place("aws_eks_node_group", address, "demo:controller", third).await;
+    let ng = h.describe_node_group("controller").await;
+    let u = ng.update_config().unwrap();
+    assert_eq!((u.max_unavailable(), u.max_unavailable_percentage()), (None, Some(50)));
+    assert_eq!(ng.release_version(), Some("1.33.13-20260115"));
+
     assert_eq!(h.find("aws_eks_node_group", address, &second).await, Some("demo:controller".to_string()));
     let mut other = second.clone();
     other["name"] = json!("other");
@@ -281,7 +294,7 @@ async fn node_group_lifecycle() {
 }
 
 /// The version EKS marks as the default of `addon` for Kubernetes `version`, as the emulator lists it.
-async fn default_addon_version(eks: &aws_sdk_eks::client::Client, addon: &str, version: &str) -> String {
+pub(crate) async fn default_addon_version(eks: &aws_sdk_eks::client::Client, addon: &str, version: &str) -> String {
     let out = eks.describe_addon_versions().addon_name(addon).kubernetes_version(version).send().await.unwrap();
     let versions = out.addons()[0].addon_versions();
     let default = versions
@@ -303,6 +316,7 @@ async fn addon_lifecycle() {
             "configuration_values": config,
             "resolve_conflicts": "OVERWRITE",
             "tags": tags,
+            "kubernetes_version": "1.33",
         })
     };
 
@@ -311,7 +325,7 @@ async fn addon_lifecycle() {
     let cni =
         h.create("aws_eks_addon", cni_address, attrs("vpc-cni", Value::Null, Value::Null, json!({"team": "a"}))).await;
     assert_eq!(cni.id, "demo:vpc-cni");
-    let default = default_addon_version(&h.eks, "vpc-cni", "1.31").await;
+    let default = default_addon_version(&h.eks, "vpc-cni", "1.33").await;
     let a = h.eks.describe_addon().cluster_name(CLUSTER).addon_name("vpc-cni").send().await.unwrap().addon.unwrap();
     assert_eq!(a.addon_version(), Some(default.as_str()));
     assert_eq!(a.status().map(|s| s.as_str()), Some("ACTIVE"));
@@ -325,10 +339,10 @@ async fn addon_lifecycle() {
     // Pinned, with CoreDNS-style configuration values that travel as a JSON string.
     let dns_address = "eks_addon.main[\"coredns\"]";
     let versions =
-        h.eks.describe_addon_versions().addon_name("coredns").kubernetes_version("1.31").send().await.unwrap();
+        h.eks.describe_addon_versions().addon_name("coredns").kubernetes_version("1.33").send().await.unwrap();
     let versions: Vec<String> =
         versions.addons()[0].addon_versions().iter().map(|v| v.addon_version().unwrap().to_string()).collect();
-    assert!(versions.len() >= 2, "the emulator offers two coredns versions for 1.31: {versions:?}");
+    assert!(versions.len() >= 2, "the emulator offers two coredns versions for 1.33: {versions:?}");
     let config = json!({
         "replicaCount": 2,
         "tolerations": [

@@ -223,7 +223,7 @@ fn render_of_karpenter_mng_equals_helm_template_of_the_published_chart_with_the_
         .split_whitespace()
         .map(|a| if a == "THIS_FILE" { file.display().to_string() } else { a.to_string() })
         .collect();
-    assert!(args.iter().any(|a| a == "--kube-version") && args.contains(&"1.30".to_string()), "{command}");
+    assert!(args.iter().any(|a| a == "--kube-version") && args.contains(&"1.35".to_string()), "{command}");
     let helm_out = Command::new(helm()).arg("template").args(&args).output().unwrap();
     assert!(helm_out.status.success(), "helm template {command}: {}", String::from_utf8_lossy(&helm_out.stderr));
     let helm_docs = kbp::helm::goyaml::documents(&String::from_utf8_lossy(&helm_out.stdout)).unwrap();

@@ -259,6 +259,20 @@ pub(crate) fn addon_version(s: &str) -> Result<(), Problem> {
     Ok(())
 }
 
+/// EKS node group `releaseVersion`: an AMI release such as `1.33.0-20250704` (Amazon Linux) or
+/// `1.42.0-a1b2c3d4` (Bottlerocket): a version, a dash, a build.
+pub(crate) fn ami_release_version(s: &str) -> Result<(), Problem> {
+    let ok = s.len() <= 64
+        && s.split_once('-').is_some_and(|(v, build)| {
+            semver(v).is_some() && !build.is_empty() && build.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+        });
+    if !ok {
+        return Err(Problem::new(format!("`{s}` is not an EKS AMI release version"))
+            .hint("write like `1.33.0-20250704` or `1.42.0-a1b2c3d4` (the AMI's release notes list them)"));
+    }
+    Ok(())
+}
+
 /// EKS add-on `configurationValues`: kbp passes it as given, and EKS wants a JSON object.
 pub(crate) fn json_object(s: &str) -> Result<(), Problem> {
     match serde_json::from_str::<serde_json::Value>(s) {

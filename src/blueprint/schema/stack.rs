@@ -6,8 +6,10 @@ use super::Presence::{Computed, Default, Optional, Required};
 use super::{field, str_rule, Field, Rule, Ty};
 use crate::blueprint::rules::{aws, k8s, karpenter};
 
-/// Kubernetes versions kbp supports: EKS standard and extended support at the time of writing.
-pub(crate) const SUPPORTED_VERSIONS: &[&str] = &["1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35"];
+/// Kubernetes versions kbp knows: those EKS offers in standard and extended support as of December 2026, and
+/// the three before, which an existing cluster may still run (preflight asks EKS what it offers now).
+pub(crate) const SUPPORTED_VERSIONS: &[&str] =
+    &["1.29", "1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37"];
 
 pub(super) const TAG_VALUE: Ty = str_rule("an AWS tag value (at most 256 characters)", aws::tag_value);
 const STACK_TAGS: Ty = Ty::Map {
@@ -36,8 +38,8 @@ pub(super) const CLUSTER: &[Field] = &[
     field(
         "version",
         Ty::Enum(SUPPORTED_VERSIONS),
-        Default("\"1.34\""),
-        "Kubernetes minor version.",
+        Default("\"1.36\""),
+        "Kubernetes minor version. Changing it upgrades the stack in one apply: the control plane, then the unpinned add-ons to the new version's defaults, then the controller node group; one minor version per apply, never down.",
     ),
     field(
         "endpoint_public_access",
@@ -238,6 +240,34 @@ pub(super) const NODE_GROUP: &[Field] = &[
         "Extra node labels; `karpenter.sh/controller=true` is always added.",
     ),
     field("taints", TAINTS, Default("[]"), "Extra taints; `karpenter.sh/controller=true:NoSchedule` is always added."),
+    field(
+        "version",
+        Ty::Enum(SUPPORTED_VERSIONS),
+        Optional,
+        "Kubernetes version of the nodes. Without it, `cluster.version`: an upgrade moves the nodes after the control plane and the add-ons, in the same apply. Set it to hold the nodes back: never newer than `cluster.version`, at most three minor versions behind; plan and drift report the skew.",
+    ),
+    field(
+        "release_version",
+        str_rule("an EKS AMI release version (`1.33.0-20250704`, `1.42.0-a1b2c3d4`)", aws::ami_release_version),
+        Optional,
+        "AMI release version of the nodes, for their Kubernetes version. Without it, the latest release when the node group is created or its version updated.",
+    ),
+    field(
+        "update_config",
+        Ty::Table(UPDATE_CONFIG),
+        Default("{}"),
+        "How many nodes EKS may take out of service at once while it replaces them (a version update, a new launch configuration). Without either field, EKS's default: one node.",
+    ),
+];
+
+const UPDATE_CONFIG: &[Field] = &[
+    field("max_unavailable", Ty::Int { min: 1, max: 100 }, Optional, "At most this many nodes unavailable at once."),
+    field(
+        "max_unavailable_percentage",
+        Ty::Int { min: 1, max: 100 },
+        Optional,
+        "At most this percentage of the nodes unavailable at once; not with `max_unavailable`.",
+    ),
 ];
 
 pub(super) const ADDON: Ty = Ty::Table(&[

@@ -127,10 +127,22 @@ fn node_group(c: &mut Checker, bp: &Blueprint) {
         c.error("node_group.desired_size", &["node_group.min_size", "node_group.max_size"], msg)
             .map(|b| b.expected(format!("from {} to {}", g.min_size, g.max_size)));
     }
-    if g.ami_type.starts_with("AL2_") && !has_al2(&bp.cluster.version) {
-        let msg = format!("EKS publishes no {} AMIs for Kubernetes {}", g.ami_type, bp.cluster.version);
-        c.error("node_group.ami_type", &["cluster.version"], msg)
+    let version = g.kubernetes_version(&bp.cluster);
+    if g.ami_type.starts_with("AL2_") && !has_al2(version) {
+        let msg = format!("EKS publishes no {} AMIs for Kubernetes {version}", g.ami_type);
+        c.error("node_group.ami_type", &["cluster.version", "node_group.version"], msg)
             .map(|b| b.hint("use an AL2023_* or BOTTLEROCKET_* AMI type"));
+    }
+    node_skew(c, &bp.cluster.version, g.version.as_deref());
+    let u = &g.update_config;
+    if u.max_unavailable.is_some() && u.max_unavailable_percentage.is_some() {
+        let msg = "EKS takes one of `max_unavailable` and `max_unavailable_percentage`, not both".to_string();
+        c.error(
+            "node_group.update_config.max_unavailable_percentage",
+            &["node_group.update_config.max_unavailable"],
+            msg,
+        )
+        .map(|b| b.hint("remove one of them"));
     }
     let arm = g.ami_type.contains("ARM_64");
     for (i, t) in g.instance_types.iter().enumerate() {
@@ -146,6 +158,29 @@ fn node_group(c: &mut Checker, bp: &Blueprint) {
             let msg = "the `karpenter.sh/controller` taint is implied: kbp always adds it".to_string();
             c.error(&format!("{}.key", item("node_group.taints", i)), &[], msg).map(|b| b.hint("remove this taint"));
         }
+    }
+}
+
+/// A node group's pinned version against its control plane's: EKS refuses nodes newer than the control plane,
+/// or more minor versions behind than Kubernetes' kubelet skew allows (three from 1.28 on, two before).
+fn node_skew(c: &mut Checker, cluster: &str, pinned: Option<&str>) {
+    let Some(pinned) = pinned else { return };
+    let Some(behind) = super::versions::behind(cluster, pinned) else { return };
+    let allowed = i64::from(super::versions::max_node_skew(cluster));
+    let reads = ["cluster.version"];
+    if behind < 0 {
+        let msg = format!("node_group.version {pinned} is newer than cluster.version {cluster}");
+        c.error("node_group.version", &reads, msg).map(|b| {
+            b.hint(format!(
+                "nodes are never newer than their control plane: set it to \"{cluster}\" or older, or remove it"
+            ))
+        });
+    } else if behind > allowed {
+        let msg = format!(
+            "node_group.version {pinned} is {behind} minor versions behind cluster.version {cluster}; EKS allows {allowed}"
+        );
+        c.error("node_group.version", &reads, msg)
+            .map(|b| b.hint("upgrade the nodes first (raise node_group.version), then the control plane"));
     }
 }
 

@@ -10,6 +10,7 @@
 use futures::future::join_all;
 
 use super::{quick, unchanged, Problem};
+use crate::blueprint::versions::minor;
 use crate::blueprint::Blueprint;
 use crate::graph::kinds;
 use crate::graph::ResourceGraph;
@@ -78,12 +79,6 @@ async fn kubernetes(cx: &Context, bp: &Blueprint, graph: &ResourceGraph, state: 
         )],
         Ok(_) => addon_problems.into_iter().flatten().collect(),
     }
-}
-
-/// `(major, minor)` of a Kubernetes version (`1.33`, `1.33.5`).
-fn minor(version: &str) -> Option<(u32, u32)> {
-    let (major, rest) = version.trim_start_matches('v').split_once('.')?;
-    Some((major.parse().ok()?, rest.split('.').next()?.parse().ok()?))
 }
 
 /// Why a cluster at Kubernetes `from` cannot be taken to `to` by one update, with the steps that can: EKS

@@ -130,8 +130,15 @@ pub fn compile(b: &mut Builder) {
             "disk_size": ng.disk_size,
             "labels": labels,
             "taints": taints,
-            // The node group follows the control plane: an upgrade moves it after the cluster, in the same apply.
-            "version": bp.cluster.version,
+            // The node group follows the control plane unless pinned: an upgrade moves it after the cluster and
+            // the add-ons, in the same apply.
+            "version": ng.kubernetes_version(&bp.cluster),
+            "release_version": ng.release_version,
+            "update_config": {
+                "max_unavailable": ng.update_config.max_unavailable
+                    .or(ng.update_config.max_unavailable_percentage.is_none().then_some(1)),
+                "max_unavailable_percentage": ng.update_config.max_unavailable_percentage,
+            },
             "tags": b.tags(&[], None),
         }),
     );
@@ -139,7 +146,9 @@ pub fn compile(b: &mut Builder) {
     // The first taint and one label are kbp's own; the rest are the blueprint's, in its order.
     node_group = node_group
         .from_fields("name", &["node_group.name", "cluster.name"])
-        .from_fields("version", &["cluster.version"])
+        .from_fields("version", &["node_group.version", "cluster.version"])
+        .from_fields("release_version", &["node_group.release_version"])
+        .from_fields("update_config", &["node_group.update_config"])
         .from_fields("taints", &["node_group.taints", "node_group"])
         .from_fields("labels", &["node_group.labels", "node_group"]);
     for i in 0..ng.taints.len() {
@@ -148,6 +157,10 @@ pub fn compile(b: &mut Builder) {
     for key in ng.labels.keys() {
         let field = crate::blueprint::field_child("node_group.labels", key);
         node_group = node_group.from_fields(&crate::blueprint::field_child("labels", key), &[&field]);
+    }
+    // An upgrade moves the control plane, then the add-ons, then the nodes.
+    for addon in bp.addons.keys() {
+        node_group = node_group.update_after(&addon_address(addon));
     }
     let node_group = b.add(node_group);
 
@@ -159,14 +172,17 @@ pub fn compile(b: &mut Builder) {
                 "cluster_name": reference(&cluster, "name"),
                 "addon_name": addon,
                 "addon_version": cfg.version,
+                // An unpinned add-on moves to the default of the cluster's new version when this changes.
+                "kubernetes_version": bp.cluster.version,
                 "configuration_values": configuration_values(addon, cfg.configuration_values.as_deref(), &ng.taints),
                 "resolve_conflicts": "OVERWRITE",
                 "tags": b.tags(&[], None),
             }),
         );
+        r = r.from_fields("kubernetes_version", &["cluster.version"]);
         // CoreDNS needs a node to run on; the others run as DaemonSets and are wanted before nodes join.
         if addon == "coredns" {
-            r = r.after(&node_group);
+            r = r.after_created(&node_group);
         }
         b.add(r);
     }

@@ -42,6 +42,9 @@ pub(crate) fn sample() -> Blueprint {
             disk_size: 20,
             labels: BTreeMap::new(),
             taints: vec![],
+            version: None,
+            release_version: None,
+            update_config: Default::default(),
         },
         addons: ["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"]
             .iter()

@@ -5,7 +5,10 @@
 //! default for the cluster's Kubernetes version (or the newest compatible one), passed explicitly. Read then
 //! reports `addon_version: null` as long as state says the version was not pinned, and the installed version
 //! as the `version` output: an unpinned add-on never shows a perpetual diff, and is not moved to a newer
-//! version behind the user's back. Configuration values travel to EKS as a JSON string and are read back as JSON.
+//! version behind the user's back. It moves when the cluster does: `kubernetes_version`, the cluster version
+//! its version was chosen for, is carried in state, and an update that changes it takes the add-on to the
+//! default of the cluster's new version. Configuration values travel to EKS as a JSON string and are read back
+//! as JSON.
 
 use async_trait::async_trait;
 use aws_sdk_eks::types::{AddonInfo, Cluster, ResolveConflicts};
@@ -40,6 +43,9 @@ struct Spec {
     addon_version: Option<String>,
     configuration_values: Option<Value>,
     resolve_conflicts: Option<String>,
+    /// The cluster version an unpinned version follows (absent in attributes older kbp recorded).
+    #[serde(default)]
+    kubernetes_version: Option<String>,
 }
 
 impl Spec {
@@ -83,6 +89,8 @@ impl Provider for Addon {
             "addon_version": if pinned { json!(a.addon_version()) } else { Value::Null },
             "configuration_values": configuration_from_aws(a.configuration_values()),
             "tags": tagging::attr(a.tags()),
+            // What kbp chose the version for: EKS does not say, state does.
+            "kubernetes_version": prior.get("kubernetes_version"),
         });
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, &a) }))
     }
@@ -122,8 +130,9 @@ impl Provider for Addon {
     }
 
     /// A pinned version moves to the pinned one; an unpinned add-on keeps the version it has (unpinning a
-    /// version changes nothing in AWS).
-    async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
+    /// version changes nothing in AWS) unless the cluster moved to another Kubernetes version, when it takes
+    /// the default of that version.
+    async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:UpdateAddon";
         let (cluster, name) = split_id(KIND, id, "add-on")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
@@ -132,7 +141,14 @@ impl Provider for Addon {
         // EKS takes an update in these states; DEGRADED and UPDATE_FAILED are what an update may repair.
         let current = addon.wait_until(address, &["ACTIVE", "DEGRADED", "UPDATE_FAILED"]).await?;
 
-        let version = s.addon_version.clone().filter(|v| current.addon_version() != Some(v.as_str()));
+        let followed = prior.get("kubernetes_version").and_then(Value::as_str);
+        let cluster_moved = followed.is_some_and(|k| Some(k) != s.kubernetes_version.as_deref());
+        let version = match &s.addon_version {
+            Some(pinned) => Some(pinned.clone()),
+            None if cluster_moved => Some(latest_version(cx, cluster, name).await?),
+            None => None,
+        };
+        let version = version.filter(|v| current.addon_version() != Some(v.as_str()));
         let want_config = s.configuration();
         let have_config = current.configuration_values().filter(|c| !c.trim().is_empty());
         let same_config = configuration_from_aws(have_config) == configuration_from_aws(want_config.as_deref());
@@ -210,11 +226,16 @@ fn explain_create(e: ProviderError, s: &Spec) -> ProviderError {
 /// The version of `addon` EKS marks as the default for the cluster's Kubernetes version, or else the newest
 /// compatible one.
 async fn latest_version(cx: &Context, cluster: &str, addon: &str) -> Result<String> {
-    const OP: &str = "eks:DescribeAddonVersions";
     let c = Cluster::describe(cx, Target::cluster(cluster))
         .await?
         .ok_or_else(|| vanished("eks:DescribeCluster", &format!("cluster {cluster}")))?;
     let kubernetes = c.version().ok_or_else(|| missing("eks:DescribeCluster", "Kubernetes version"))?;
+    default_version(cx, addon, kubernetes).await
+}
+
+/// The version of `addon` EKS marks as the default for Kubernetes `kubernetes`, or else the newest compatible one.
+pub async fn default_version(cx: &Context, addon: &str, kubernetes: &str) -> Result<String> {
+    const OP: &str = "eks:DescribeAddonVersions";
     let infos = send(cx, OP, &[], || async {
         let pages = cx.eks().describe_addon_versions().addon_name(addon).kubernetes_version(kubernetes);
         pages.into_paginator().items().send().collect::<Result<Vec<_>, _>>().await
@@ -309,6 +330,7 @@ mod tests {
             addon_version: None,
             configuration_values: Some(v),
             resolve_conflicts: None,
+            kubernetes_version: None,
         };
         assert_eq!(s(json!({"replicaCount": 2})).configuration().as_deref(), Some(r#"{"replicaCount":2}"#));
         assert_eq!(s(json!({})).configuration(), None);

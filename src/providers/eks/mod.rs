@@ -14,6 +14,7 @@ pub(crate) mod access_entry;
 pub(crate) mod addon;
 pub(crate) mod cluster;
 mod cluster_update;
+pub mod insights;
 mod lifecycle;
 pub(crate) mod node_group;
 pub(crate) mod pod_identity_association;

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use aws_sdk_eks::types::{
-    AmiTypes, CapacityTypes, Nodegroup, NodegroupScalingConfig, Taint, TaintEffect, UpdateLabelsPayload,
-    UpdateTaintsPayload,
+    AmiTypes, CapacityTypes, Nodegroup, NodegroupScalingConfig, NodegroupUpdateConfig, Taint, TaintEffect,
+    UpdateLabelsPayload, UpdateTaintsPayload,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -50,9 +50,37 @@ struct Spec {
     labels: BTreeMap<String, String>,
     #[serde(default)]
     taints: Vec<KubeTaint>,
-    /// The Kubernetes version of the nodes: the cluster's (absent in attributes older kbp recorded).
+    /// The Kubernetes version of the nodes: the cluster's unless pinned (absent in attributes older kbp recorded).
     #[serde(default)]
     version: Option<String>,
+    /// A pinned AMI release; none is the latest for the version, at creation and at each version update.
+    #[serde(default)]
+    release_version: Option<String>,
+    /// How many nodes EKS takes out of service at once (absent in attributes older kbp recorded).
+    #[serde(default)]
+    update_config: Option<UpdateConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct UpdateConfig {
+    max_unavailable: Option<i32>,
+    max_unavailable_percentage: Option<i32>,
+}
+
+impl UpdateConfig {
+    fn to_eks(&self) -> NodegroupUpdateConfig {
+        NodegroupUpdateConfig::builder()
+            .set_max_unavailable(self.max_unavailable)
+            .set_max_unavailable_percentage(self.max_unavailable_percentage)
+            .build()
+    }
+
+    fn from_eks(c: &NodegroupUpdateConfig) -> UpdateConfig {
+        UpdateConfig {
+            max_unavailable: c.max_unavailable(),
+            max_unavailable_percentage: c.max_unavailable_percentage(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,10 +140,15 @@ impl Provider for NodeGroup {
         a
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+    /// The AMI release is an attribute only when pinned (state says so); otherwise it is an output, and an
+    /// unpinned group never shows a diff when EKS publishes a newer release.
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let (cluster, name) = split_id(KIND, id, "node group")?;
         let Some(ng) = tracking(cx, cluster, name, BUDGET).read().await? else { return Ok(None) };
-        Ok(Some(Observed { attrs: attrs(&ng), outputs: outputs(id, &ng) }))
+        let mut attrs = attrs(&ng);
+        let pinned = prior.get("release_version").is_some_and(|v| !v.is_null());
+        attrs.insert("release_version".into(), if pinned { json!(ng.release_version()) } else { Value::Null });
+        Ok(Some(Observed { attrs, outputs: outputs(id, &ng) }))
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
@@ -145,6 +178,8 @@ impl Provider for NodeGroup {
                 .set_labels(Some(labels.clone()))
                 .set_taints(Some(taints.clone()))
                 .set_version(s.version.clone())
+                .set_release_version(s.release_version.clone())
+                .set_update_config(s.update_config.as_ref().map(UpdateConfig::to_eks))
                 .set_tags(tags.clone())
                 .set_client_request_token(token.clone())
                 .send()
@@ -171,7 +206,10 @@ impl Provider for NodeGroup {
         let labels = label_changes(&have_labels, &s.labels);
         let have_taints = current.taints().iter().map(from_eks).collect::<Vec<_>>();
         let taints = taint_changes(&have_taints, &s.taints)?;
-        if want_scaling.is_some() || labels.is_some() || taints.is_some() {
+        let have_update = current.update_config().map(UpdateConfig::from_eks);
+        let update_config =
+            s.update_config.as_ref().filter(|&w| have_update.as_ref() != Some(w)).map(UpdateConfig::to_eks);
+        if want_scaling.is_some() || labels.is_some() || taints.is_some() || update_config.is_some() {
             let request = || {
                 cx.eks()
                     .update_nodegroup_config()
@@ -180,16 +218,26 @@ impl Provider for NodeGroup {
                     .set_scaling_config(want_scaling.clone())
                     .set_labels(labels.clone())
                     .set_taints(taints.clone())
+                    .set_update_config(update_config.clone())
                     .send()
             };
             group.update(address, OP, request, |out| out.update()).await?;
         }
 
-        // After the control plane's update (the cluster comes first in the graph), the nodes follow it: EKS rolls
-        // them within the group's update config. One update at a time, so after the config's.
-        if let Some(version) = s.version.as_deref().filter(|v| current.version() != Some(*v)) {
+        // After the control plane's and the add-ons' updates (the graph orders them first), the nodes follow: EKS
+        // rolls them within the group's update config, never forcing past a pod disruption budget. One update at
+        // a time, so after the config's.
+        let version = s.version.as_deref().filter(|v| current.version() != Some(*v));
+        let release = s.release_version.as_deref().filter(|r| current.release_version() != Some(*r));
+        if version.is_some() || release.is_some() {
             let request = || {
-                cx.eks().update_nodegroup_version().cluster_name(cluster).nodegroup_name(name).version(version).send()
+                cx.eks()
+                    .update_nodegroup_version()
+                    .cluster_name(cluster)
+                    .nodegroup_name(name)
+                    .set_version(version.map(str::to_string))
+                    .set_release_version(s.release_version.clone())
+                    .send()
             };
             group.update(address, "eks:UpdateNodegroupVersion", request, |out| out.update()).await?;
         }
@@ -322,12 +370,18 @@ fn attrs(ng: &Nodegroup) -> Attrs {
         "labels": labels,
         "taints": taints,
         "version": ng.version(),
+        "update_config": ng.update_config().map(UpdateConfig::from_eks),
         "tags": tagging::attr(ng.tags()),
     }))
 }
 
 fn outputs(id: &str, ng: &Nodegroup) -> Attrs {
-    object(json!({ "id": id, "arn": ng.nodegroup_arn(), "name": ng.nodegroup_name() }))
+    object(json!({
+        "id": id,
+        "arn": ng.nodegroup_arn(),
+        "name": ng.nodegroup_name(),
+        "ami_release_version": ng.release_version(),
+    }))
 }
 
 #[cfg(test)]
