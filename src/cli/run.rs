@@ -174,7 +174,7 @@ async fn execute(
             .context("writing the adopted and imported resources into state")?;
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let operations = p.changes.iter().map(|c| if c.action == plan::Action::Replace { 2 } else { 1 }).sum();
+    let operations = p.changes.iter().map(|c| if c.action.replaces() { 2 } else { 1 }).sum();
     let renderer = tokio::spawn(ui.every(run.progress_interval).render_counted(rx, Some(operations)));
     let walking = super::signals::walking(verb);
     let outcome =

@@ -52,6 +52,8 @@ struct Step {
     op: Op,
     /// The [`Sweep`]'s discovery, not an operation on a resource.
     sweep: bool,
+    /// A create-before-destroy replacement's create: the old object moves to the deposed address first.
+    depose: bool,
 }
 
 /// Discovery in the middle of a walk, as a node of it (a teardown's sweep of what the stack owns outside
@@ -101,8 +103,10 @@ fn operations(plan: &Plan, prior: &crate::state::State) -> DiGraph<Step, ()> {
     let mut g = DiGraph::new();
     let mut up: HashMap<Address, NodeIndex> = HashMap::new();
     let mut down: HashMap<Address, NodeIndex> = HashMap::new();
+    // Old objects of create-before-destroy replacements, by their successor's address: deleted last.
+    let mut handed: HashMap<Address, NodeIndex> = HashMap::new();
     for c in &plan.changes {
-        let step = |op| Step { address: c.address.clone(), kind: c.kind.clone(), op, sweep: false };
+        let step = |op| Step { address: c.address.clone(), kind: c.kind.clone(), op, sweep: false, depose: false };
         match c.action {
             Action::Create => {
                 up.insert(c.address.clone(), g.add_node(step(Op::Create)));
@@ -117,8 +121,20 @@ fn operations(plan: &Plan, prior: &crate::state::State) -> DiGraph<Step, ()> {
                 down.insert(c.address.clone(), d);
                 up.insert(c.address.clone(), u);
             }
+            Action::ReplaceCreateFirst => {
+                let u = g.add_node(Step { depose: true, ..step(Op::Create) });
+                let d = g.add_node(Step { address: c.address.deposed(), ..step(Op::Delete) });
+                g.add_edge(u, d, ());
+                up.insert(c.address.clone(), u);
+                handed.insert(c.address.clone(), d);
+            }
             Action::Delete => {
-                down.insert(c.address.clone(), g.add_node(step(Op::Delete)));
+                let d = g.add_node(step(Op::Delete));
+                down.insert(c.address.clone(), d);
+                // The old object of a replacement an earlier apply did not finish.
+                if let Some(successor) = c.address.deposed_of() {
+                    handed.insert(successor, d);
+                }
             }
             Action::Forget => {
                 down.insert(c.address.clone(), g.add_node(step(Op::Forget)));
@@ -142,6 +158,17 @@ fn operations(plan: &Plan, prior: &crate::state::State) -> DiGraph<Step, ()> {
                     g.update_edge(o, ix, ());
                 }
             }
+        }
+        // The old object goes once its successor and what depends on it are done.
+        for dep in r.dependencies() {
+            if let Some(&d) = handed.get(&dep) {
+                g.update_edge(ix, d, ());
+            }
+        }
+    }
+    for (successor, &d) in &handed {
+        if let Some(&u) = up.get(successor) {
+            g.update_edge(u, d, ());
         }
     }
     for r in prior.resources.values() {
@@ -308,7 +335,8 @@ fn by_priority(g: &DiGraph<Step, ()>, remaining: &[u64], ready: &mut [NodeIndex]
 /// would make a cycle (a gated operation some `before` one waits for), the sweep holds nothing back.
 fn add_sweep(g: &mut DiGraph<Step, ()>, before: fn(&str) -> bool, gated: fn(&str) -> bool) -> NodeIndex {
     let others: Vec<NodeIndex> = g.node_indices().collect();
-    let ix = g.add_node(Step { address: sweep_address(), kind: String::new(), op: Op::Delete, sweep: true });
+    let ix =
+        g.add_node(Step { address: sweep_address(), kind: String::new(), op: Op::Delete, sweep: true, depose: false });
     for other in others {
         if before(&g[other].kind) {
             g.add_edge(other, ix, ());
@@ -349,7 +377,8 @@ fn splice(
         if node.contains_key(a) {
             continue;
         }
-        let ix = g.add_node(Step { address: a.clone(), kind: r.kind.clone(), op: Op::Delete, sweep: false });
+        let ix =
+            g.add_node(Step { address: a.clone(), kind: r.kind.clone(), op: Op::Delete, sweep: false, depose: false });
         waiting.insert(ix, 0);
         node.insert(a.clone(), ix);
         new.push(ix);
@@ -454,6 +483,29 @@ async fn record(
     state.update(|s| s.resources.insert(step.address.clone(), entry)).await.map(drop)
 }
 
+/// Moves the state entry at `address` to its deposed address before its successor is created, and returns the
+/// state after. An earlier replacement's old object still there is refused: two would be one too many to track.
+async fn depose(state: &StateHandle, address: &Address) -> Result<crate::state::State, StepError> {
+    let snapshot = state.snapshot();
+    let deposed = address.deposed();
+    if let Some(old) = snapshot.get(&deposed) {
+        return Err(StepError::Engine(format!(
+            "{address} cannot be replaced while the object an earlier replacement left ({}) is still in state as {deposed}; \
+             run `kbp apply` once more to delete it first",
+            old.id.as_deref().unwrap_or("not yet made")
+        )));
+    }
+    let Some(mut entry) = snapshot.get(address).cloned() else { return Ok(snapshot) };
+    entry.address = deposed.clone();
+    state
+        .update(|s| {
+            s.resources.remove(address);
+            s.resources.insert(deposed.clone(), entry.clone());
+        })
+        .await?;
+    Ok(state.snapshot())
+}
+
 /// What update and delete get as `prior`: the attributes last applied, with the outputs under them, so a
 /// provider can keep in its outputs what it must know to undo its change (`aws_subnet_tags` remembers there the
 /// values it overwrote on a subnet kbp does not own).
@@ -490,7 +542,9 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
             // Which stack of this name: the state's lineage, so `--from-tags` and `gc` can tell two apart.
             kbp_tags.insert(tags::STACK_ID.to_string(), snapshot.lineage.clone());
             let dependencies: Vec<Address> = desired.dependencies().into_iter().collect();
+            let snapshot = if step.depose { depose(&sh.state, &step.address).await? } else { snapshot };
             let existing = snapshot.get(&step.address).cloned();
+            let replaces = snapshot.get(&step.address.deposed()).and_then(|r| r.id.clone());
             let applied = if step.op == Op::Create {
                 let token = match existing.as_ref().map(|e| &e.status) {
                     Some(Status::Creating { client_token, .. }) => client_token.clone(),
@@ -499,14 +553,20 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                 // Intent first: if kbp dies during the call, the next run knows to look for what it made.
                 let intent = Status::creating(token.clone());
                 record(&sh.state, step, None, intent, attrs.clone(), Default::default(), dependencies.clone()).await?;
-                let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: &token };
+                let d = Desired {
+                    address: &step.address,
+                    attrs: &attrs,
+                    kbp_tags,
+                    client_token: &token,
+                    replaces: replaces.as_deref(),
+                };
                 let resumed_from = existing.as_ref().and_then(|e| e.status.intent_started());
                 create_once(provider.as_ref(), cx, &d, resumed_from).await?
             } else {
                 let existing =
                     existing.ok_or_else(|| StepError::Engine(format!("{} is not in state", step.address)))?;
                 let id = existing.id.clone().unwrap_or_default();
-                let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: "" };
+                let d = Desired { address: &step.address, attrs: &attrs, kbp_tags, client_token: "", replaces: None };
                 let mut applied = provider.update(cx, &id, &prior(&existing), &d).await?;
                 let mut outputs = existing.outputs.clone();
                 outputs.extend(applied.outputs);
@@ -529,12 +589,18 @@ async fn run_step(sh: &Shared, step: &Step) -> Result<Option<String>, StepError>
                         attrs: &existing.attributes,
                         kbp_tags: tags::kbp_tags(&cx.stack, &step.address),
                         client_token,
+                        replaces: None,
                     };
                     provider.find(cx, &d).await?
                 }
                 (None, Status::Ready) => None,
             };
             if let Some(id) = &id {
+                // The old object of a create-before-destroy replacement whose successor stands: hand over first.
+                let successor = step.address.deposed_of().and_then(|a| snapshot.get(&a).cloned());
+                if successor.is_some_and(|s| s.status == Status::Ready) {
+                    provider.hand_over(cx, id, &prior(&existing)).await?;
+                }
                 provider.delete(cx, id, &prior(&existing)).await?;
             }
             sh.state.update(|s| s.resources.remove(&step.address)).await?;

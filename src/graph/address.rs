@@ -22,7 +22,22 @@ impl Address {
     pub fn keyed(ty: &str, name: &str, key: &str) -> Self {
         Address { ty: ty.to_string(), name: name.to_string(), key: Some(key.to_string()) }
     }
+
+    /// Where state keeps the old object of a create-before-destroy replacement, from the moment its successor is
+    /// being created until it is deleted: `eks_node_group.controller-deposed`. Not in any graph, so a plan made
+    /// while it is there deletes it (after its successor, see [`Address::deposed_of`]).
+    pub fn deposed(&self) -> Address {
+        Address { name: format!("{}{DEPOSED}", self.name), ..self.clone() }
+    }
+
+    /// The address whose old object this is, for a [`Address::deposed`] one.
+    pub fn deposed_of(&self) -> Option<Address> {
+        let name = self.name.strip_suffix(DEPOSED).filter(|n| !n.is_empty())?;
+        Some(Address { name: name.to_string(), ..self.clone() })
+    }
 }
+
+const DEPOSED: &str = "-deposed";
 
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -108,7 +108,12 @@ pub fn diff_replacing(
             (Action::Replace, format!("{} {verb} replacement", tops.join(", ")))
         };
         let reason = if existing.imported { format!("imported, kbp's tags to add: {reason}") } else { reason };
-        if action == Action::Replace {
+        // What service runs on is replaced new-one-first.
+        let action = match action {
+            Action::Replace if provider.descriptor().create_before_destroy => Action::ReplaceCreateFirst,
+            other => other,
+        };
+        if action.replaces() {
             pending.insert(r.address.clone());
         }
         changes.push(Change {

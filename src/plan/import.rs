@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::diff::is_unknown;
-use super::{diff, Action, Change};
+use super::{diff, Change};
 use crate::graph::{value, Address, Attrs, Resource, ResourceGraph};
 use crate::providers::{tags, Context, Desired, Provider, Registry};
 use crate::state::{ResourceState, State, Status};
@@ -114,7 +114,7 @@ pub async fn read(
     let mut with = state.clone();
     with.resources.insert(r.address.clone(), resource.clone());
     let change = diff(graph, &with, registry, &[]).change(&r.address).cloned();
-    if let Some(c) = change.as_ref().filter(|c| c.action == Action::Replace) {
+    if let Some(c) = change.as_ref().filter(|c| c.action.replaces()) {
         let known: Vec<String> = c
             .attributes
             .iter()
@@ -188,6 +188,7 @@ async fn lookups_used(
             attrs: &attrs,
             kbp_tags: tags::kbp_tags(&cx.stack, &l.address),
             client_token: "",
+            replaces: None,
         };
         let applied = provider.create(cx, &d).await.map_err(|e| {
             refused(
@@ -328,7 +329,7 @@ mod tests {
         let ok = read(&cx, &registry, &g, &s, (r, &Reads(Roles)), "r").await.unwrap();
         assert!(ok.resource.imported && ok.uses.is_empty());
         let c = ok.change.expect("an imported role is updated");
-        assert_eq!(c.action, Action::Update);
+        assert_eq!(c.action, super::super::Action::Update);
         let paths: Vec<&str> = c.attributes.iter().map(|a| a.path.as_str()).collect();
         assert_eq!(paths, ["tags.team", "tags[\"kbp:address\"]", "tags[\"kbp:stack\"]"], "{c:?}");
 

@@ -30,7 +30,8 @@ impl Inputs {
 
 /// The change of the plan that installs a resource of `kind`, if it has one: with its desired attributes.
 fn installing<'p>(p: &'p Plan, kind: &str) -> Option<&'p crate::graph::Resource> {
-    let installs = |a: &Action| matches!(a, Action::Create | Action::Update | Action::Replace);
+    let installs =
+        |a: &Action| matches!(a, Action::Create | Action::Update | Action::Replace | Action::ReplaceCreateFirst);
     let change = p.changes.iter().find(|c| c.kind == kind && installs(&c.action))?;
     p.resources.iter().find(|r| r.address == change.address)
 }

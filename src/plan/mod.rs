@@ -32,6 +32,9 @@ pub enum Action {
     Update,
     /// Delete, then create again: an attribute changed that AWS cannot change in place.
     Replace,
+    /// Create the new one (under another name where names are unique), move what runs on the old one over, then
+    /// delete it: a replacement that must not cut service (the controller's node group).
+    ReplaceCreateFirst,
     Delete,
     /// Drop from state but leave in AWS (account-wide resources such as the Spot service-linked role, and the VPC
     /// and subnets of `[vpc] id`, which are not the stack's).
@@ -44,9 +47,15 @@ impl Action {
             Action::Create => "+",
             Action::Update => "~",
             Action::Replace => "-/+",
+            Action::ReplaceCreateFirst => "+/-",
             Action::Delete => "-",
             Action::Forget => "-",
         }
+    }
+
+    /// Whether it makes a new object in place of the old one, either way round.
+    pub fn replaces(self) -> bool {
+        matches!(self, Action::Replace | Action::ReplaceCreateFirst)
     }
 
     pub fn verb(self) -> &'static str {
@@ -54,6 +63,7 @@ impl Action {
             Action::Create => "create",
             Action::Update => "update in place",
             Action::Replace => "replace",
+            Action::ReplaceCreateFirst => "replace, the new one first",
             Action::Delete => "destroy",
             Action::Forget => "forget (kept in AWS)",
         }
@@ -235,7 +245,7 @@ pub(crate) fn summarize(changes: &[Change]) -> Summary {
         match c.action {
             Action::Create => s.add += 1,
             Action::Update => s.change += 1,
-            Action::Replace => {
+            Action::Replace | Action::ReplaceCreateFirst => {
                 s.add += 1;
                 s.destroy += 1
             }

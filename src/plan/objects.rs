@@ -29,7 +29,9 @@ pub struct ObjectChange {
 pub async fn attach(p: &mut Plan, state: &State) {
     for i in 0..p.changes.len() {
         let change = &p.changes[i];
-        if change.kind != kinds::KARPENTER_CONTROLLER || !matches!(change.action, Action::Update | Action::Replace) {
+        if change.kind != kinds::KARPENTER_CONTROLLER
+            || !matches!(change.action, Action::Update | Action::Replace | Action::ReplaceCreateFirst)
+        {
             continue;
         }
         let Some(prior) = state.get(&change.address).map(|r| r.attributes.clone()) else { continue };

@@ -75,10 +75,12 @@ pub async fn refresh(
         }
         for r in pending {
             let desired = graph.and_then(|g| g.get(&r.address)).map(|d| resolved_attrs(d, state));
+            // An interrupted create-before-destroy replacement: its predecessor still stands, deposed.
+            let replaces = state.get(&r.address.deposed()).and_then(|d| d.id.clone());
             let (cx, provider, permits, r) = (cx.clone(), provider.clone(), permits.clone(), r.clone());
             tasks.spawn(async move {
                 let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
-                let outcome = look_for_interrupted_create(&cx, provider.as_ref(), &r, desired)
+                let outcome = look_for_interrupted_create(&cx, provider.as_ref(), &r, desired, replaces.as_deref())
                     .await
                     .map_err(|e| (r.address.clone(), e))?;
                 Ok(vec![(r.address, outcome)])
@@ -92,8 +94,9 @@ pub async fn refresh(
         let (address, kind, dependencies) = (r.address.clone(), r.kind.clone(), r.dependencies());
         tasks.spawn(async move {
             let _permit = permits.acquire().await.expect("invariant: the semaphore is never closed");
-            let found =
-                find_and_read(&cx, provider.as_ref(), &address, &attrs, "").await.map_err(|e| (address.clone(), e))?;
+            let found = find_and_read(&cx, provider.as_ref(), &address, &attrs, "", None)
+                .await
+                .map_err(|e| (address.clone(), e))?;
             Ok(found
                 .map(|(id, o)| {
                     let dependencies = dependencies.into_iter().collect();
@@ -121,10 +124,13 @@ pub async fn refresh(
         for (address, outcome) in joined.expect("invariant: refresh tasks do not panic")? {
             match outcome {
                 Outcome::Found(o) => merge(&mut next, &address, None, o),
+                // One AWS object, one address: what another entry of state holds is not this one's.
+                Outcome::Adopted(id, _) if held_elsewhere(state, &address, &id) => {}
                 Outcome::Adopted(id, o) => {
                     merge(&mut next, &address, Some(id), o);
                     adopted.push(address);
                 }
+                Outcome::Untracked(r) if r.id.as_deref().is_some_and(|id| held_elsewhere(state, &address, id)) => {}
                 Outcome::Untracked(r) => {
                     next.resources.insert(address.clone(), r);
                     adopted.push(address);
@@ -170,10 +176,11 @@ async fn look_for_interrupted_create(
     provider: &dyn Provider,
     r: &ResourceState,
     desired: Option<Attrs>,
+    replaces: Option<&str>,
 ) -> Result<Outcome, ProviderError> {
     let Status::Creating { client_token, .. } = &r.status else { return Ok(Outcome::StillPending) };
     let attrs = desired.unwrap_or_else(|| r.attributes.clone());
-    Ok(match find_and_read(cx, provider, &r.address, &attrs, client_token).await? {
+    Ok(match find_and_read(cx, provider, &r.address, &attrs, client_token, replaces).await? {
         Some((id, o)) => Outcome::Adopted(id, o),
         None => Outcome::StillPending,
     })
@@ -210,13 +217,19 @@ async fn find_and_read(
     address: &Address,
     attrs: &Attrs,
     client_token: &str,
+    replaces: Option<&str>,
 ) -> Result<Option<(String, Observed)>, ProviderError> {
-    let d = Desired { address, attrs, kbp_tags: tags::kbp_tags(&cx.stack, address), client_token };
+    let d = Desired { address, attrs, kbp_tags: tags::kbp_tags(&cx.stack, address), client_token, replaces };
     let Some(id) = provider.find(cx, &d).await? else { return Ok(None) };
     if cx.applying {
         provider.wait_ready(cx, address, &id).await?;
     }
     Ok(provider.read(cx, &id, attrs).await?.map(|o| (id, o)))
+}
+
+/// Whether an entry of `state` other than `address` holds the object `id`.
+fn held_elsewhere(state: &State, address: &Address, id: &str) -> bool {
+    state.resources.values().any(|r| &r.address != address && r.id.as_deref() == Some(id))
 }
 
 fn merge(state: &mut State, address: &Address, id: Option<String>, o: Observed) {

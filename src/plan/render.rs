@@ -31,7 +31,7 @@ impl Style {
         let code = match a {
             Action::Create => "32",
             Action::Update => "33",
-            Action::Replace => "35",
+            Action::Replace | Action::ReplaceCreateFirst => "35",
             Action::Delete | Action::Forget => "31",
         };
         self.paint(code, a.symbol())

@@ -67,7 +67,7 @@ pub fn target(p: &mut Plan, graph: &ResourceGraph, targets: &[Address]) {
 pub fn replaced(p: &Plan, replace: &[Address]) -> Vec<Address> {
     replace
         .iter()
-        .filter(|a| !p.changes.iter().any(|c| &c.address == *a && matches!(c.action, Action::Replace | Action::Create)))
+        .filter(|a| !p.changes.iter().any(|c| &c.address == *a && (c.action.replaces() || c.action == Action::Create)))
         .cloned()
         .collect()
 }

@@ -161,7 +161,7 @@ mod tests {
     }
 
     fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
-        Desired { address, attrs, kbp_tags: Default::default(), client_token: "tok" }
+        Desired { address, attrs, kbp_tags: Default::default(), client_token: "tok", replaces: None }
     }
 
     #[tokio::test]

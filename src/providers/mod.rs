@@ -56,6 +56,9 @@ pub struct Desired<'a> {
     /// A token unique to this create intent, recorded in state before the call: pass it as the AWS client token
     /// where the API takes one, so a retried create after a crash does not make a duplicate.
     pub client_token: &'a str,
+    /// The ID of the object this create replaces, which still exists (a create-before-destroy replacement,
+    /// [`Descriptor::create_before_destroy`]): a kind whose names are unique gives the new one another.
+    pub replaces: Option<&'a str>,
 }
 
 impl Desired<'_> {
@@ -169,6 +172,9 @@ pub struct Descriptor {
     /// change of one alone plans nothing, so the same stack planned from another directory or machine (an
     /// absolute path that differs) has no changes. They are written to state with the next real change.
     pub sources: &'static [&'static str],
+    /// Replaced new-one-first: the replacement is created (under another name where names are unique), what
+    /// depends on it moves over ([`Provider::hand_over`]), then the old one is deleted. For what service runs on.
+    pub create_before_destroy: bool,
 }
 
 /// Typical seconds a kind's create, update and delete take in AWS, waits included: what the walk orders its
@@ -199,7 +205,13 @@ impl Descriptor {
             typical: Typical::ONE_CALL,
             sends: &[],
             sources: &[],
+            create_before_destroy: false,
         }
+    }
+
+    /// Replaced new-one-first; see [`Descriptor::create_before_destroy`].
+    pub const fn creates_before_destroying(self) -> Self {
+        Descriptor { create_before_destroy: true, ..self }
     }
 
     /// With `attrs` naming where inputs are read from; see [`Descriptor::sources`].
@@ -296,6 +308,12 @@ pub trait Provider: Send + Sync {
 
     /// Deletes the resource; deleting one that is already gone succeeds.
     async fn delete(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<()>;
+
+    /// Before the old object `id` of a create-before-destroy replacement is deleted, moves what runs on it to its
+    /// successor (a node group's pods, drained within their disruption budgets). Nothing by default.
+    async fn hand_over(&self, _cx: &Context, _id: &str, _prior: &Attrs) -> Result<()> {
+        Ok(())
+    }
 
     /// Whether [`Provider::find`] finds the resource by its kbp tags alone, with no other resource's outputs: then
     /// refresh looks for a resource of the blueprint that state does not hold (a state lost or reset) and adopts

@@ -176,3 +176,124 @@ async fn a_controller_without_available_replicas_is_a_change_in_plan_and_drift_w
     let err = stderr(&out);
     assert!(err.contains("karpenter_controller.main") && err.contains("0/2 replicas available"), "{err}");
 }
+
+/// A replacement of the controller node group (its instance types changed) is create-before-destroy: the plan
+/// marks it `+/-`; a watcher polling EKS and the kube-apiserver sees at every moment at least one ACTIVE node
+/// group and at least one available controller replica; the successor has a name made from the blueprint's, and
+/// the controller's pods end up on its nodes.
+#[tokio::test(flavor = "multi_thread")]
+async fn replacing_the_controller_node_group_keeps_a_group_and_a_controller_replica_up_throughout() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    // EKS's durations, scaled: a node group takes seconds to make and delete, a pod a fifth of a second to
+    // become Ready; without the hand-over the controller would have no replica for as long as the pod garbage
+    // collector takes to notice the old nodes are gone.
+    let em = Emulator::start_with("realistic", 0.02);
+    let ws = Workspace::with_blueprint("karpenter-mng");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let stack = "ex-karpenter-mng";
+    let larger = "node_group.instance_types=[\"m5.xlarge\"]";
+    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--set", larger, "--detailed-exitcode"], ws.path());
+    assert_exit_code(&plan, 2, "plan of new instance types");
+    let planned = stdout(&plan);
+    assert!(planned.contains("+/- eks_node_group.controller"), "create-before-destroy is marked: {planned}");
+
+    let (eks, client) = (em.eks().await, cluster_client(&em, stack).await);
+    let pods = dynamic(&client, "v1", "Pod", "pods", Some("karpenter"));
+    let nodes = dynamic(&client, "v1", "Node", "nodes", None);
+    let selector = kube::api::ListParams::default().labels("app.kubernetes.io/name=karpenter");
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (eks, stop, pods, nodes, selector) =
+            (eks.clone(), stop.clone(), pods.clone(), nodes.clone(), selector.clone());
+        tokio::spawn(async move {
+            // (looks, fewest ACTIVE groups seen, fewest available replicas seen, most groups seen)
+            let (mut looks, mut fewest_groups, mut fewest_available, mut most_groups) = (0, usize::MAX, i64::MAX, 0);
+            while !stop.load(Ordering::SeqCst) {
+                let names = eks.list_nodegroups().cluster_name(stack).send().await.unwrap().nodegroups().to_vec();
+                let mut active = 0;
+                for n in &names {
+                    let g = eks.describe_nodegroup().cluster_name(stack).nodegroup_name(n).send().await;
+                    let status = g.ok().and_then(|g| g.nodegroup).and_then(|g| g.status().cloned());
+                    active += usize::from(status == Some(aws_sdk_eks::types::NodegroupStatus::Active));
+                }
+                // A replica is up when its pod is Ready on a node that still exists: a deleted node's pods stay
+                // "Ready" (and the Deployment counts them available) until the pod garbage collector removes them.
+                let nodes: Vec<String> = nodes
+                    .list(&Default::default())
+                    .await
+                    .unwrap()
+                    .items
+                    .into_iter()
+                    .filter_map(|n| n.metadata.name)
+                    .collect();
+                let available = pods
+                    .list(&selector)
+                    .await
+                    .unwrap()
+                    .items
+                    .iter()
+                    .filter(|p| {
+                        let ready = p.data["status"]["conditions"]
+                            .as_array()
+                            .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
+                        let on = p.data["spec"]["nodeName"].as_str().unwrap_or_default();
+                        ready && nodes.iter().any(|n| n == on)
+                    })
+                    .count() as i64;
+                looks += 1;
+                fewest_groups = fewest_groups.min(active);
+                most_groups = most_groups.max(names.len());
+                fewest_available = fewest_available.min(available);
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            (looks, fewest_groups, fewest_available, most_groups)
+        })
+    };
+    let out = kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve", "--json", "--set", larger], ws.path());
+    stop.store(true, Ordering::SeqCst);
+    let (looks, fewest_groups, fewest_available, most_groups) = watcher.await.unwrap();
+    assert!(looks >= 10, "the watcher looked often enough to see a gap: {looks} looks");
+    assert!(fewest_groups >= 1, "at every look an ACTIVE node group ({looks} looks)");
+    assert!(fewest_available >= 1, "at every look an available controller replica ({looks} looks)");
+    assert_eq!(most_groups, 2, "the successor stood beside the old group");
+
+    // The successor was created, then the old group (deposed) deleted after it.
+    let lines = events::events(&out);
+    let at_line = |kind: &str, address: &str| {
+        lines
+            .iter()
+            .position(|e| e["type"] == kind && e["address"] == address)
+            .unwrap_or_else(|| panic!("{kind} {address}"))
+    };
+    assert!(at_line("finished", "eks_node_group.controller") < at_line("started", "eks_node_group.controller-deposed"));
+    let names = eks.list_nodegroups().cluster_name(stack).send().await.unwrap().nodegroups().to_vec();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let successor = &names[0];
+    assert!(successor.starts_with("karpenter-") && successor.len() == "karpenter-".len() + 8, "{successor}");
+    let g = eks.describe_nodegroup().cluster_name(stack).nodegroup_name(successor).send().await.unwrap();
+    assert_eq!(g.nodegroup.unwrap().instance_types(), ["m5.xlarge"]);
+    let group_of: std::collections::BTreeMap<String, String> = nodes
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|n| {
+            let group = n.metadata.labels.as_ref().and_then(|l| l.get("eks.amazonaws.com/nodegroup").cloned());
+            (n.metadata.name.unwrap(), group.unwrap_or_default())
+        })
+        .collect();
+    for p in pods.list(&selector).await.unwrap().items {
+        let node = p.data["spec"]["nodeName"].as_str().unwrap_or_default().to_string();
+        let status = &p.data["status"];
+        assert_eq!(
+            group_of.get(&node),
+            Some(successor),
+            "{:?} on {node} ({status}); nodes: {group_of:?}",
+            p.metadata.name
+        );
+    }
+    let again = kbp(&em, &["plan", ws.blueprint_arg(), "--set", larger, "--detailed-exitcode"], ws.path());
+    assert_exit_code(&again, 0, "plan after the replacement");
+}

@@ -300,7 +300,13 @@ async fn controllers_leftovers_are_found_ordered_and_deleted_and_neighbours_stay
 
     // Delete only: kbp never makes these.
     let address = kbp::graph::Address::new("lb", "x");
-    let desired = Desired { address: &address, attrs: &Attrs::new(), kbp_tags: BTreeMap::new(), client_token: "" };
+    let desired = Desired {
+        address: &address,
+        attrs: &Attrs::new(),
+        kbp_tags: BTreeMap::new(),
+        client_token: "",
+        replaces: None,
+    };
     for kind in KINDS {
         let e = registry.get(kind).unwrap().create(&cx, &desired).await.unwrap_err();
         assert!(e.message.contains("never creates") && e.hint.is_some(), "{kind}: {e}");

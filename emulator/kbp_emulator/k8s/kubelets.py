@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .plane import ControlPlane
 
 HEARTBEAT = 10.0
+#: The prefix of the taints Kubernetes' own controllers manage on Nodes.
+_CONTROL_PLANE_TAINTS = "node.kubernetes.io/"
 _ECR = re.compile(r"^[^./]+\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$")
 
 
@@ -92,7 +94,10 @@ def _relabel(plane: "ControlPlane", node: dict[str, Any], want: dict[str, Any], 
     wanted_labels = want["metadata"]["labels"]
     patch_labels: dict[str, Any] = {k: v for k, v in wanted_labels.items() if labels.get(k) != v}
     patch_labels.update({k: None for k in given.get(name, set()) - set(wanted_labels) if k in labels})
-    taints = want["spec"].get("taints") or []
+    # Taints the control plane puts on a node (`node.kubernetes.io/unschedulable` for a cordon, `…/not-ready`)
+    # are not the node group's: they stay, as a real kubelet leaves them.
+    theirs = [t for t in node["spec"].get("taints") or [] if t.get("key", "").startswith(_CONTROL_PLANE_TAINTS)]
+    taints = (want["spec"].get("taints") or []) + theirs
     if not patch_labels and (node["spec"].get("taints") or []) == taints:
         return
     # Node.spec.taints has no merge key: a strategic merge patch replaces the list.

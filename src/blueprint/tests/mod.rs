@@ -48,7 +48,7 @@ fn every_shipped_blueprint_loads_without_warnings() {
 #[test]
 fn minimal_blueprint_gets_the_documented_defaults() {
     let bp = load(&shipped("minimal.toml"), &[]).expect("minimal.toml loads");
-    assert_eq!(bp.cluster.version, "1.34");
+    assert_eq!(bp.cluster.version, "1.36");
     assert!(bp.cluster.endpoint_public_access && bp.cluster.endpoint_private_access);
     assert_eq!(bp.cluster.public_access_cidrs, ["0.0.0.0/0"]);
     let v = bp.vpc.managed().expect("a VPC kbp creates");
@@ -89,7 +89,7 @@ fn karpenter_mng_is_the_seed_stack() {
     let bp = load(&shipped("karpenter-mng.toml"), &[]).expect("loads");
     let minimal =
         load_str("m.toml", "[cluster]\nname = \"ex-karpenter-mng\"\nregion = \"us-west-2\"\n", &[]).expect("loads");
-    assert_eq!(bp.cluster.version, "1.30");
+    assert_eq!(bp.cluster.version, "1.35");
     // Derived from the cluster name, so stacks made with `--set cluster.name=…` never share it.
     assert_eq!(bp.karpenter.node_role_name, "KarpenterNodeRole-ex-karpenter-mng");
     // The default pool is the seed's pool, so the explicit one equals it.

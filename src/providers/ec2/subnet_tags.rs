@@ -197,7 +197,7 @@ mod tests {
     fn kbp_keys_are_refused() {
         let address: crate::graph::Address = "subnet_tags.private[\"a\"]".parse().unwrap();
         let attrs = object(json!({ "subnet_id": "subnet-1", "tags": { "kbp:stack": "s" } }));
-        let d = Desired { address: &address, attrs: &attrs, kbp_tags: Tags::new(), client_token: "" };
+        let d = Desired { address: &address, attrs: &attrs, kbp_tags: Tags::new(), client_token: "", replaces: None };
         let Err(e) = parse(&d) else { panic!("a kbp: key is refused") };
         assert!(e.message.contains("kbp:stack") && e.hint.is_some(), "{e}");
     }

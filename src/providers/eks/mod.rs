@@ -16,6 +16,7 @@ pub(crate) mod cluster;
 mod cluster_update;
 pub mod insights;
 mod lifecycle;
+mod node_drain;
 pub(crate) mod node_group;
 pub(crate) mod pod_identity_association;
 mod tagging;

@@ -13,6 +13,7 @@ use aws_sdk_eks::types::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 
 use super::lifecycle::{Target, Tracked, Tracking};
 use super::{join_id, send_naming_role, sort_sets, sorted, split_id, tagging};
@@ -122,6 +123,7 @@ const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
         "disk_size",
     ])
     .imported_by("`<cluster name>:<node group name>`")
+    .creates_before_destroying()
     .takes(180, 60, 180);
 
 #[async_trait]
@@ -146,20 +148,27 @@ impl Provider for NodeGroup {
         let (cluster, name) = split_id(KIND, id, "node group")?;
         let Some(ng) = tracking(cx, cluster, name, BUDGET).read().await? else { return Ok(None) };
         let mut attrs = attrs(&ng);
+        // A successor's name is the blueprint's with a suffix: the blueprint's name is what state compares.
+        if let Some(wanted) = prior.get("name").and_then(Value::as_str).filter(|w| is_successor_of(name, w)) {
+            attrs.insert("name".into(), json!(wanted));
+        }
         let pinned = prior.get("release_version").is_some_and(|v| !v.is_null());
         attrs.insert("release_version".into(), if pinned { json!(ng.release_version()) } else { Value::Null });
         Ok(Some(Observed { attrs, outputs: outputs(id, &ng) }))
     }
 
+    /// By the name its create would use: the successor's while the group it replaces still stands.
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
-        let found = tracking(cx, &s.cluster_name, &s.name, BUDGET).find().await?;
-        Ok(found.map(|_| join_id(&s.cluster_name, &s.name)))
+        let name = name_for(&s, desired);
+        let found = tracking(cx, &s.cluster_name, &name, BUDGET).find().await?;
+        Ok(found.map(|_| join_id(&s.cluster_name, &name)))
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "eks:CreateNodegroup";
         let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let name = name_for(&s, desired);
         let taints = s.taints.iter().map(to_eks).collect::<Result<Vec<_>, _>>()?;
         let labels: HashMap<String, String> = s.labels.clone().into_iter().collect();
         let (tags, token) = (Some(tagging::on_create(desired)), desired.token());
@@ -167,7 +176,7 @@ impl Provider for NodeGroup {
             cx.eks()
                 .create_nodegroup()
                 .cluster_name(&s.cluster_name)
-                .nodegroup_name(&s.name)
+                .nodegroup_name(&name)
                 .node_role(&s.node_role_arn)
                 .set_subnets(Some(s.subnet_ids.clone()))
                 .ami_type(AmiTypes::from(s.ami_type.as_str()))
@@ -186,8 +195,8 @@ impl Provider for NodeGroup {
         })
         .await
         .map_err(|e| explain_taken(e, &s))?;
-        let id = join_id(&s.cluster_name, &s.name);
-        let ng = tracking(cx, &s.cluster_name, &s.name, CREATE).wait_active(Some(desired.address)).await?;
+        let id = join_id(&s.cluster_name, &name);
+        let ng = tracking(cx, &s.cluster_name, &name, CREATE).wait_active(Some(desired.address)).await?;
         Ok(Applied { outputs: outputs(&id, &ng), id })
     }
 
@@ -251,6 +260,12 @@ impl Provider for NodeGroup {
         tracking(cx, cluster, name, CREATE).wait_active(Some(address)).await.map(drop)
     }
 
+    /// The pods on the old group's nodes move to its successor's, within their disruption budgets.
+    async fn hand_over(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
+        let (cluster, name) = split_id(KIND, id, "node group")?;
+        super::node_drain::drain(cx, cluster, name).await
+    }
+
     /// The cluster cannot be deleted before its node groups are gone, and their nodes' ENIs go with them, so
     /// the delete waits until EKS no longer knows the group.
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
@@ -272,6 +287,33 @@ impl Tracked for Nodegroup {
         let request = || cx.eks().describe_nodegroup().cluster_name(at.cluster).nodegroup_name(at.name()).send();
         Ok(absent_if_gone(send(cx, Self::DESCRIBE, &[], request).await)?.and_then(|out| out.nodegroup))
     }
+}
+
+/// The name a create uses: the blueprint's, unless the group it replaces (still standing, create-before-destroy)
+/// has it; then the blueprint's with a suffix from the create's token, so a retried create looks for and makes
+/// the same one. A later replacement goes back to the blueprint's name, which is free again.
+fn name_for(s: &Spec, desired: &Desired<'_>) -> String {
+    let old = desired.replaces.and_then(|id| split_id(KIND, id, "node group").ok()).map(|(_, name)| name);
+    if old != Some(s.name.as_str()) {
+        return s.name.clone();
+    }
+    let digest = Sha256::digest(desired.client_token.as_bytes());
+    let suffix: String = digest.iter().take(SUFFIX_LEN / 2).map(|b| format!("{b:02x}")).collect();
+    // EKS names are at most 63 characters.
+    let stem: String = s.name.chars().take(63 - SUFFIX_LEN - 1).collect();
+    format!("{stem}-{suffix}")
+}
+
+const SUFFIX_LEN: usize = 8;
+
+/// Whether `actual` is `wanted`, or a successor's name made from it by [`name_for`].
+fn is_successor_of(actual: &str, wanted: &str) -> bool {
+    if actual == wanted {
+        return true;
+    }
+    let Some((stem, suffix)) = actual.rsplit_once('-') else { return false };
+    let stem_of_wanted: String = wanted.chars().take(63 - SUFFIX_LEN - 1).collect();
+    stem == stem_of_wanted && suffix.len() == SUFFIX_LEN && suffix.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 /// The node group `name` of `cluster`, whose waits may each take `budget`.

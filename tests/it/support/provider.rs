@@ -58,7 +58,7 @@ impl ToAttrs for &Attrs {
 /// token reused with other parameters with IdempotentParameterMismatch).
 pub fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
     let token: &'static str = Box::leak(uuid::Uuid::new_v4().to_string().into_boxed_str());
-    Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: token }
+    Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: token, replaces: None }
 }
 
 /// The user tags plus the kbp tags for `address`, as they should be on the resource in AWS: a keyed address
