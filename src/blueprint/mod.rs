@@ -53,6 +53,8 @@ pub struct Loaded {
     pub warnings: Diagnostics,
     /// Where each `[[import]]` table's `to` is written (source and span), in order.
     import_at: Vec<(usize, std::ops::Range<usize>)>,
+    /// Where each `[[moved]]` block's `to` is written.
+    moved_at: Vec<(usize, std::ops::Range<usize>)>,
     /// Where every field was written, to report what the CRDs refuse in the rendered objects.
     index: std::sync::Arc<tree::Index>,
 }
@@ -65,23 +67,27 @@ pub struct ManifestProblem<'a> {
 }
 
 impl Loaded {
-    /// Checks that every `[[import]]` table's `to` is one of `addresses` (the compiled graph's): the blueprint
-    /// alone cannot say which addresses it compiles to. The diagnostics name `import[i].to` with its place.
+    /// Checks that every `[[import]]` and `[[moved]]` table's `to` is one of `addresses` (the compiled graph's):
+    /// the blueprint alone cannot say which addresses it compiles to. The diagnostics name `import[i].to` (or
+    /// `moved[i].to`) with its place.
     pub fn imports(&self, addresses: &[String]) -> Result<(), Diagnostics> {
         let mut diags = self.warnings.clone();
-        for (i, block) in self.blueprint.import.iter().enumerate() {
-            if addresses.contains(&block.to) || self.index.is_rejected(&format!("import[{i}].to")) {
+        let imports = self.blueprint.import.iter().map(|b| &b.to).zip(&self.import_at).enumerate();
+        let moves = self.blueprint.moved.iter().map(|b| &b.to).zip(&self.moved_at).enumerate();
+        let blocks = imports.map(|(i, b)| ("import", i, b)).chain(moves.map(|(i, b)| ("moved", i, b)));
+        for (table, i, (to, place)) in blocks {
+            if addresses.contains(to) || self.index.is_rejected(&format!("{table}[{i}].to")) {
                 continue;
             }
-            let (source, span) = self.import_at.get(i).cloned().unwrap_or((0, 0..0));
-            let close = rules::closest(&block.to, addresses.iter().map(String::as_str));
+            let (source, span) = place.clone();
+            let close = rules::closest(to, addresses.iter().map(String::as_str));
             let hint = match close {
                 Some(a) => format!("did you mean `{a}`? `kbp graph --format json` lists every address"),
                 None => "`kbp graph --format json` lists every address".to_string(),
             };
             diags
-                .error(source, span, format!("`{}` is not an address of this blueprint", block.to))
-                .path(format!("import[{i}].to"))
+                .error(source, span, format!("`{to}` is not an address of this blueprint"))
+                .path(format!("{table}[{i}].to"))
                 .expected("an address the blueprint compiles to")
                 .hint(hint);
         }
@@ -293,10 +299,10 @@ fn build(layers: &[(&str, &str)], sets: &[String]) -> Result<Loaded, Diagnostics
     }
     diags.sort();
     let Some(blueprint) = blueprint else { return Err(diags) };
-    let import_at = (0..blueprint.import.len())
-        .map(|i| index.locate(&format!("import[{i}].to")).map_or((0, 0..0), |p| (p.source, p.span.clone())))
-        .collect();
-    Ok(Loaded { blueprint, warnings: diags, import_at, index: std::sync::Arc::new(index) })
+    let at = |path: String| index.locate(&path).map_or((0, 0..0), |p| (p.source, p.span.clone()));
+    let import_at = (0..blueprint.import.len()).map(|i| at(format!("import[{i}].to"))).collect();
+    let moved_at = (0..blueprint.moved.len()).map(|i| at(format!("moved[{i}].to"))).collect();
+    Ok(Loaded { blueprint, warnings: diags, import_at, moved_at, index: std::sync::Arc::new(index) })
 }
 
 /// The effective blueprint, every default spelled out, as TOML that loads back to the same [`Blueprint`]

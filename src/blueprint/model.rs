@@ -25,6 +25,16 @@ pub struct Blueprint {
     /// `[[import]]` tables: existing resources to take under management during plan and apply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub import: Vec<Import>,
+    /// `[[moved]]` tables: renamed addresses whose state entries move with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<Moved>,
+}
+
+/// One `[[moved]]` table: the state entry at `from` belongs at `to`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Moved {
+    pub from: String,
+    pub to: String,
 }
 
 /// One `[[import]]` table: the resource `id` in AWS goes into state at the address `to`.

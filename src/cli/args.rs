@@ -457,6 +457,11 @@ pub struct Shaping {
     /// that does not see the stack's state never plans a second copy of it.
     #[arg(long)]
     pub adopt: bool,
+    /// Plan a new stack even though a state beside it was made from the same blueprint under another
+    /// `cluster.name` (the name was changed in the file). Without it such a plan is refused: EKS cannot rename
+    /// a cluster, and the old stack would be left running with its state.
+    #[arg(long)]
+    pub new_stack: bool,
 }
 
 #[derive(Debug, Args)]

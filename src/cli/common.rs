@@ -281,6 +281,19 @@ pub async fn refreshed(
     crate::plan::refresh(cx, registry, state, Some(graph), parallelism).await.map_err(refresh_failed)
 }
 
+/// The stored state with the blueprint's `[[moved]]` blocks carried out in memory, and the moves they made: plan
+/// and apply refresh and diff this, and applying writes the moves first ([`crate::plan::Plan::moved`]).
+pub fn moved_state(
+    state: &State,
+    bp: &crate::blueprint::Blueprint,
+    graph: &ResourceGraph,
+) -> anyhow::Result<(State, Vec<crate::plan::Moved>)> {
+    let mut moved = state.clone();
+    let done = crate::plan::moves(&mut moved, &bp.moved, |a| graph.get(a).map(|r| r.kind.clone()))
+        .map_err(anyhow::Error::msg)?;
+    Ok((moved, done))
+}
+
 /// The plan of `graph` against `refreshed` as `shaping` asks: the replacements it requests, narrowed to its
 /// targets. Addresses that name nothing are refused.
 pub fn shaped_plan(
@@ -358,4 +371,91 @@ pub async fn upgrade_notes(
         notes.push(line);
     }
     notes
+}
+
+/// What a plan that deletes or replaces a NodePool should say: Karpenter drains and terminates its NodeClaims,
+/// which a renamed pool does not keep. One line per pool that has any; a cluster kbp cannot reach says so.
+pub async fn node_pool_notes(cx: &crate::providers::Context, p: &crate::plan::Plan, state: &State) -> Vec<String> {
+    use crate::providers::kubernetes::node_claims;
+    let created: Vec<String> = p
+        .changes
+        .iter()
+        .filter(|c| c.kind == crate::graph::kinds::NODE_POOL && c.action == crate::plan::Action::Create)
+        .map(|c| c.address.to_string())
+        .collect();
+    let mut notes = Vec::new();
+    for c in p.changes.iter().filter(|c| c.kind == crate::graph::kinds::NODE_POOL) {
+        if !(c.action == crate::plan::Action::Delete || c.action.replaces()) {
+            continue;
+        }
+        let Some(entry) = state.get(&c.address) else { continue };
+        let Some(pool) = node_claims::pool_name(&entry.attributes) else { continue };
+        let renamed = match created.as_slice() {
+            [] => String::new(),
+            new => {
+                format!(" (renamed to {}? a NodePool's name is its identity: the new one starts empty)", new.join(", "))
+            }
+        };
+        match node_claims::of_pool(cx, &entry.attributes, pool).await {
+            Ok(claims) if claims.is_empty() => {}
+            Ok(claims) => notes.push(format!(
+                "{}: Karpenter drains and terminates the {} NodeClaims of NodePool `{pool}` when it goes{renamed}: {}\n  \
+                 hint: keep the pool's name to keep its nodes; otherwise expect their pods to be rescheduled, within \
+                 their disruption budgets",
+                c.address,
+                claims.len(),
+                claims.join(", ")
+            )),
+            Err(e) => notes.push(format!(
+                "{}: deleting NodePool `{pool}` drains its NodeClaims, which kbp could not list ({})",
+                c.address, e.message
+            )),
+        }
+    }
+    notes
+}
+
+/// The blueprint file, absolute, when its own `cluster.name` names the stack (no `--set cluster.name`, no
+/// overlay that sets it): what state records, and what [`refuse_renamed_cluster`] compares.
+pub fn naming_blueprint(args: &super::args::BlueprintArgs) -> Option<String> {
+    if args.sets.iter().any(|s| s.trim_start().starts_with("cluster.name")) || !args.overlays.is_empty() {
+        return None;
+    }
+    std::fs::canonicalize(&args.blueprint).ok().map(|p| p.display().to_string())
+}
+
+/// Refuses to plan a new stack (no state at `locked`) from a blueprint whose `cluster.name` was changed in the
+/// file: a local state beside the new one, made from the same file under its old name, still holds resources.
+/// EKS cannot rename a cluster, so such a plan would create a second stack and leave the first one running.
+pub fn refuse_renamed_cluster(locked: &Locked, naming: Option<&str>, new_stack: bool) -> anyhow::Result<()> {
+    let (Some(naming), false, false) = (naming, locked.existed, new_stack) else { return Ok(()) };
+    let Location::Local { path } = &locked.location else { return Ok(()) };
+    let Some(dir) = path.parent() else { return Ok(()) };
+    let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() { std::path::Path::new(".") } else { dir })
+    else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let other = entry.path();
+        if other == *path || !other.to_string_lossy().ends_with(".state.json") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&other) else { continue };
+        let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
+        let held = doc["resources"].as_array().is_some_and(|r| !r.is_empty());
+        if held && doc["blueprint"].as_str() == Some(naming) {
+            let old = doc["stack"].as_str().unwrap_or("?");
+            bail!(
+                "cluster.name is now `{}`, but the state at {} holds stack `{old}`, made from this blueprint under its old name\n  \
+                 hint: EKS cannot rename a cluster, so this would make a second stack and leave `{old}` running; destroy \
+                 it first (`kbp destroy {} --set cluster.name={old}`), set cluster.name back, or pass --new-stack to \
+                 make `{}` beside it on purpose",
+                locked.state.stack,
+                other.display(),
+                naming,
+                locked.state.stack
+            );
+        }
+    }
+    Ok(())
 }

@@ -19,7 +19,13 @@ pub async fn run(stack: StackArgs, g: &Global) -> u8 {
         destroy: false,
         refresh_only: true,
         refresh_catalog: false,
-        shaping: super::args::Shaping { targets: Vec::new(), replace: Vec::new(), refresh: true, adopt: false },
+        shaping: super::args::Shaping {
+            targets: Vec::new(),
+            replace: Vec::new(),
+            refresh: true,
+            adopt: false,
+            new_stack: false,
+        },
     };
     super::plan::run(plan_args, g).await
 }

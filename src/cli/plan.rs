@@ -59,17 +59,21 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
     };
     let result = async {
         let locked = common::lock_stack(&a.stack.state, &bp, "plan").await?;
+        if !a.destroy {
+            let naming = common::naming_blueprint(&a.stack.bp);
+            common::refuse_renamed_cluster(&locked, naming.as_deref(), a.shaping.new_stack)?;
+        }
+        let (state, moved) = common::moved_state(&locked.state, &bp, &graph)?;
         let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.stack.run).await;
         let me = if a.destroy {
             super::preflight::identity(&cx).await?
         } else {
-            super::preflight::stack(&cx, &bp, &locked.state).await?
+            super::preflight::stack(&cx, &bp, &state).await?
         };
         let registry = Registry::builtin();
         let parallelism = a.stack.run.parallelism as usize;
         let refresh = a.shaping.refresh || a.refresh_only;
-        let mut refreshed =
-            common::refreshed(cx.clone(), &registry, &locked.state, &graph, parallelism, refresh).await?;
+        let mut refreshed = common::refreshed(cx.clone(), &registry, &state, &graph, parallelism, refresh).await?;
         let imported = if a.destroy || a.refresh_only {
             Vec::new()
         } else {
@@ -81,13 +85,16 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             common::shaped_plan(&graph, &refreshed, &registry, &a.shaping)?
         };
         p.adopting(&refreshed);
-        plan::objects::attach(&mut p, &locked.state).await;
+        plan::objects::attach(&mut p, &state).await;
         if !a.destroy && !a.refresh_only {
             common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
         }
         p.importing(imported);
         if !a.destroy {
-            p.drift = plan::drift::drift(&locked.state, &refreshed);
+            p.drift = plan::drift::drift(&state, &refreshed);
+        }
+        if !a.destroy && !a.refresh_only {
+            p.moved = moved;
         }
         if a.refresh_only {
             p.refreshing_only();
@@ -103,6 +110,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
             p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
             p.warnings.extend(plan::skew::warnings(&refreshed.state));
             p.warnings.extend(common::upgrade_notes(&cx, &p, &refreshed.state).await);
+            p.warnings.extend(common::node_pool_notes(&cx, &p, &refreshed.state).await);
         }
         if !a.destroy && !a.refresh_only {
             let catalog = catalog_for_cost(&cx.sdk, &bp.cluster.region, a.refresh_catalog).await;

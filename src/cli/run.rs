@@ -38,7 +38,10 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     };
     let locked = common::lock_stack(&a.state, &bp, "apply").await?;
     let mut cx = common::context(&bp.cluster.name, &bp.cluster.region, &a.run).await;
-    let me = super::preflight::stack(&cx, &bp, &locked.state).await?;
+    let naming = common::naming_blueprint(&bp_args);
+    common::refuse_renamed_cluster(&locked, naming.as_deref(), a.shaping.new_stack)?;
+    let (state, moved) = common::moved_state(&locked.state, &bp, &graph)?;
+    let me = super::preflight::stack(&cx, &bp, &state).await?;
     cx.applying = true;
     let ttl = match (a.ttl, &bp.cluster.ttl) {
         (Some(d), _) => Some(d),
@@ -52,17 +55,23 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let registry = Registry::builtin();
     let parallelism = a.run.parallelism as usize;
     let mut refreshed =
-        common::refreshed(cx.clone(), &registry, &locked.state, &graph, parallelism, a.shaping.refresh).await?;
+        common::refreshed(cx.clone(), &registry, &state, &graph, parallelism, a.shaping.refresh).await?;
     let imported = common::import_blocks(&cx, &registry, &graph, &bp, &mut refreshed.state).await?;
     let mut p = common::shaped_plan(&graph, &refreshed, &registry, &a.shaping)?;
     p.adopting(&refreshed);
-    crate::plan::objects::attach(&mut p, &locked.state).await;
+    crate::plan::objects::attach(&mut p, &state).await;
+    p.moved = moved;
     common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
     p.importing(imported);
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
     p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
     p.warnings.extend(crate::plan::skew::warnings(&refreshed.state));
     p.warnings.extend(common::upgrade_notes(&cx, &p, &refreshed.state).await);
+    p.warnings.extend(common::node_pool_notes(&cx, &p, &refreshed.state).await);
+    // Which file names this stack, for the next plan to tell a rename in it from a second stack.
+    if naming.is_some() {
+        refreshed.state.blueprint = naming;
+    }
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
     let code = execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await?;
     locked.guard.release().await?;
@@ -160,6 +169,19 @@ async fn execute(
     if !auto_approve && !common::confirm(&format!("\nDo you want to {verb} these changes to stack {}?", p.stack))? {
         eprintln!("{verb} cancelled.");
         return Ok(FAILED);
+    }
+    if !p.moved.is_empty() {
+        // The renames first: what follows is planned at the new addresses. Those already made are skipped.
+        state
+            .update(|s| {
+                for m in &p.moved {
+                    if s.get(&m.to).is_none() {
+                        let _ = crate::state::edit::rename(s, &m.from, &m.to);
+                    }
+                }
+            })
+            .await
+            .context("writing the [[moved]] renames into state")?;
     }
     if !p.adopted.is_empty() || !p.imported.is_empty() {
         // What refresh found by the stack's tags, and what [[import]] blocks read, goes into state first: the

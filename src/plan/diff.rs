@@ -198,6 +198,7 @@ fn finish(
         deferred,
         unchanged,
         resources: graph.in_order().into_iter().cloned().collect(),
+        moved: Vec::new(),
         warnings: Vec::new(),
         adopted: Vec::new(),
         drift: Vec::new(),

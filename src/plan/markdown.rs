@@ -85,6 +85,11 @@ fn head(p: &Plan) -> Vec<String> {
             .collect();
         blocks.push(format!("{what}: {}.", found.join(", ")));
     }
+    if !p.moved.is_empty() {
+        let moved: Vec<String> =
+            p.moved.iter().map(|m| format!("{} → {}", code(&m.from.to_string()), code(&m.to.to_string()))).collect();
+        blocks.push(format!("Moved in state by the blueprint's `[[moved]]` tables, not in AWS: {}.", moved.join(", ")));
+    }
     if !p.deferred.is_empty() {
         blocks.push(deferred(&p.deferred));
     }

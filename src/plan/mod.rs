@@ -97,6 +97,45 @@ pub struct Change {
     pub objects: Vec<objects::ObjectChange>,
 }
 
+/// A state entry renamed by a `[[moved]]` block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Moved {
+    pub from: Address,
+    pub to: Address,
+}
+
+/// Carries out the blueprint's `[[moved]]` blocks on `state`, in order, and returns those that moved an entry:
+/// a block whose `from` state does not hold has nothing to do (it moved in an earlier apply). A block whose
+/// `to` state already holds, or that would give an entry another kind, is refused.
+pub fn moves(
+    state: &mut crate::state::State,
+    blocks: &[crate::blueprint::Moved],
+    kind_at: impl Fn(&Address) -> Option<String>,
+) -> Result<Vec<Moved>, String> {
+    let mut done = Vec::new();
+    for (i, b) in blocks.iter().enumerate() {
+        let parse = |a: &str| a.parse::<Address>().map_err(|e| format!("moved[{i}]: {e}"));
+        let (from, to) = (parse(&b.from)?, parse(&b.to)?);
+        let Some(entry) = state.get(&from) else { continue };
+        if state.get(&to).is_some() {
+            return Err(format!(
+                "moved[{i}]: state holds both {from} and {to}\n  hint: the move was already made by hand, or {to} is \
+                 another resource: remove the [[moved]] block, or `kbp state rm` the entry that should not be there"
+            ));
+        }
+        if let Some(kind) = kind_at(&to).filter(|k| *k != entry.kind) {
+            return Err(format!(
+                "moved[{i}]: {from} is a {} and {to} a {kind}: a move keeps the resource, so both must be of one kind\n  \
+                 hint: name the address the same resource compiles to now (`kbp graph --format json` lists them)",
+                entry.kind
+            ));
+        }
+        crate::state::edit::rename(state, &from, &to).map_err(|e| format!("moved[{i}]: {e}"))?;
+        done.push(Moved { from, to });
+    }
+    Ok(done)
+}
+
 /// A resource the blueprint describes but this build of kbp has no provider for yet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Deferred {
@@ -166,6 +205,10 @@ pub struct Plan {
     /// (adding kbp's tags).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub imported: Vec<crate::state::ResourceState>,
+    /// The `[[moved]]` blocks this plan carries out in state (its entries were at `from`): applying it renames
+    /// them first. No change in AWS.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<Moved>,
     /// What the blueprint should reconsider (see `blueprint::advisories`), each with its hint.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -192,7 +235,7 @@ impl Plan {
         if self.refresh_only {
             return !self.drift.is_empty();
         }
-        !self.changes.is_empty() || !self.adopted.is_empty() || !self.imported.is_empty()
+        !self.changes.is_empty() || !self.adopted.is_empty() || !self.imported.is_empty() || !self.moved.is_empty()
     }
 
     /// Records what `[[import]]` blocks read (see [`import::blocks`]), so that applying the plan writes it.

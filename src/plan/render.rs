@@ -55,6 +55,20 @@ pub fn human(plan: &Plan, style: &Style) -> String {
     taken_in(&mut out, adopted, ("=", &plan.adopted), style);
     let imported = "Imported by the blueprint's [[import]] blocks; applying takes them into state:";
     taken_in(&mut out, imported, ("<=", &plan.imported), style);
+    if !plan.moved.is_empty() {
+        let _ =
+            writeln!(out, "Moved by the blueprint's [[moved]] blocks; applying renames them in state, not in AWS:\n");
+        for m in &plan.moved {
+            let _ = writeln!(
+                out,
+                "  {} {} has moved to {}",
+                style.paint("36", "→"),
+                m.from,
+                style.paint("1", &m.to.to_string())
+            );
+        }
+        let _ = writeln!(out);
+    }
     if plan.changes.is_empty() {
         let account = account(plan).map(|a| format!(" ({}, {a})", plan.region)).unwrap_or_default();
         let _ = writeln!(

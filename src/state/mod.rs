@@ -38,6 +38,10 @@ pub struct State {
     pub kbp_version: String,
     #[serde(with = "resource_list")]
     pub resources: BTreeMap<Address, ResourceState>,
+    /// The blueprint file (absolute) whose own `cluster.name` names this stack, when it was applied without
+    /// `--set cluster.name`: how a plan tells a cluster renamed in that file from a second stack made on purpose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blueprint: Option<String>,
 }
 
 impl Status {
@@ -64,6 +68,7 @@ impl State {
             region: region.to_string(),
             kbp_version: env!("CARGO_PKG_VERSION").to_string(),
             resources: BTreeMap::new(),
+            blueprint: None,
         }
     }
 

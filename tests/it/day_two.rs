@@ -297,3 +297,107 @@ async fn replacing_the_controller_node_group_keeps_a_group_and_a_controller_repl
     let again = kbp(&em, &["plan", ws.blueprint_arg(), "--set", larger, "--detailed-exitcode"], ws.path());
     assert_exit_code(&again, 0, "plan after the replacement");
 }
+
+/// `cluster.name` changed in the blueprint file beside the old name's state: plan and apply refuse, naming the
+/// old stack and the ways out, and create nothing; `--new-stack` plans the second stack on purpose, and a name
+/// given with `--set` (a fleet of stacks from one file) is not a rename.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_renamed_in_its_blueprint_beside_the_old_state_is_refused_naming_the_choices() {
+    let em = Emulator::start_with("instant", 1.0);
+    let ws = Workspace::with_blueprint("minimal");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let text = ws.read_blueprint();
+    assert!(text.contains("name = \"sbx\""), "{text}");
+    ws.write_blueprint(&text.replace("name = \"sbx\"", "name = \"sbx-renamed\""));
+    for command in [&["plan", ws.blueprint_arg()][..], &["apply", ws.blueprint_arg(), "--auto-approve"][..]] {
+        let out = kbp(&em, command, ws.path());
+        assert_exit_code(&out, 1, command[0]);
+        let said = stderr(&out);
+        assert!(said.contains("cluster.name is now `sbx-renamed`") && said.contains("holds stack `sbx`"), "{said}");
+        assert!(said.contains("EKS cannot rename a cluster") && said.contains("--new-stack"), "{said}");
+        assert!(said.contains("kbp destroy") && said.contains("--set cluster.name=sbx"), "{said}");
+    }
+    let clusters = em.eks().await.list_clusters().send().await.unwrap();
+    assert_eq!(clusters.clusters(), ["sbx"], "nothing was made for the new name");
+    let on_purpose = kbp(&em, &["plan", ws.blueprint_arg(), "--new-stack", "--detailed-exitcode"], ws.path());
+    assert_exit_code(&on_purpose, 2, "plan of a second stack with --new-stack");
+    let fleet =
+        kbp(&em, &["plan", ws.blueprint_arg(), "--set", "cluster.name=sbx-2", "--detailed-exitcode"], ws.path());
+    assert_exit_code(&fleet, 2, "a name given with --set is another stack of the fleet, not a rename");
+}
+
+/// A `[[moved]]` block renames a state entry with no change in AWS: without it, the renamed address plans a
+/// destroy and a create; with it, the plan says the address has moved and changes nothing, apply makes no AWS
+/// call for it, and the next plan is empty. A `to` the blueprint does not compile to is refused at its place.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_moved_block_renames_an_address_in_state_with_no_aws_change() {
+    let em = Emulator::start_with("instant", 1.0);
+    let ws = Workspace::with_blueprint("minimal");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let eks = em.eks().await;
+    let entry_arn = || async {
+        let entries = eks.list_access_entries().cluster_name("sbx").send().await.unwrap();
+        entries.access_entries().to_vec()
+    };
+    let before = entry_arn().await;
+    // State as an older blueprint left it: the admin entry under another address.
+    kbp_ok(&em, &["state", "mv", "eks_access_entry.admin", "eks_access_entry.administrator"], ws.path());
+    let without = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&without, 2, "plan without the block");
+    let planned = stdout(&without);
+    assert!(
+        planned.contains("+ eks_access_entry.admin") && planned.contains("- eks_access_entry.administrator"),
+        "{planned}"
+    );
+
+    let moved = "\n[[moved]]\nfrom = \"eks_access_entry.administrator\"\nto = \"eks_access_entry.admin\"\n";
+    ws.write_blueprint(&format!("{}{moved}", ws.read_blueprint()));
+    let with = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&with, 2, "a move is a change to state");
+    let planned = stdout(&with);
+    assert!(planned.contains("eks_access_entry.administrator has moved to eks_access_entry.admin"), "{planned}");
+    assert!(planned.contains("No changes"), "nothing in AWS: {planned}");
+    let out = kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve", "--json"], ws.path());
+    let started: Vec<_> = events::events(&out).into_iter().filter(|e| e["type"] == "started").collect();
+    assert!(started.is_empty(), "no AWS operation: {started:?}");
+    assert_eq!(entry_arn().await, before, "the access entries are the same");
+    let again = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&again, 0, "plan after the move");
+
+    let wrong = ws.read_blueprint().replace("to = \"eks_access_entry.admin\"", "to = \"eks_access_entry.admn\"");
+    ws.write_blueprint(&wrong);
+    let refused = kbp(&em, &["validate", ws.blueprint_arg()], ws.path());
+    assert_exit_code(&refused, 1, "validate of a move to nowhere");
+    let said = stderr(&refused);
+    assert!(said.contains("`eks_access_entry.admn` is not an address of this blueprint"), "{said}");
+    assert!(said.contains("did you mean `eks_access_entry.admin`"), "{said}");
+}
+
+/// Renaming a NodePool deletes it and creates another: the plan warns that Karpenter will drain and terminate
+/// the old pool's NodeClaims, naming them.
+#[tokio::test(flavor = "multi_thread")]
+async fn renaming_a_node_pool_warns_which_node_claims_karpenter_will_drain() {
+    let em = Emulator::start_with("instant", 1.0);
+    let ws = Workspace::with_blueprint("karpenter-mng");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let client = cluster_client(&em, "ex-karpenter-mng").await;
+    let claims = dynamic(&client, "karpenter.sh/v1", "NodeClaim", "nodeclaims", None);
+    for name in ["default-abcde", "default-fghij"] {
+        let claim = json!({
+            "apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+            "metadata": {"name": name, "labels": {"karpenter.sh/nodepool": "default"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+                "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+            },
+        });
+        claims.create(&Default::default(), &serde_json::from_value(claim).unwrap()).await.unwrap();
+    }
+    ws.write_blueprint(&ws.read_blueprint().replace("[node_pools.default", "[node_pools.general"));
+    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&plan, 2, "plan of the renamed pool");
+    let said = stderr(&plan);
+    assert!(said.contains("Karpenter drains and terminates the 2 NodeClaims of NodePool `default`"), "{said}");
+    assert!(said.contains("default-abcde, default-fghij"), "{said}");
+    assert!(said.contains("renamed to node_pool.main[\"general\"]?"), "{said}");
+}

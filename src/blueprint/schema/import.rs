@@ -1,6 +1,8 @@
 //! The `[[import]]` tables: resources that already exist in AWS, to take under management at an address of the
-//! blueprint during plan and apply (`kbp import` in the blueprint, as Terraform's import blocks). That `to` is an
-//! address of the compiled graph is checked once the blueprint is compiled ([`crate::blueprint::Loaded::imports`]).
+//! blueprint during plan and apply (`kbp import` in the blueprint, as Terraform's import blocks); and the
+//! `[[moved]]` tables: addresses renamed, whose state entries move with them (Terraform's moved blocks). That each
+//! `to` is an address of the compiled graph is checked once the blueprint is compiled
+//! ([`crate::blueprint::Loaded::imports`]).
 
 use super::Presence::Required;
 use super::{field, str_rule, Ty};
@@ -16,3 +18,10 @@ const IMPORT: Ty = Ty::Table(&[
 ]);
 
 pub(super) const IMPORTS: Ty = Ty::List { item: &IMPORT, max: 500, unique: false, non_empty: false };
+
+const MOVED: Ty = Ty::Table(&[
+    field("from", ADDRESS, Required, "The address state holds the resource at, as an older blueprint compiled it."),
+    field("to", ADDRESS, Required, "The address the blueprint compiles it to now."),
+]);
+
+pub(super) const MOVES: Ty = Ty::List { item: &MOVED, max: 500, unique: false, non_empty: false };

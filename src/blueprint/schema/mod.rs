@@ -121,6 +121,7 @@ pub(crate) const BLUEPRINT: &[Field] = &[
     ),
     field("state", Ty::Table(STATE), Default("{}"), "Where kbp keeps the stack's state: a local file, or S3 for teams and CI."),
     field("import", import::IMPORTS, Default("[]"), "Existing AWS resources to take under management during plan and apply, as `kbp import` does: each is read by `id` and written into state at `to` unless state already holds that address."),
+    field("moved", import::MOVES, Default("[]"), "Renamed addresses (a node pool, a node class, an add-on key): the state entry at `from` moves to `to` in the next plan and apply, with no change in AWS, instead of a destroy and a create. A plan refuses a move whose `to` state already holds."),
 ];
 
 const ROOT: Ty = Ty::Table(BLUEPRINT);

@@ -123,6 +123,7 @@ pub(crate) fn sample() -> Blueprint {
             role_arn: None,
         },
         import: Vec::new(),
+        moved: Vec::new(),
     }
 }
 

@@ -40,6 +40,7 @@ fn plan(changes: Vec<Change>, deferred: Vec<Deferred>, unchanged: usize, destroy
         deferred,
         unchanged,
         resources: Vec::new(),
+        moved: Vec::new(),
         warnings: Vec::new(),
         adopted: Vec::new(),
         drift: Vec::new(),

@@ -8,6 +8,7 @@
 pub(crate) mod controller;
 pub(crate) mod crds;
 pub(crate) mod custom_object;
+pub mod node_claims;
 pub mod session;
 
 use async_trait::async_trait;
