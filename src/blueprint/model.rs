@@ -97,6 +97,42 @@ pub struct Cluster {
     pub ttl: Option<String>,
     /// Tags on every taggable resource of the stack.
     pub tags: BTreeMap<String, String>,
+    /// `[[cluster.access_entries]]`: who else may use the cluster.
+    #[serde(default)]
+    pub access_entries: Vec<AccessEntry>,
+}
+
+/// One `[[cluster.access_entries]]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccessEntry {
+    pub principal_arn: String,
+    #[serde(rename = "type")]
+    pub entry_type: String,
+    #[serde(default)]
+    pub username: Option<String>,
+    #[serde(default)]
+    pub kubernetes_groups: Vec<String>,
+    #[serde(default)]
+    pub policies: Vec<AccessPolicy>,
+}
+
+/// An EKS access policy of an access entry, cluster-wide (no namespaces) or in the namespaces named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccessPolicy {
+    pub policy: String,
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+}
+
+impl AccessPolicy {
+    /// The policy's ARN, from its name or as written.
+    pub fn arn(&self) -> String {
+        if self.policy.starts_with("arn:") {
+            self.policy.clone()
+        } else {
+            format!("arn:aws:eks::aws:cluster-access-policy/{}", self.policy)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

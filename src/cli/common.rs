@@ -459,3 +459,36 @@ pub fn refuse_renamed_cluster(locked: &Locked, naming: Option<&str>, new_stack: 
     }
     Ok(())
 }
+
+/// The cluster's access entries made outside kbp: every principal EKS lists that no state entry holds, but the
+/// node group's role, whose entry EKS makes itself. A `--refresh-only` plan (`kbp drift`) reports them as drift
+/// of their own kind; a cluster kbp has not made yet has none.
+pub async fn unmanaged_access_entries(cx: &Context, state: &State) -> anyhow::Result<Vec<crate::plan::drift::Drift>> {
+    use crate::graph::kinds;
+    use serde_json::Value;
+    let ready = || state.resources.values().filter(|r| r.status == state::Status::Ready);
+    let Some(cluster) = ready().filter(|r| r.kind == kinds::EKS_CLUSTER).find_map(|r| r.id.clone()) else {
+        return Ok(Vec::new());
+    };
+    let text = |r: &state::ResourceState, key: &str| r.attributes.get(key).and_then(Value::as_str).map(str::to_string);
+    let held: Vec<String> = ready()
+        .filter(|r| r.kind == kinds::EKS_ACCESS_ENTRY)
+        .filter_map(|r| text(r, "principal_arn"))
+        .chain(ready().filter(|r| r.kind == kinds::EKS_NODE_GROUP).filter_map(|r| text(r, "node_role_arn")))
+        .map(|a| crate::providers::eks::access_entry::role_named(&a))
+        .collect();
+    let listed = crate::providers::eks::access_entry::principals(cx, &cluster)
+        .await
+        .map_err(|e| anyhow::anyhow!("listing the access entries of cluster {cluster}: {e}"))?;
+    Ok(listed
+        .into_iter()
+        .filter(|p| !held.contains(p))
+        .map(|p| crate::plan::drift::Drift {
+            address: Address::keyed("eks_access_entry", "unmanaged", &p),
+            kind: kinds::EKS_ACCESS_ENTRY.to_string(),
+            id: Some(format!("{cluster}:{p}")),
+            drifted: crate::plan::drift::Drifted::Unmanaged,
+            attributes: Vec::new(),
+        })
+        .collect())
+}

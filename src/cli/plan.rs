@@ -98,6 +98,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         }
         if a.refresh_only {
             p.refreshing_only();
+            p.drift.extend(common::unmanaged_access_entries(&cx, &refreshed.state).await?);
         }
         (p.account, p.partition) = (Some(me.account), Some(me.partition));
         // A saved plan is checked against the state as stored, not as refreshed in memory, and goes back to it.

@@ -26,6 +26,9 @@ pub enum Drifted {
     Changed,
     /// It no longer exists.
     Deleted,
+    /// It was made outside kbp beside what kbp manages (an access entry of the cluster), and no blueprint
+    /// declares it: kbp leaves it alone, and says so.
+    Unmanaged,
 }
 
 /// One attribute, by its path inside the attributes (`scaling.desired_size`, `manifest.spec.limits.cpu`), as state

@@ -135,8 +135,10 @@ fn drift(plan: &Plan, style: &Style) -> String {
         }
         let _ = writeln!(out);
     }
-    let deleted = plan.drift.iter().filter(|d| d.drifted == Drifted::Deleted).count();
-    let line = format!("Drift: {} changed, {deleted} deleted outside kbp.", plan.drift.len() - deleted);
+    let count = |kind: Drifted| plan.drift.iter().filter(|d| d.drifted == kind).count();
+    let (deleted, unmanaged) = (count(Drifted::Deleted), count(Drifted::Unmanaged));
+    let also = if unmanaged > 0 { format!(", {unmanaged} made outside kbp") } else { String::new() };
+    let line = format!("Drift: {} changed, {deleted} deleted outside kbp{also}.", count(Drifted::Changed));
     let _ = writeln!(out, "{}", style.paint("1", &line));
     let _ = writeln!(
         out,
@@ -150,6 +152,14 @@ fn drift_header(d: &Drift, style: &Style) -> String {
     let (symbol, code, note) = match d.drifted {
         Drifted::Changed => ("~", "33", String::new()),
         Drifted::Deleted => ("-", "31", format!("  {}", style.paint("2", "# deleted outside kbp"))),
+        Drifted::Unmanaged => (
+            "?",
+            "35",
+            format!(
+                "  {}",
+                style.paint("2", "# made outside kbp: declare it in the blueprint (and [[import]] it), or delete it")
+            ),
+        ),
     };
     format!("  {} {} ({}{id}){note}", style.paint(code, symbol), style.paint("1", &d.address.to_string()), d.kind)
 }

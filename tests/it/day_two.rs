@@ -401,3 +401,105 @@ async fn renaming_a_node_pool_warns_which_node_claims_karpenter_will_drain() {
     assert!(said.contains("default-abcde, default-fghij"), "{said}");
     assert!(said.contains("renamed to node_pool.main[\"general\"]?"), "{said}");
 }
+
+/// The IAM role `name`, trusted by the account, as a team's role would be; its ARN.
+async fn team_role(em: &Emulator, name: &str) -> String {
+    let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam::123456789012:root"},"Action":"sts:AssumeRole"}]}"#;
+    let made = em.iam().await.create_role().role_name(name).assume_role_policy_document(trust).send().await.unwrap();
+    made.role.unwrap().arn().to_string()
+}
+
+/// `[[cluster.access_entries]]` round-trip: the entry, its user name, groups and access policies (cluster-wide and
+/// in namespaces) are made, read back equal (a second plan is empty) and changed in place; an entry made outside
+/// kbp is drift of its own kind until the blueprint declares and imports it. What EKS refuses is refused by
+/// validate at the field.
+#[tokio::test(flavor = "multi_thread")]
+async fn access_entries_round_trip_and_one_made_outside_kbp_is_unmanaged_drift() {
+    let em = Emulator::start_with("instant", 1.0);
+    let ws = Workspace::with_blueprint("minimal");
+    let (admins, auditors) = (team_role(&em, "platform-admins").await, team_role(&em, "auditors").await);
+    let base = ws.read_blueprint();
+    let entry = |groups: &str, policies: &str| {
+        format!(
+            "\n[[cluster.access_entries]]\nprincipal_arn = \"{admins}\"\nusername = \"platform-admin\"\nkubernetes_groups = [{groups}]\n{policies}"
+        )
+    };
+    let view = "[[cluster.access_entries.policies]]\npolicy = \"AmazonEKSViewPolicy\"\n";
+    let edit_in = |ns: &str| {
+        format!("[[cluster.access_entries.policies]]\npolicy = \"AmazonEKSEditPolicy\"\nnamespaces = [{ns}]\n")
+    };
+    ws.write_blueprint(&format!("{base}{}", entry("\"platform\"", &format!("{view}{}", edit_in("\"team-a\"")))));
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+
+    let eks = em.eks().await;
+    let read = || async {
+        let e = eks.describe_access_entry().cluster_name("sbx").principal_arn(&admins).send().await.unwrap();
+        let e = e.access_entry.unwrap();
+        let listed =
+            eks.list_associated_access_policies().cluster_name("sbx").principal_arn(&admins).send().await.unwrap();
+        let mut policies: Vec<(String, Vec<String>)> = listed
+            .associated_access_policies()
+            .iter()
+            .map(|p| {
+                let name = p.policy_arn().unwrap().rsplit('/').next().unwrap().to_string();
+                let mut ns = p.access_scope().map(|s| s.namespaces().to_vec()).unwrap_or_default();
+                ns.sort();
+                (name, ns)
+            })
+            .collect();
+        policies.sort();
+        (e.username().map(str::to_string), e.kubernetes_groups().to_vec(), policies)
+    };
+    let (username, groups, policies) = read().await;
+    assert_eq!((username.as_deref(), groups), (Some("platform-admin"), vec!["platform".to_string()]));
+    assert_eq!(
+        policies,
+        [("AmazonEKSEditPolicy".to_string(), vec!["team-a".to_string()]), ("AmazonEKSViewPolicy".to_string(), vec![])]
+    );
+    let again = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&again, 0, "plan after the entries were made");
+
+    // Changed in place: another group, the edit policy in two namespaces, the view policy gone.
+    ws.write_blueprint(&format!("{base}{}", entry("\"platform\", \"oncall\"", &edit_in("\"team-a\", \"team-b\""))));
+    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&plan, 2, "plan of the changed entry");
+    assert!(stdout(&plan).contains(&format!("~ eks_access_entry.granted[\"{admins}\"]")), "{}", stdout(&plan));
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let (_, mut groups, policies) = read().await;
+    groups.sort();
+    assert_eq!(groups, ["oncall", "platform"]);
+    assert_eq!(policies, [("AmazonEKSEditPolicy".to_string(), vec!["team-a".to_string(), "team-b".to_string()])]);
+    let declared = ws.read_blueprint();
+
+    // An entry someone made by hand: drift of its own, not repaired, not accepted.
+    eks.create_access_entry().cluster_name("sbx").principal_arn(&auditors).send().await.unwrap();
+    let drift = kbp(&em, &["drift", ws.blueprint_arg()], ws.path());
+    assert_exit_code(&drift, 2, "drift with an unmanaged entry");
+    let said = stdout(&drift);
+    assert!(
+        said.contains(&format!("eks_access_entry.unmanaged[\"{auditors}\"]")) && said.contains("made outside kbp"),
+        "{said}"
+    );
+    // Declared and imported, it is the stack's: no drift, no change.
+    let import = format!(
+        "\n[[cluster.access_entries]]\nprincipal_arn = \"{auditors}\"\n\n[[import]]\nto = 'eks_access_entry.granted[\"{auditors}\"]'\nid = \"sbx:{auditors}\"\n"
+    );
+    ws.write_blueprint(&format!("{declared}{import}"));
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let drift = kbp(&em, &["drift", ws.blueprint_arg()], ws.path());
+    assert_exit_code(&drift, 0, "drift once the entry is declared and imported");
+    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&plan, 0, "plan once the entry is the stack's");
+
+    // What EKS refuses, refused offline at the field.
+    let wrong = format!(
+        "{base}\n[[cluster.access_entries]]\nprincipal_arn = \"{admins}\"\nkubernetes_groups = [\"system:masters\"]\n\n[[cluster.access_entries]]\nprincipal_arn = \"{admins}\"\ntype = \"EC2_LINUX\"\n[[cluster.access_entries.policies]]\npolicy = \"AmazonEKSViewPolicy\"\n"
+    );
+    ws.write_blueprint(&wrong);
+    let refused = kbp(&em, &["validate", ws.blueprint_arg()], ws.path());
+    assert_exit_code(&refused, 1, "validate of entries EKS refuses");
+    let said = stderr(&refused);
+    assert!(said.contains("`system:masters` starts with `system:`, which EKS reserves"), "{said}");
+    assert!(said.contains("a second access entry for"), "{said}");
+    assert!(said.contains("an access entry of type EC2_LINUX takes no access policies"), "{said}");
+}

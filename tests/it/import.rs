@@ -35,7 +35,7 @@ async fn made_by_hand(em: &Emulator, net: &Network) -> HandMade {
         .set_subnet_ids(Some(net.private.clone()))
         .security_group_ids(&net.neighbour_group)
         .build();
-    let c = eks.create_cluster().name(STACK).version("1.34").role_arn(&arns[0]).resources_vpc_config(vpc);
+    let c = eks.create_cluster().name(STACK).version("1.36").role_arn(&arns[0]).resources_vpc_config(vpc);
     let c = c.tags("team", "platform").send().await.unwrap().cluster.unwrap();
     let ng = eks
         .create_nodegroup()

@@ -401,7 +401,12 @@ async fn access_entry_lifecycle() {
     let sso_role = h.role_at("/platform/admins/", "AWSReservedSSO_Admin_1a2b", "ec2.amazonaws.com").await;
     let session = format!("arn:aws:sts::{ACCOUNT_ID}:assumed-role/AWSReservedSSO_Admin_1a2b/jane@example.com");
     let policy = |name: &str| format!("arn:aws:eks::aws:cluster-access-policy/{name}");
-    let admin = |policies: Vec<String>, tags: Value| json!({"cluster_name": CLUSTER, "principal_arn": session, "type": "STANDARD", "policy_arns": policies, "tags": tags});
+    let admin = |policies: Vec<String>, tags: Value| {
+        json!({
+            "cluster_name": CLUSTER, "principal_arn": session, "type": "STANDARD", "policy_arns": policies,
+            "namespace_policies": {}, "username": null, "kubernetes_groups": [], "tags": tags,
+        })
+    };
     let address = "eks_access_entry.admin";
     let applied =
         h.create("aws_eks_access_entry", address, admin(vec![policy("AmazonEKSClusterAdminPolicy")], json!({}))).await;
@@ -442,7 +447,10 @@ async fn access_entry_lifecycle() {
 
     // Karpenter's nodes: an EC2_LINUX entry, which takes no access policies.
     let node_role = h.role("demo-karpenter-node", "ec2.amazonaws.com").await;
-    let node = json!({"cluster_name": CLUSTER, "principal_arn": node_role, "type": "EC2_LINUX", "policy_arns": [], "tags": {}});
+    let node = json!({
+        "cluster_name": CLUSTER, "principal_arn": node_role, "type": "EC2_LINUX", "policy_arns": [],
+        "namespace_policies": {}, "username": null, "kubernetes_groups": [], "tags": {},
+    });
     let node_entry = h.create("aws_eks_access_entry", "eks_access_entry.karpenter_node", node).await;
     let entry = h.eks.describe_access_entry().cluster_name(CLUSTER).principal_arn(&node_role).send().await.unwrap();
     assert_eq!(entry.access_entry.unwrap().r#type(), Some("EC2_LINUX"));

@@ -300,6 +300,62 @@ pub(crate) fn state_key(s: &str) -> Result<(), Problem> {
     Ok(())
 }
 
+/// An IAM principal an EKS access entry takes: a role or user ARN, `arn:PARTITION:iam::ACCOUNT:role/NAME` or
+/// `…:user/NAME` (with a path or not). Not an STS session ARN: EKS wants the role.
+pub(crate) fn iam_principal_arn(s: &str) -> Result<(), Problem> {
+    let parts: Vec<&str> = s.splitn(6, ':').collect();
+    let ok = parts.len() == 6
+        && parts[0] == "arn"
+        && parts[1].starts_with("aws")
+        && parts[2] == "iam"
+        && parts[3].is_empty()
+        && parts[4].len() == 12
+        && is_digits(parts[4])
+        && (parts[5].starts_with("role/") || parts[5].starts_with("user/"))
+        && parts[5].rsplit('/').next().is_some_and(|n| !n.is_empty());
+    if !ok {
+        let hint = if s.contains(":sts::") {
+            "an access entry names the role, not a session of it: `arn:aws:iam::ACCOUNT:role/NAME`"
+        } else {
+            "write an IAM role or user ARN, such as `arn:aws:iam::111122223333:role/platform-admins`"
+        };
+        return Err(Problem::new(format!("`{s}` is not an IAM role or user ARN")).hint(hint));
+    }
+    Ok(())
+}
+
+/// A Kubernetes user or group name an access entry gives: EKS refuses those that start with a prefix
+/// Kubernetes or AWS reserve (`system:`, `eks:`, `aws:`, `amazon:`, `iam:`).
+pub(crate) fn access_entry_subject(s: &str) -> Result<(), Problem> {
+    const RESERVED: [&str; 5] = ["system:", "eks:", "aws:", "amazon:", "iam:"];
+    if s.is_empty() || s.len() > 255 {
+        return Err(
+            Problem::new(format!("`{s}` is not a Kubernetes user or group name")).hint("use 1 to 255 characters")
+        );
+    }
+    if let Some(prefix) = RESERVED.iter().find(|p| s.starts_with(*p)) {
+        return Err(Problem::new(format!("`{s}` starts with `{prefix}`, which EKS reserves"))
+            .hint("choose a name of your own, such as `platform-admins`, and bind it with RBAC"));
+    }
+    Ok(())
+}
+
+/// An EKS access policy: a name such as `AmazonEKSViewPolicy`, or its ARN
+/// (`arn:aws:eks::aws:cluster-access-policy/NAME`).
+pub(crate) fn access_policy(s: &str) -> Result<(), Problem> {
+    let name = s
+        .strip_prefix("arn:")
+        .map_or(Some(s), |rest| rest.split_once(":eks::aws:cluster-access-policy/").map(|(_, n)| n));
+    let ok = name.is_some_and(|n| {
+        n.starts_with("AmazonEKS") && n.ends_with("Policy") && n.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    if !ok {
+        return Err(Problem::new(format!("`{s}` is not an EKS access policy"))
+            .hint("name one `aws eks list-access-policies` lists, such as `AmazonEKSViewPolicy` or `AmazonEKSClusterAdminPolicy`"));
+    }
+    Ok(())
+}
+
 /// An IAM role ARN, `arn:PARTITION:iam::ACCOUNT:role/NAME`.
 pub(crate) fn role_arn(s: &str) -> Result<(), Problem> {
     let parts: Vec<&str> = s.splitn(6, ':').collect();
@@ -365,6 +421,21 @@ mod tests {
             "`subnet-0a1b2c3d` is a subnet ID, not a security group ID"
         );
         assert!(subnet_id("sg-0a1b2c3d").unwrap_err().hint.as_deref().is_some_and(|h| h.contains("describe-subnets")));
+    }
+
+    #[test]
+    fn access_entry_principals_subjects_and_policies() {
+        let ok = ["arn:aws:iam::111122223333:role/admins", "arn:aws-cn:iam::111122223333:user/ops/jane"];
+        let session = "arn:aws:sts::111122223333:assumed-role/admins/jane";
+        judge(iam_principal_arn, &ok, &[session, "arn:aws:iam::1111:role/x", "arn:aws:iam::111122223333:group/g"]);
+        assert!(iam_principal_arn(session).unwrap_err().hint.unwrap().contains("names the role, not a session"));
+        judge(access_entry_subject, &["platform", "team:oncall"], &["system:masters", "eks:x", "iam:y", ""]);
+        let arn = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy";
+        judge(
+            access_policy,
+            &["AmazonEKSViewPolicy", arn],
+            &["ViewPolicy", "arn:aws:iam::aws:policy/AmazonEKSViewPolicy"],
+        );
     }
 
     #[test]

@@ -88,7 +88,58 @@ pub(super) const CLUSTER: &[Field] = &[
         Default("{}"),
         "Tags on every taggable resource of the stack.",
     ),
+    field(
+        "access_entries",
+        Ty::List { item: &ACCESS_ENTRY, max: 100, unique: false, non_empty: false },
+        Default("[]"),
+        "Who else may use the cluster (`[[cluster.access_entries]]`): IAM roles and users, each with its Kubernetes groups and EKS access policies. kbp's own entries (whoever runs kbp, Karpenter's nodes) are always made; an entry made outside kbp shows in `kbp drift` as unmanaged.",
+    ),
 ];
+
+const SUBJECT: Ty = str_rule("a Kubernetes user or group name", aws::access_entry_subject);
+
+const ACCESS_ENTRY: Ty = Ty::Table(&[
+    field(
+        "principal_arn",
+        str_rule("an IAM role or user ARN", aws::iam_principal_arn),
+        Required,
+        "The IAM role or user let in.",
+    ),
+    field(
+        "type",
+        Ty::Enum(&["STANDARD", "EC2_LINUX", "EC2_WINDOWS", "FARGATE_LINUX", "HYBRID_LINUX"]),
+        Default("\"STANDARD\""),
+        "`STANDARD` for people and tools; the others for the roles of nodes EKS does not manage (which take no groups or policies).",
+    ),
+    field("username", SUBJECT, Optional, "Kubernetes user name; without it, EKS's default (from the principal's ARN)."),
+    field(
+        "kubernetes_groups",
+        Ty::List { item: &SUBJECT, max: 100, unique: true, non_empty: false },
+        Default("[]"),
+        "Kubernetes groups the principal is in, for your own RBAC bindings.",
+    ),
+    field(
+        "policies",
+        Ty::List { item: &ACCESS_POLICY, max: 20, unique: false, non_empty: false },
+        Default("[]"),
+        "EKS access policies associated with the entry (`[[cluster.access_entries.policies]]`).",
+    ),
+]);
+
+const ACCESS_POLICY: Ty = Ty::Table(&[
+    field(
+        "policy",
+        str_rule("an EKS access policy name or ARN", aws::access_policy),
+        Required,
+        "`AmazonEKSClusterAdminPolicy`, `AmazonEKSAdminPolicy`, `AmazonEKSEditPolicy`, `AmazonEKSViewPolicy`, … or its ARN.",
+    ),
+    field(
+        "namespaces",
+        Ty::List { item: &str_rule("a namespace name (a DNS label)", k8s::dns_label), max: 100, unique: true, non_empty: false },
+        Default("[]"),
+        "Namespaces it applies in; empty for the whole cluster.",
+    ),
+]);
 
 /// EKS control-plane log types.
 const LOG_TYPES: &[&str] = &["api", "audit", "authenticator", "controllerManager", "scheduler"];

@@ -107,6 +107,50 @@ fn cluster(c: &mut Checker, bp: &Blueprint) {
     }
     // Names derived from the cluster name (roles, policies, the queue) are judged with everything else the
     // stack sends, by the providers' AWS constraints (`providers::contract`, after compiling).
+    access_entries(c, bp);
+}
+
+/// What EKS refuses of `[[cluster.access_entries]]`: one entry per principal; groups and policies only on a
+/// STANDARD entry; and the principals whose entries kbp (Karpenter's nodes) or EKS (the node group's role)
+/// make themselves.
+fn access_entries(c: &mut Checker, bp: &Blueprint) {
+    let own = [
+        (format!(":role/{}", bp.karpenter.node_role_name), "kbp makes the entry of Karpenter's node role itself"),
+        (format!(":role/{}-eks-nodes", bp.cluster.name), "EKS makes the entry of the node group's role itself"),
+    ];
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, e) in bp.cluster.access_entries.iter().enumerate() {
+        let at = item("cluster.access_entries", i);
+        let principal = format!("{at}.principal_arn");
+        if seen.contains(&e.principal_arn.as_str()) {
+            c.error(&principal, &[], format!("a second access entry for {}", e.principal_arn))
+                .map(|b| b.hint("EKS takes one entry per principal: merge the two"));
+        }
+        seen.push(&e.principal_arn);
+        if let Some((_, why)) = own.iter().find(|(suffix, _)| e.principal_arn.ends_with(suffix.as_str())) {
+            c.error(&principal, &[], format!("{} already has an access entry: {why}", e.principal_arn))
+                .map(|b| b.hint("remove this entry"));
+        }
+        if e.entry_type != "STANDARD" {
+            let kind = &e.entry_type;
+            if !e.kubernetes_groups.is_empty() {
+                c.error(
+                    &format!("{at}.kubernetes_groups"),
+                    &[&format!("{at}.type")],
+                    format!("an access entry of type {kind} takes no Kubernetes groups"),
+                )
+                .map(|b| b.hint("EKS gives node entries their groups itself: remove them, or use type = \"STANDARD\""));
+            }
+            if !e.policies.is_empty() {
+                c.error(
+                    &format!("{at}.policies"),
+                    &[&format!("{at}.type")],
+                    format!("an access entry of type {kind} takes no access policies"),
+                )
+                .map(|b| b.hint("only STANDARD entries are associated with access policies"));
+            }
+        }
+    }
 }
 
 fn node_group(c: &mut Checker, bp: &Blueprint) {

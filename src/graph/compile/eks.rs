@@ -83,6 +83,9 @@ pub fn compile(b: &mut Builder) {
             "principal_arn": reference(&b.caller(), "arn"),
             "type": "STANDARD",
             "policy_arns": ["arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"],
+            "namespace_policies": {},
+            "username": null,
+            "kubernetes_groups": [],
             "tags": b.tags(&[], None),
         }),
     ));
@@ -96,9 +99,37 @@ pub fn compile(b: &mut Builder) {
             "principal_arn": reference(&role_address("karpenter_node"), "arn"),
             "type": node_entry_type,
             "policy_arns": [],
+            "namespace_policies": {},
+            "username": null,
+            "kubernetes_groups": [],
             "tags": b.tags(&[], None),
         }),
     ));
+    // The blueprint's own entries, by principal.
+    for (i, e) in bp.cluster.access_entries.iter().enumerate() {
+        let (cluster_wide, namespaced): (Vec<_>, Vec<_>) = e.policies.iter().partition(|p| p.namespaces.is_empty());
+        let namespaced: serde_json::Map<String, serde_json::Value> =
+            namespaced.iter().map(|p| (p.arn(), json!(p.namespaces))).collect();
+        let field = format!("cluster.access_entries[{i}]");
+        let entry = Resource::new(
+            Address::keyed("eks_access_entry", "granted", &e.principal_arn),
+            kinds::EKS_ACCESS_ENTRY,
+            json!({
+                "cluster_name": reference(&cluster, "name"),
+                "principal_arn": e.principal_arn,
+                "type": e.entry_type,
+                "policy_arns": cluster_wide.iter().map(|p| p.arn()).collect::<Vec<_>>(),
+                "namespace_policies": namespaced,
+                "username": e.username,
+                "kubernetes_groups": e.kubernetes_groups,
+                "tags": b.tags(&[], None),
+            }),
+        )
+        .from_fields("", &[&field])
+        .from_fields("policy_arns", &[&format!("{field}.policies")])
+        .from_fields("namespace_policies", &[&format!("{field}.policies")]);
+        b.add(entry);
+    }
 
     let ng = &bp.node_group;
     let mut labels = ng.labels.clone();

@@ -17,6 +17,7 @@ pub(crate) fn sample() -> Blueprint {
             secrets_encryption: true,
             ttl: None,
             tags: BTreeMap::from([("team".into(), "platform".into())]),
+            access_entries: Vec::new(),
         },
         vpc: Vpc {
             network: Network::Managed(ManagedNetwork {

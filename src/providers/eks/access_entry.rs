@@ -1,5 +1,8 @@
-//! `aws_eks_access_entry`: an IAM principal's way into the cluster (kbp's own admin, Karpenter's nodes), with the
-//! cluster access policies associated to it cluster-wide. The ID is `<cluster>:<principal ARN as EKS has it>`.
+//! `aws_eks_access_entry`: an IAM principal's way into the cluster (kbp's own admin, Karpenter's nodes, and the
+//! blueprint's `[[cluster.access_entries]]`), with its Kubernetes groups and user name and the access policies
+//! associated to it, cluster-wide (`policy_arns`) or in namespaces (`namespace_policies`, policy ARN →
+//! namespaces). The ID is `<cluster>:<principal ARN as EKS has it>`. A user name is an attribute only when the
+//! blueprint sets one: EKS makes its own otherwise, which is no drift.
 //!
 //! The admin entry's principal is whoever runs kbp, and with SSO or other assumed-role credentials that is an
 //! STS session ARN (`arn:aws:sts::ACCOUNT:assumed-role/NAME/SESSION`), which EKS refuses: it wants the role
@@ -8,6 +11,8 @@
 //! the role is looked up by name (role names are unique in an account) to get its real ARN. For comparison,
 //! `canonical` and `read` both name a role as `arn:…:iam::ACCOUNT:role/NAME`, without the path: the same role
 //! then compares equal whichever session applied it.
+
+use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use aws_sdk_eks::types::{AccessScope, AccessScopeType};
@@ -37,6 +42,21 @@ struct Spec {
     entry_type: String,
     #[serde(default)]
     policy_arns: Vec<String>,
+    #[serde(default)]
+    namespace_policies: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    kubernetes_groups: Vec<String>,
+}
+
+impl Spec {
+    /// Every policy with its scope: `None` cluster-wide, else the namespaces.
+    fn policies(&self) -> Vec<(String, Option<Vec<String>>)> {
+        let cluster = self.policy_arns.iter().map(|p| (p.clone(), None));
+        let namespaced = self.namespace_policies.iter().map(|(p, ns)| (p.clone(), Some(sorted(ns))));
+        cluster.chain(namespaced).collect()
+    }
 }
 
 /// What AWS accepts of what this kind sends ([`contract`]).
@@ -52,26 +72,42 @@ impl Provider for AccessEntry {
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {
-        let mut a = sort_sets(desired, &["policy_arns"]);
+        let mut a = sort_sets(desired, &["policy_arns", "kubernetes_groups"]);
+        if let Some(Value::Object(by_policy)) = a.get_mut("namespace_policies") {
+            for namespaces in by_policy.values_mut() {
+                if let Value::Array(list) = namespaces {
+                    list.sort_by_key(|v| v.as_str().map(str::to_string));
+                }
+            }
+        }
         if let Some(Value::String(arn)) = a.get_mut("principal_arn") {
             *arn = role_without_path(arn);
         }
         a
     }
 
-    async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
+    async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
         let (cluster, principal) = split_id(KIND, id, "principal ARN")?;
         let Some(entry) = describe(cx, cluster, principal).await? else { return Ok(None) };
         let entry_type = entry.r#type().unwrap_or(STANDARD);
-        let policies = match entry_type {
-            STANDARD => associated_policies(cx, cluster, principal).await?.unwrap_or_default(),
-            _ => Vec::new(),
-        };
+        let standard = entry_type == STANDARD;
+        let policies =
+            if standard { associated_policies(cx, cluster, principal).await?.unwrap_or_default() } else { Vec::new() };
+        let cluster_wide: Vec<String> =
+            policies.iter().filter(|(_, ns)| ns.is_none()).map(|(p, _)| p.clone()).collect();
+        let namespaced: BTreeMap<&String, &Vec<String>> =
+            policies.iter().filter_map(|(p, ns)| ns.as_ref().map(|ns| (p, ns))).collect();
+        // EKS fills in groups and a user name of its own for node entries, and a user name for any entry not given
+        // one: only what kbp sets is compared.
+        let named = prior.get("username").is_some_and(|u| !u.is_null());
         let attrs = json!({
             "cluster_name": entry.cluster_name(),
             "principal_arn": entry.principal_arn().map(role_without_path),
             "type": entry_type,
-            "policy_arns": sorted(&policies),
+            "policy_arns": sorted(&cluster_wide),
+            "namespace_policies": namespaced,
+            "username": if named { json!(entry.username()) } else { Value::Null },
+            "kubernetes_groups": if standard { sorted(entry.kubernetes_groups()) } else { Vec::new() },
             "tags": tagging::attr(entry.tags()),
         });
         Ok(Some(Observed { attrs: object(attrs), outputs: outputs(id, &entry) }))
@@ -96,6 +132,8 @@ impl Provider for AccessEntry {
                 .cluster_name(&s.cluster_name)
                 .principal_arn(&principal)
                 .r#type(&s.entry_type)
+                .set_username(s.username.clone())
+                .set_kubernetes_groups(Some(s.kubernetes_groups.clone()).filter(|g| !g.is_empty()))
                 .set_tags(tags.clone())
                 .set_client_request_token(token.clone())
                 .send()
@@ -103,8 +141,8 @@ impl Provider for AccessEntry {
         .await
         .map_err(|e| explain_taken(e, &s.cluster_name, &principal))?;
         let entry = created.access_entry.ok_or_else(|| missing(OP, "access entry"))?;
-        for policy in &s.policy_arns {
-            associate(cx, &s.cluster_name, &principal, policy).await?;
+        for (policy, namespaces) in s.policies() {
+            associate(cx, &s.cluster_name, &principal, &policy, namespaces.as_deref()).await?;
         }
         let id = join_id(&s.cluster_name, &principal);
         Ok(Applied { outputs: outputs(&id, &entry), id })
@@ -116,20 +154,36 @@ impl Provider for AccessEntry {
         let what = format!("access entry of {principal}");
         let entry =
             describe(cx, cluster, principal).await?.ok_or_else(|| vanished("eks:DescribeAccessEntry", &what))?;
-        let have = match entry.r#type() {
-            Some(STANDARD) | None => associated_policies(cx, cluster, principal).await?.unwrap_or_default(),
-            Some(_) => Vec::new(),
-        };
-        for policy in s.policy_arns.iter().filter(|p| !have.contains(p)) {
-            associate(cx, cluster, principal, policy).await?;
+        let standard = matches!(entry.r#type(), Some(STANDARD) | None);
+        let have =
+            if standard { associated_policies(cx, cluster, principal).await?.unwrap_or_default() } else { Vec::new() };
+        let want = s.policies();
+        // Associating again with another scope replaces the scope.
+        for (policy, namespaces) in want.iter().filter(|w| !have.contains(w)) {
+            associate(cx, cluster, principal, policy, namespaces.as_deref()).await?;
         }
-        for policy in have.iter().filter(|p| !s.policy_arns.contains(p)) {
+        let wanted = |p: &String| want.iter().any(|(w, _)| w == p);
+        for (policy, _) in have.iter().filter(|(p, _)| !wanted(p)) {
             remove(cx, "eks:DisassociateAccessPolicy", &[], || {
                 cx.eks()
                     .disassociate_access_policy()
                     .cluster_name(cluster)
                     .principal_arn(principal)
                     .policy_arn(policy)
+                    .send()
+            })
+            .await?;
+        }
+        let groups_now = sorted(entry.kubernetes_groups());
+        let username_differs = s.username.as_deref().is_some_and(|u| entry.username() != Some(u));
+        if standard && (groups_now != sorted(&s.kubernetes_groups) || username_differs) {
+            send(cx, "eks:UpdateAccessEntry", &[], || {
+                cx.eks()
+                    .update_access_entry()
+                    .cluster_name(cluster)
+                    .principal_arn(principal)
+                    .set_kubernetes_groups(Some(s.kubernetes_groups.clone()))
+                    .set_username(s.username.clone())
                     .send()
             })
             .await?;
@@ -151,6 +205,16 @@ impl Provider for AccessEntry {
 
 type Described = aws_sdk_eks::types::AccessEntry;
 
+/// The principals (roles named without their path) of every access entry of `cluster`, as EKS lists them.
+pub async fn principals(cx: &Context, cluster: &str) -> Result<Vec<String>> {
+    let listed = send(cx, "eks:ListAccessEntries", &[], || async {
+        let pages = cx.eks().list_access_entries().cluster_name(cluster);
+        pages.into_paginator().items().send().collect::<Result<Vec<_>, _>>().await
+    })
+    .await?;
+    Ok(listed.iter().map(|p| role_without_path(p)).collect())
+}
+
 async fn describe(cx: &Context, cluster: &str, principal: &str) -> Result<Option<Described>> {
     let r = send(cx, "eks:DescribeAccessEntry", &[], || {
         cx.eks().describe_access_entry().cluster_name(cluster).principal_arn(principal).send()
@@ -159,19 +223,40 @@ async fn describe(cx: &Context, cluster: &str, principal: &str) -> Result<Option
     Ok(absent_if_gone(r)?.and_then(|out| out.access_entry))
 }
 
-/// The access policies associated with the entry (in any scope), or `None` when the entry is gone.
-async fn associated_policies(cx: &Context, cluster: &str, principal: &str) -> Result<Option<Vec<String>>> {
+/// The access policies associated with the entry, each with its scope (`None` cluster-wide, else the
+/// namespaces, sorted), or `None` when the entry is gone.
+async fn associated_policies(
+    cx: &Context,
+    cluster: &str,
+    principal: &str,
+) -> Result<Option<Vec<(String, Option<Vec<String>>)>>> {
     let r = send(cx, "eks:ListAssociatedAccessPolicies", &[], || async {
         let pages = cx.eks().list_associated_access_policies().cluster_name(cluster).principal_arn(principal);
         pages.into_paginator().items().send().collect::<Result<Vec<_>, _>>().await
     })
     .await;
-    Ok(absent_if_gone(r)?.map(|ps| ps.iter().filter_map(|p| p.policy_arn().map(str::to_string)).collect()))
+    let scoped = |p: &aws_sdk_eks::types::AssociatedAccessPolicy| {
+        let scope = p.access_scope();
+        let namespaced = scope.and_then(|s| s.r#type()) == Some(&AccessScopeType::Namespace);
+        let namespaces = namespaced.then(|| sorted(scope.map(|s| s.namespaces()).unwrap_or_default()));
+        p.policy_arn().map(|arn| (arn.to_string(), namespaces))
+    };
+    Ok(absent_if_gone(r)?.map(|ps| ps.iter().filter_map(scoped).collect()))
 }
 
-/// Associates `policy` cluster-wide. Associating a policy that is already associated succeeds.
-async fn associate(cx: &Context, cluster: &str, principal: &str, policy: &str) -> Result<()> {
-    let scope = AccessScope::builder().r#type(AccessScopeType::Cluster).build();
+/// Associates `policy` cluster-wide, or in `namespaces`. Associating a policy that is already associated
+/// succeeds, and takes the scope given.
+async fn associate(
+    cx: &Context,
+    cluster: &str,
+    principal: &str,
+    policy: &str,
+    namespaces: Option<&[String]>,
+) -> Result<()> {
+    let scope = match namespaces {
+        None => AccessScope::builder().r#type(AccessScopeType::Cluster).build(),
+        Some(ns) => AccessScope::builder().r#type(AccessScopeType::Namespace).set_namespaces(Some(ns.to_vec())).build(),
+    };
     send(cx, "eks:AssociateAccessPolicy", &[], || {
         let call = cx.eks().associate_access_policy().cluster_name(cluster).principal_arn(principal);
         call.policy_arn(policy).access_scope(scope.clone()).send()
@@ -207,6 +292,11 @@ fn assumed_role_name(arn: &str) -> Option<&str> {
     let (_, rest) = arn.split_once(":sts::")?;
     let (_, session) = rest.split_once(":assumed-role/")?;
     session.split('/').next().filter(|n| !n.is_empty())
+}
+
+/// A principal as kbp compares them: a role named without its path ([`role_without_path`]).
+pub fn role_named(arn: &str) -> String {
+    role_without_path(arn)
 }
 
 /// `arn:P:iam::A:role/NAME` for an STS session of the role or for the role with any path; other ARNs unchanged.
