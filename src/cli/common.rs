@@ -346,6 +346,7 @@ pub async fn upgrade_notes(
         return Vec::new();
     };
     let mut notes = crate::providers::eks::insights::upgrade_lines(cx, &cluster, &target).await;
+    notes.extend(crate::plan::skew::rolled_by_karpenter(p, &target));
     for c in p.changes.iter().filter(|c| c.kind == kinds::EKS_ADDON) {
         let moves = c.attributes.iter().any(|a| a.path == "kubernetes_version" && a.before.is_some());
         let desired = p.resources.iter().find(|r| r.address == c.address);

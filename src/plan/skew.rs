@@ -44,6 +44,36 @@ fn node_group(r: &ResourceState, plane: &str, nodes: &str) -> Option<String> {
     ))
 }
 
+/// What an upgrade to `target` leaves to Karpenter: the nodes of each NodePool whose EC2NodeClass takes an
+/// `…@latest` AMI alias move to the new version's AMI by Karpenter's drift, as fast as the pool's disruption
+/// budgets allow; a pinned alias (`al2023@v20250505`) keeps its AMI until the blueprint moves it.
+pub fn rolled_by_karpenter(p: &super::Plan, target: &str) -> Vec<String> {
+    let manifest = |r: &crate::graph::Resource| r.attrs.get("manifest").cloned().unwrap_or(Value::Null);
+    let of_kind = |kind: &'static str| p.resources.iter().filter(move |r| r.kind == kind).map(manifest);
+    let latest: Vec<String> = of_kind(kinds::EC2_NODE_CLASS)
+        .filter(|m| {
+            let terms = m["spec"]["amiSelectorTerms"].as_array().cloned().unwrap_or_default();
+            terms.iter().any(|t| t["alias"].as_str().is_some_and(|a| a.ends_with("@latest")))
+        })
+        .filter_map(|m| m["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    of_kind(kinds::NODE_POOL)
+        .filter(|m| m["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().is_some_and(|c| latest.iter().any(|l| l == c)))
+        .map(|m| {
+            let name = m["metadata"]["name"].as_str().unwrap_or("?");
+            let class = m["spec"]["template"]["spec"]["nodeClassRef"]["name"].as_str().unwrap_or("?");
+            let budgets: Vec<String> = m["spec"]["disruption"]["budgets"]
+                .as_array()
+                .map(|b| b.iter().filter_map(|b| b["nodes"].as_str().map(|n| format!("{n} of the nodes at a time"))).collect())
+                .unwrap_or_default();
+            let bound = if budgets.is_empty() { "Karpenter's default budget (10% of the nodes at a time)".to_string() } else { budgets.join(", ") };
+            format!(
+                "NodePool `{name}` (EC2NodeClass `{class}`, an @latest AMI alias): Karpenter replaces its nodes with Kubernetes {target}'s AMI by drift after the upgrade, within its disruption budgets: {bound}"
+            )
+        })
+        .collect()
+}
+
 /// kube-proxy's version names the Kubernetes version it is built for; another add-on's version was chosen for
 /// the `kubernetes_version` state records, which a pinned add-on keeps while the cluster moves.
 fn addon(r: &ResourceState, plane: &str) -> Option<String> {

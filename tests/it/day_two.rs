@@ -71,6 +71,9 @@ async fn plan_refuses_a_skipped_minor_version_and_a_downgrade_naming_the_steps()
     assert!(noted.contains(&moves), "{noted}");
     assert!(noted.contains("EKS upgrade insight") && noted.contains("Kubernetes 1.34"), "{noted}");
     assert!(noted.contains("Kubelet version skew"), "the insights by name: {noted}");
+    // The shipped pool takes bottlerocket@latest: Karpenter rolls its nodes, within its budget.
+    assert!(noted.contains("NodePool `default` (EC2NodeClass `default`, an @latest AMI alias)"), "{noted}");
+    assert!(noted.contains("10% of the nodes at a time"), "{noted}");
     let up = ["apply", ws.blueprint_arg(), "--auto-approve", "--json", "--set", &at("1.34")];
     let out = kbp_ok(&em, &up, ws.path());
     let lines = events::events(&out);

@@ -300,9 +300,8 @@ pub(crate) fn state_key(s: &str) -> Result<(), Problem> {
     Ok(())
 }
 
-/// An IAM principal an EKS access entry takes: a role or user ARN, `arn:PARTITION:iam::ACCOUNT:role/NAME` or
-/// `…:user/NAME` (with a path or not). Not an STS session ARN: EKS wants the role.
-pub(crate) fn iam_principal_arn(s: &str) -> Result<(), Problem> {
+/// The resource part (`role/NAME`, `user/PATH/NAME`) of an IAM ARN, `arn:PARTITION:iam::ACCOUNT:RESOURCE`.
+fn iam_resource(s: &str) -> Option<&str> {
     let parts: Vec<&str> = s.splitn(6, ':').collect();
     let ok = parts.len() == 6
         && parts[0] == "arn"
@@ -310,9 +309,16 @@ pub(crate) fn iam_principal_arn(s: &str) -> Result<(), Problem> {
         && parts[2] == "iam"
         && parts[3].is_empty()
         && parts[4].len() == 12
-        && is_digits(parts[4])
-        && (parts[5].starts_with("role/") || parts[5].starts_with("user/"))
-        && parts[5].rsplit('/').next().is_some_and(|n| !n.is_empty());
+        && is_digits(parts[4]);
+    ok.then(|| parts[5])
+}
+
+/// An IAM principal an EKS access entry takes: a role or user ARN, `arn:PARTITION:iam::ACCOUNT:role/NAME` or
+/// `…:user/NAME` (with a path or not). Not an STS session ARN: EKS wants the role.
+pub(crate) fn iam_principal_arn(s: &str) -> Result<(), Problem> {
+    let ok = iam_resource(s).is_some_and(|r| {
+        (r.starts_with("role/") || r.starts_with("user/")) && r.rsplit('/').next().is_some_and(|n| !n.is_empty())
+    });
     if !ok {
         let hint = if s.contains(":sts::") {
             "an access entry names the role, not a session of it: `arn:aws:iam::ACCOUNT:role/NAME`"
@@ -358,15 +364,7 @@ pub(crate) fn access_policy(s: &str) -> Result<(), Problem> {
 
 /// An IAM role ARN, `arn:PARTITION:iam::ACCOUNT:role/NAME`.
 pub(crate) fn role_arn(s: &str) -> Result<(), Problem> {
-    let parts: Vec<&str> = s.splitn(6, ':').collect();
-    let ok = parts.len() == 6
-        && parts[0] == "arn"
-        && parts[1].starts_with("aws")
-        && parts[2] == "iam"
-        && parts[3].is_empty()
-        && parts[4].len() == 12
-        && is_digits(parts[4])
-        && parts[5].strip_prefix("role/").is_some_and(|n| !n.is_empty());
+    let ok = iam_resource(s).and_then(|r| r.strip_prefix("role/")).is_some_and(|n| !n.is_empty());
     if !ok {
         return Err(Problem::new(format!("`{s}` is not an IAM role ARN"))
             .hint("write it as `arn:aws:iam::123456789012:role/NAME`"));
