@@ -328,10 +328,19 @@ pub fn confirm(question: &str) -> anyhow::Result<bool> {
     Ok(line.trim() == "yes")
 }
 
+/// What a plan (to show, or to apply) says besides its changes, read from the refreshed `state`: what runs behind
+/// the control plane, what an upgrade brings, and the NodeClaims a NodePool's deletion drains.
+pub async fn plan_notes(cx: &Context, p: &crate::plan::Plan, state: &State) -> Vec<String> {
+    let mut notes = crate::plan::skew::warnings(state);
+    notes.extend(upgrade_notes(cx, p, state).await);
+    notes.extend(node_pool_notes(cx, p, state).await);
+    notes
+}
+
 /// What a plan that upgrades the cluster should show besides its changes: EKS's upgrade insights for the target
 /// version, and the version each unpinned add-on moves to (EKS's default for the target). Empty for any other
 /// plan; read from EKS, so only when the cluster's version changes.
-pub async fn upgrade_notes(
+async fn upgrade_notes(
     cx: &crate::providers::Context,
     p: &crate::plan::Plan,
     state: &crate::state::State,
@@ -376,7 +385,7 @@ pub async fn upgrade_notes(
 
 /// What a plan that deletes or replaces a NodePool should say: Karpenter drains and terminates its NodeClaims,
 /// which a renamed pool does not keep. One line per pool that has any; a cluster kbp cannot reach says so.
-pub async fn node_pool_notes(cx: &crate::providers::Context, p: &crate::plan::Plan, state: &State) -> Vec<String> {
+async fn node_pool_notes(cx: &crate::providers::Context, p: &crate::plan::Plan, state: &State) -> Vec<String> {
     use crate::providers::kubernetes::node_claims;
     let created: Vec<String> = p
         .changes

@@ -109,9 +109,7 @@ pub async fn run(a: PlanArgs, g: &Global) -> u8 {
         p.state_location = Some(locked.location.clone());
         if !a.destroy {
             p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
-            p.warnings.extend(plan::skew::warnings(&refreshed.state));
-            p.warnings.extend(common::upgrade_notes(&cx, &p, &refreshed.state).await);
-            p.warnings.extend(common::node_pool_notes(&cx, &p, &refreshed.state).await);
+            p.warnings.extend(common::plan_notes(&cx, &p, &refreshed.state).await);
         }
         if !a.destroy && !a.refresh_only {
             let catalog = catalog_for_cost(&cx.sdk, &bp.cluster.region, a.refresh_catalog).await;

@@ -65,9 +65,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     p.importing(imported);
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
     p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
-    p.warnings.extend(crate::plan::skew::warnings(&refreshed.state));
-    p.warnings.extend(common::upgrade_notes(&cx, &p, &refreshed.state).await);
-    p.warnings.extend(common::node_pool_notes(&cx, &p, &refreshed.state).await);
+    p.warnings.extend(common::plan_notes(&cx, &p, &refreshed.state).await);
     // Which file names this stack, for the next plan to tell a rename in it from a second stack.
     if naming.is_some() {
         refreshed.state.blueprint = naming;
