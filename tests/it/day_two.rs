@@ -169,6 +169,14 @@ async fn a_controller_without_available_replicas_is_a_change_in_plan_and_drift_w
     let quotas = dynamic(&client, "v1", "ResourceQuota", "resourcequotas", Some("karpenter"));
     let quota = json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "no-pods"}, "spec": {"hard": {"pods": "0"}}});
     quotas.create(&Default::default(), &serde_json::from_value(quota).unwrap()).await.unwrap();
+    // Admission enforces the quota once the quota controller has counted it (its status.hard is set); pods
+    // deleted before that would come back at once.
+    for _ in 0..100 {
+        if quotas.get("no-pods").await.is_ok_and(|q| !q.data["status"]["hard"].is_null()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     let pods = dynamic(&client, "v1", "Pod", "pods", Some("karpenter"));
     pods.delete_collection(&Default::default(), &Default::default()).await.unwrap();
     let said = plan_once_it_says(&em, &ws, "0/2 replicas available").await;

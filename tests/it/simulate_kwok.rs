@@ -269,10 +269,21 @@ fn api(client: &kube::Client, api_version: &str, kind: &str, plural: &str) -> Ap
     Api::all_with(client.clone(), &resource)
 }
 
+/// Server-side applies `doc`. A CRD's group can answer 404 in discovery for a moment after the CRD
+/// reports Established, so discovery is asked again for up to 30 s before giving up.
 async fn apply(client: &kube::Client, doc: &Value) {
     let (group, version) = doc["apiVersion"].as_str().unwrap().split_once('/').unwrap_or(("", "v1"));
     let gvk = GroupVersionKind::gvk(group, version, doc["kind"].as_str().unwrap());
-    let (resource, caps) = kube::discovery::pinned_kind(client, &gvk).await.unwrap_or_else(|e| panic!("{gvk:?}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (resource, caps) = loop {
+        match kube::discovery::pinned_kind(client, &gvk).await {
+            Ok(found) => break found,
+            Err(kube::Error::Api(e)) if e.code == 404 && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(500)).await
+            }
+            Err(e) => panic!("{gvk:?}: {e}"),
+        }
+    };
     let api: Api<DynamicObject> = match caps.scope {
         kube::discovery::Scope::Namespaced => Api::namespaced_with(client.clone(), "default", &resource),
         kube::discovery::Scope::Cluster => Api::all_with(client.clone(), &resource),
