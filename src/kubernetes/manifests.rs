@@ -20,6 +20,9 @@ pub type Attrs = serde_json::Map<String, Value>;
 pub const RELEASE: &str = "karpenter";
 /// The controller's health when every replica of its current generation is available (the `health` attribute).
 pub const AVAILABLE: &str = "available";
+/// A NodePool's or EC2NodeClass's health when Karpenter counts it Ready, or has not yet judged its current
+/// generation (the `health` attribute of `k8s_node_pool` and `k8s_ec2_node_class`).
+pub const READY: &str = "ready";
 /// Namespaces Kubernetes itself owns: kbp puts the controller in them but never creates or deletes them.
 const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "default", "kube-public", "kube-node-lease"];
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,7 @@
 //! A stack months after its first apply, against the emulator and the real control plane: a Kubernetes
 //! upgrade that skips a minor version or goes down one is refused by plan with the steps to take, before
-//! anything changes; a controller whose pods cannot run is a change in plan and in `kbp drift`, with the reason.
+//! anything changes; a controller whose pods cannot run, or a NodePool or EC2NodeClass Karpenter counts not
+//! ready, is a change in plan and in `kbp drift`, with the reason.
 
 use crate::karpenter_deploy::dynamic;
 use crate::provider_eks::default_addon_version;
@@ -186,6 +187,89 @@ async fn a_controller_without_available_replicas_is_a_change_in_plan_and_drift_w
     assert_exit_code(&out, 1, "apply with no pod admitted");
     let err = stderr(&out);
     assert!(err.contains("karpenter_controller.main") && err.contains("0/2 replicas available"), "{err}");
+}
+
+/// Karpenter's judgement of its objects, as a status writer sets it: an EC2NodeClass whose subnets it cannot find
+/// and a NodePool whose class is not ready are changes in plan and in `kbp drift`, with the condition that is
+/// False; apply cannot make them ready and fails saying so; a blueprint change starts a generation Karpenter
+/// has yet to judge, which apply does not hold against it; once Karpenter counts them ready, plan is empty.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_pool_karpenter_calls_not_ready_is_a_change_in_plan_and_drift_with_the_reason() {
+    let em = Emulator::start_with("instant", 1.0);
+    let ws = Workspace::with_blueprint("karpenter-mng");
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let client = cluster_client(&em, "ex-karpenter-mng").await;
+    let classes = dynamic(&client, "karpenter.k8s.aws/v1", "EC2NodeClass", "ec2nodeclasses", None);
+    let pools = dynamic(&client, "karpenter.sh/v1", "NodePool", "nodepools", None);
+    // Karpenter's conditions: type, status, reason, message, for the object's current generation.
+    let judge = |api: kube::Api<kube::api::DynamicObject>,
+                 conditions: Vec<(&'static str, &'static str, &'static str, &'static str)>| async move {
+        let generation = api.get("default").await.unwrap().metadata.generation.unwrap();
+        let conditions: Vec<_> = conditions
+            .into_iter()
+            .map(|(kind, status, reason, message)| {
+                json!({"type": kind, "status": status, "reason": reason,
+                "message": message, "observedGeneration": generation, "lastTransitionTime": "2026-12-06T00:00:00Z"})
+            })
+            .collect();
+        let status = json!({"status": {"conditions": conditions}});
+        api.patch_status("default", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    };
+    judge(
+        classes.clone(),
+        vec![
+            ("SubnetsReady", "False", "SubnetsNotFound", "SubnetSelector did not match any Subnets"),
+            ("Ready", "False", "UnhealthyDependents", "SubnetsReady=False"),
+        ],
+    )
+    .await;
+    judge(
+        pools.clone(),
+        vec![
+            ("NodeClassReady", "False", "NodeClassNotReady", "EC2NodeClass not ready"),
+            ("Ready", "False", "UnhealthyDependents", "NodeClassReady=False"),
+        ],
+    )
+    .await;
+
+    let plan = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&plan, 2, "plan of objects Karpenter counts not ready");
+    let said = stdout(&plan);
+    assert!(
+        said.contains("ec2_node_class.main[\"default\"]") && said.contains("node_pool.main[\"default\"]"),
+        "{said}"
+    );
+    assert!(
+        said.contains("SubnetsReady is False (SubnetsNotFound: SubnetSelector did not match any Subnets)"),
+        "{said}"
+    );
+    assert!(said.contains("NodeClassReady is False (NodeClassNotReady: EC2NodeClass not ready)"), "{said}");
+    let drift = kbp(&em, &["drift", ws.blueprint_arg()], ws.path());
+    let drifted = format!("{}{}", stdout(&drift), stderr(&drift));
+    assert!(drifted.contains("ec2_node_class.main[\"default\"]") && drifted.contains("SubnetsNotFound"), "{drifted}");
+    assert!(drifted.contains("node_pool.main[\"default\"]") && drifted.contains("NodeClassNotReady"), "{drifted}");
+
+    // Applying the same objects again leaves Karpenter's judgement standing: apply fails naming it.
+    let out = kbp(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    assert_exit_code(&out, 1, "apply of a class Karpenter counts not ready");
+    let err = stderr(&out);
+    assert!(err.contains("Karpenter counts EC2NodeClass default not ready: SubnetsReady is False"), "{err}");
+    assert!(err.contains("kubectl describe ec2nodeclass"), "the hint: {err}");
+
+    // A changed pool is a generation Karpenter has not judged: apply does not hold the old judgement against it.
+    ws.write_blueprint(&ws.read_blueprint().replace("cpu = 1000", "cpu = 800"));
+    judge(classes.clone(), vec![("Ready", "True", "Ready", "")]).await;
+    kbp_ok(&em, &["apply", ws.blueprint_arg(), "--auto-approve"], ws.path());
+    let pool = pools.get("default").await.unwrap();
+    assert_eq!(pool.data["spec"]["limits"]["cpu"].to_string().trim_matches('"'), "800", "{:?}", pool.data["spec"]);
+    let conditions = pool.data["status"]["conditions"].as_array().unwrap();
+    let ready = conditions.iter().find(|c| c["type"] == "Ready").unwrap();
+    assert_eq!(ready["status"], "False", "Karpenter's old judgement is still there: {conditions:?}");
+
+    // Karpenter judges the new generation ready: nothing left to do.
+    judge(pools.clone(), vec![("NodeClassReady", "True", "NodeClassReady", ""), ("Ready", "True", "Ready", "")]).await;
+    let clean = kbp(&em, &["plan", ws.blueprint_arg(), "--detailed-exitcode"], ws.path());
+    assert_exit_code(&clean, 0, "plan once Karpenter counts both ready");
 }
 
 /// A replacement of the controller node group (its instance types changed) is create-before-destroy: the plan

@@ -80,7 +80,12 @@ pub fn compile(b: &mut Builder) {
         let mut r = Resource::new(
             Address::keyed("ec2_node_class", "main", name),
             kinds::EC2_NODE_CLASS,
-            json!({ "manifest": node_class_manifest(b, name, class), "cluster": access }),
+            json!({
+                "manifest": node_class_manifest(b, name, class),
+                // What a refresh reads from the object's Ready condition: anything but "ready" is a change.
+                "health": crate::kubernetes::manifests::READY,
+                "cluster": access,
+            }),
         )
         .after(&controller)
         .after(&Address::new("eks_access_entry", "karpenter_node"));
@@ -94,7 +99,11 @@ pub fn compile(b: &mut Builder) {
             Resource::new(
                 Address::keyed("node_pool", "main", name),
                 kinds::NODE_POOL,
-                json!({ "manifest": node_pool_manifest(name, pool), "cluster": access }),
+                json!({
+                    "manifest": node_pool_manifest(name, pool),
+                    "health": crate::kubernetes::manifests::READY,
+                    "cluster": access,
+                }),
             )
             .after(&Address::keyed("ec2_node_class", "main", &pool.node_class))
             .after(&controller),

@@ -3,6 +3,10 @@
 //! fields kbp applied, so the API server's defaults (and Karpenter's status) are not drift, while a hand edit
 //! of an applied field is.
 //!
+//! Each also carries `health`, Karpenter's judgement of it from its `Ready` condition: a NodePool or
+//! EC2NodeClass Karpenter counts not ready (no subnet matched, its class gone, …) provisions nothing, so it is a
+//! change in plan and drift with the reason, and an apply that cannot make it ready fails naming it.
+//!
 //! Deletion waits for Karpenter's part: a NodePool is deleted in the foreground, so it stays until the
 //! NodeClaims it owns are gone, which is how Karpenter drains and terminates its nodes; an EC2NodeClass keeps
 //! Karpenter's finalizer until no node uses it.
@@ -14,8 +18,9 @@ use std::collections::HashMap;
 
 use super::session::{cluster_of, ObjectRef, Session, NODES_DRAIN};
 use crate::graph::{compile::kinds, Address, Attrs};
+use crate::kubernetes::manifests::READY;
 use crate::providers::wait::Budget;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub struct CustomObject {
     kind: &'static str,
@@ -26,6 +31,8 @@ pub struct CustomObject {
     foreground: bool,
     delete_budget: Budget,
     delete_hint: &'static str,
+    /// What to do about an object Karpenter counts not ready.
+    not_ready_hint: &'static str,
 }
 
 pub fn node_class() -> CustomObject {
@@ -38,6 +45,9 @@ pub fn node_class() -> CustomObject {
         delete_budget: Budget::minutes(5),
         delete_hint: "Karpenter removes its finalizer once no node uses the class; if the controller is gone, \
                       nothing will: check `kubectl get nodeclaims` and the controller's pods",
+        not_ready_hint: "Karpenter looks up the class's subnets, security groups, AMIs and instance profile in AWS: \
+                         fix the selector or the AWS side the condition names (`kubectl describe ec2nodeclass`), \
+                         then apply again",
     }
 }
 
@@ -51,6 +61,9 @@ pub fn node_pool() -> CustomObject {
         delete_budget: NODES_DRAIN,
         delete_hint: "Karpenter is still draining and terminating the pool's nodes (pods with a long grace period or \
                       a PodDisruptionBudget hold them); check `kubectl get nodeclaims`",
+        not_ready_hint: "Karpenter launches no node for a NodePool it counts not ready, most often because its \
+                         EC2NodeClass is not ready: fix what the condition names (`kubectl describe nodepool`), \
+                         then apply again",
     }
 }
 
@@ -68,6 +81,38 @@ fn project(live: &Value, applied: &Value) -> Value {
     }
 }
 
+/// Karpenter's judgement of `live`: [`READY`] when its `Ready` condition is True, or when Karpenter has not
+/// judged this generation yet (no condition, status Unknown, or a condition observed for an older generation: a
+/// change just applied, a controller starting); else the conditions that are False, in one line:
+/// `not ready: SubnetsReady is False (SubnetsNotFound: SubnetSelector did not match any Subnets)`.
+fn health(live: &Value) -> String {
+    let conditions = live["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let Some(ready) = conditions.iter().find(|c| c["type"] == "Ready") else { return READY.to_string() };
+    let generation = live["metadata"]["generation"].as_i64();
+    let stale = matches!((ready["observedGeneration"].as_i64(), generation), (Some(seen), Some(now)) if seen < now);
+    if ready["status"] != "False" || stale {
+        return READY.to_string();
+    }
+    // Ready sums up the others ("UnhealthyDependents"); the False ones say why.
+    let failed: Vec<&Value> = conditions.iter().filter(|c| c["status"] == "False" && c["type"] != "Ready").collect();
+    let why = if failed.is_empty() { vec![ready] } else { failed };
+    let said: Vec<String> = why
+        .iter()
+        .map(|c| {
+            let kind = c["type"].as_str().unwrap_or("Ready");
+            let detail: Vec<&str> = [&c["reason"], &c["message"]]
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::trim).filter(|t| !t.is_empty()))
+                .collect();
+            match detail.is_empty() {
+                true => format!("{kind} is False"),
+                false => format!("{kind} is False ({})", detail.join(": ")),
+            }
+        })
+        .collect();
+    format!("not ready: {}", said.join("; "))
+}
+
 /// What a refresh makes of the object `id` as the cluster has it (`None`: not there).
 fn observed(id: &str, prior: &Attrs, live: Option<&Value>) -> Option<Observed> {
     let live = live?;
@@ -79,6 +124,7 @@ fn observed(id: &str, prior: &Attrs, live: Option<&Value>) -> Option<Observed> {
     if let Some(applied) = prior.get("manifest") {
         attrs.insert("manifest".into(), project(live, applied));
     }
+    attrs.insert("health".into(), json!(health(live)));
     Some(Observed {
         attrs,
         outputs: json!({ "name": id, "uid": live["metadata"]["uid"] }).as_object().cloned().unwrap_or_default(),
@@ -95,6 +141,13 @@ impl CustomObject {
         let session = Session::open(cx, desired.attrs).await?;
         let stored = session.apply(&manifest).await?;
         let name = manifest["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        // An apply that changed the object starts a new generation Karpenter has yet to judge; one that did not
+        // leaves Karpenter's judgement standing, and applying again will not change it.
+        let health = health(&stored);
+        if health != READY {
+            let message = format!("Karpenter counts {} {name} {health}", self.object_kind);
+            return Err(ProviderError::new("kubernetes:apply", "NotReady", message).with_hint(self.not_ready_hint));
+        }
         Ok(Applied {
             id: name.clone(),
             outputs: json!({ "name": name, "uid": stored["metadata"]["uid"] }).as_object().cloned().unwrap_or_default(),
@@ -171,6 +224,31 @@ impl Provider for CustomObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn health_is_ready_until_karpenter_judges_this_generation_not_ready_and_then_names_the_false_conditions() {
+        let object = |generation: i64, conditions: Value| json!({ "metadata": { "generation": generation }, "status": { "conditions": conditions } });
+        assert_eq!(health(&json!({ "metadata": { "generation": 1 } })), READY, "not judged yet");
+        let failing = json!([
+            { "type": "Ready", "status": "False", "observedGeneration": 2, "reason": "UnhealthyDependents",
+              "message": "SubnetsReady=False" },
+            { "type": "SubnetsReady", "status": "False", "observedGeneration": 2, "reason": "SubnetsNotFound",
+              "message": "SubnetSelector did not match any Subnets" },
+            { "type": "AMIsReady", "status": "True", "observedGeneration": 2 },
+        ]);
+        assert_eq!(
+            health(&object(2, failing.clone())),
+            "not ready: SubnetsReady is False (SubnetsNotFound: SubnetSelector did not match any Subnets)"
+        );
+        assert_eq!(health(&object(3, failing)), READY, "a generation Karpenter has not seen yet is not judged");
+        let alone =
+            json!([{ "type": "Ready", "status": "False", "observedGeneration": 1, "reason": "NodeClassNotFound" }]);
+        assert_eq!(health(&object(1, alone)), "not ready: Ready is False (NodeClassNotFound)");
+        let unknown = json!([{ "type": "Ready", "status": "Unknown", "observedGeneration": 1 }]);
+        assert_eq!(health(&object(1, unknown)), READY);
+        let fine = json!([{ "type": "Ready", "status": "True", "observedGeneration": 1 }]);
+        assert_eq!(health(&object(1, fine)), READY);
+    }
 
     #[test]
     fn projection_keeps_what_was_applied_and_drops_server_defaults() {
