@@ -18,6 +18,7 @@ from .access_entries import AccessEntryHandlers
 from .addons import AddonHandlers
 from .base import EKSHandlers
 from .cluster_versions import ClusterVersionHandlers
+from .cluster_extras import extras
 from .clusters import ClusterHandlers
 from .insights import InsightHandlers
 from .nodegroups import NodegroupHandlers
@@ -64,7 +65,7 @@ NEW_ROUTES = [
 
 
 def install() -> None:
-    k8s.install()
+    k8s.install(lambda cluster: extras(cluster).access_entries)
     resource_groups.install()
     dispatch = ExtendedEKSResponse.dispatch
     for path in list(urls.url_paths):

@@ -15,7 +15,8 @@ from moto.core.responses import ActionResult
 from moto.iam.models import iam_backends
 
 from .. import client_tokens
-from .base import EKSHandlers, extras, in_use, invalid_parameter, invalid_request, new_uuid, not_found, now
+from .base import EKSHandlers, in_use, invalid_parameter, invalid_request, new_uuid, not_found, now
+from .cluster_extras import extras
 
 PRINCIPAL = re.compile(r"^arn:(?P<partition>aws[a-z-]*):iam::(?P<account>\d{12}):(?P<kind>role|user)/(?P<path>.+)$")
 TYPES = ("STANDARD", "EC2_LINUX", "EC2_WINDOWS", "FARGATE_LINUX", "EC2", "HYBRID_LINUX", "HYPERPOD_LINUX")

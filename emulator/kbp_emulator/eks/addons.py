@@ -16,7 +16,8 @@ from moto.eks.models import CLUSTER_NOT_READY_MSG
 
 from .. import client_tokens, lifecycle
 from . import addon_catalog, pod_identity, updates
-from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter, invalid_request, new_uuid, not_found, now
+from .base import ACTIVE, EKSHandlers, in_use, invalid_parameter, invalid_request, new_uuid, not_found, now
+from .cluster_extras import extras
 
 ADDON_NAMESPACE = "kube-system"
 

@@ -1,10 +1,8 @@
-"""What every EKS handler shares: request parsing, AWS-shaped errors, the extension's per-cluster storage, and the
-walk that settles life cycles before each request.
+"""What every EKS handler shares: request parsing, AWS-shaped errors, pagination, and the walk that settles life
+cycles before each request.
 
-moto's `Cluster` object is the one place a cluster's state lives; what moto has no field for (add-ons, access
-entries, pod identity associations, updates, the cluster security group) hangs off it as `cluster.kbp`, so it
-is shared with moto's handlers and disappears with the cluster. The insights' last statuses are kept there too,
-for their `lastTransitionTime`.
+The walk settles each cluster's node groups, add-ons and updates (kept beside moto's state, `cluster_extras.py`)
+and drops the clusters that finished deleting, releasing what they take with them (`cluster_extras.release`).
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ import json
 import secrets
 import string
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -29,6 +26,7 @@ from moto.eks.models import CLUSTER_NOT_FOUND_MSG, Cluster, EKSBackend
 from moto.eks.responses import EKSResponse
 
 from .. import lifecycle
+from .cluster_extras import extras, release
 
 ACTIVE = "ACTIVE"
 
@@ -61,22 +59,6 @@ def invalid_request(message: str, **ids: str | None) -> EKSError:
     return _error(InvalidRequestException, message, **ids)
 
 
-@dataclass
-class ClusterExtras:
-    addons: dict[str, Any] = field(default_factory=dict)  # add-on name → Addon
-    access_entries: dict[str, Any] = field(default_factory=dict)  # principal ARN → AccessEntry
-    pod_identity_associations: dict[str, Any] = field(default_factory=dict)  # association ID → association
-    updates: dict[str, Any] = field(default_factory=dict)  # update ID → Update, oldest first
-    security_group_id: str | None = None
-    insight_statuses: dict[str, tuple[str, Any]] = field(default_factory=dict)  # insight kind → (status, since)
-
-
-def extras(cluster: Cluster) -> ClusterExtras:
-    if not hasattr(cluster, "kbp"):
-        cluster.kbp = ClusterExtras()
-    return cluster.kbp
-
-
 def new_uuid() -> str:
     return str(uuid.uuid4())
 
@@ -91,8 +73,6 @@ def now() -> Any:
 
 def settle(backend: EKSBackend) -> list[Cluster]:
     """Moves every due phase in `backend` on; drops what finished deleting. Returns the clusters that went."""
-    from . import clusters  # the cluster module owns what a cluster's disappearance takes with it
-
     for cluster in list(backend.clusters.values()):
         x = extras(cluster)
         cluster.nodegroup_count -= len(lifecycle.settle_all(cluster.nodegroups))
@@ -105,7 +85,7 @@ def settle(backend: EKSBackend) -> list[Cluster]:
     gone = lifecycle.settle_all(backend.clusters)
     for cluster in gone:
         backend.cluster_count -= 1
-        clusters.release(backend, cluster)
+        release(backend, cluster)
     return gone
 
 

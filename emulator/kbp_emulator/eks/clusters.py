@@ -14,7 +14,6 @@ further behind the control plane than the kubelet skew allows (3 minor versions 
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from typing import Any
@@ -27,8 +26,10 @@ from moto.eks.models import CLUSTER_IN_USE_MSG
 from moto.sts.models import sts_backends
 
 from .. import client_tokens, k8s, lifecycle
+from ..k8s.auth import iam_principal
 from . import access_entries, addon_catalog, cluster_versions, updates
-from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter, random_id
+from .base import ACTIVE, EKSHandlers, in_use, invalid_parameter, random_id
+from .cluster_extras import extras
 
 LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 CLUSTER_SG_DESCRIPTION = (
@@ -67,25 +68,6 @@ def vpc_of_subnets(backend: Any, cluster_name: str, subnet_ids: list[str], min_z
     if len(vpcs) > 1:
         raise invalid_parameter("Subnets specified must all be in the same VPC", clusterName=cluster_name)
     return next(iter(vpcs), None)
-
-
-def release(backend: Any, cluster: Any) -> None:
-    """What a cluster takes with it when it is gone: its Kubernetes control plane and its security group."""
-    k8s.stop(cluster)
-    group_id = extras(cluster).security_group_id
-    if group_id:
-        try:
-            ec2_backends[backend.account_id][backend.region_name].delete_security_group(group_id=group_id)
-        except Exception:  # already deleted, or still referenced: AWS would retry; the emulator leaves it
-            pass
-
-
-def _iam_principal(sts_arn: str) -> str:
-    """The IAM principal behind a caller ARN, as EKS records it for the cluster creator."""
-    m = re.match(r"^arn:([^:]+):sts::(\d{12}):assumed-role/([^/]+)/", sts_arn)
-    if m:
-        return f"arn:{m[1]}:iam::{m[2]}:role/{m[3]}"
-    return sts_arn.replace(":sts::", ":iam::", 1)
 
 
 def _bool(value: bool) -> str:
@@ -197,7 +179,7 @@ class ClusterHandlers(EKSHandlers):
     def _bootstrap_creator(self, cluster: Any) -> None:
         sts = sts_backends[self.current_account][self.partition]
         _, caller_arn, _ = sts.get_caller_identity(self.get_access_key(), self.region)
-        entry = access_entries.create(self.eks_backend, cluster, _iam_principal(caller_arn), check_principal=False)
+        entry = access_entries.create(self.eks_backend, cluster, iam_principal(caller_arn), check_principal=False)
         access_entries.associate_policy(
             cluster, entry, access_entries.POLICY_PREFIX + "AmazonEKSClusterAdminPolicy", {"type": "cluster"}
         )

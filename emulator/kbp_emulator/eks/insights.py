@@ -31,7 +31,8 @@ from typing import Any
 from moto.core.responses import ActionResult
 
 from . import addon_catalog, cluster_versions
-from .base import EKSHandlers, extras, invalid_parameter, not_found, now, paginate
+from .base import EKSHandlers, invalid_parameter, not_found, now, paginate
+from .cluster_extras import extras
 
 UPGRADE_READINESS = "UPGRADE_READINESS"
 CATEGORIES = ("UPGRADE_READINESS", "MISCONFIGURATION", "ROLLBACK_READINESS")

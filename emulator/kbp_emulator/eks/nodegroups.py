@@ -17,7 +17,8 @@ from moto.eks.models import Nodegroup
 
 from .. import client_tokens, lifecycle
 from . import access_entries, addon_catalog, cluster_versions, updates
-from .base import ACTIVE, EKSHandlers, extras, in_use, invalid_parameter
+from .base import ACTIVE, EKSHandlers, in_use, invalid_parameter
+from .cluster_extras import extras
 from .clusters import vpc_of_subnets
 
 RELEASE_DATE = "20251120"

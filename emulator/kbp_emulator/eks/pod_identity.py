@@ -12,7 +12,8 @@ from typing import Any
 from moto.core.responses import ActionResult
 
 from .. import client_tokens
-from .base import EKSHandlers, extras, in_use, invalid_parameter, not_found, now, random_id
+from .base import EKSHandlers, in_use, invalid_parameter, not_found, now, random_id
+from .cluster_extras import extras
 
 ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$")
 

@@ -10,7 +10,8 @@ from urllib.parse import unquote
 
 from moto.core.responses import ActionResult, EmptyResult
 
-from .base import EKSHandlers, NotFoundException, extras
+from .base import EKSHandlers, NotFoundException
+from .cluster_extras import extras
 
 
 def taggable_resources(backend: Any) -> Any:

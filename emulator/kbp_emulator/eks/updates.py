@@ -14,7 +14,8 @@ from typing import Any
 from moto.core.responses import ActionResult
 
 from .. import lifecycle
-from .base import ACTIVE, EKSHandlers, extras, in_use, new_uuid, not_found, now
+from .base import ACTIVE, EKSHandlers, in_use, new_uuid, not_found, now
+from .cluster_extras import extras
 
 
 @dataclass

@@ -12,7 +12,8 @@ authorized by RBAC. What no control plane does by itself is simulated, as little
 - `ebs_csi.py`: the EBS CSI driver deleting the disks of released `Delete` volumes.
 
 `start` is called by CreateCluster, `stop` when the cluster is gone; `install` makes moto's reset stop them too,
-and each plane also stops when the emulator exits. See README.md in this directory.
+and each plane also stops when the emulator exits. The EKS side, which imports this package, hands `install` the
+clusters' access entries the token webhook admits callers by. See README.md in this directory.
 
 `KBP_EMULATOR_KUBE=none` leaves clusters without an API server (their endpoint refuses connections): for tests
 of the AWS side only, such as the extension's own pytest suite, which should not start a control plane per
@@ -24,8 +25,10 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import webhook
 from .plane import ControlPlane
 from .tls import Authority, new_authority
 
@@ -61,13 +64,15 @@ def stop(cluster: Any) -> None:
 _installed = False
 
 
-def install() -> None:
-    """Makes moto's backend reset (POST /moto-api/reset) stop the control planes of the clusters it forgets.
+def install(access_entries: Callable[[Any], Mapping[str, Any]]) -> None:
+    """Makes moto's backend reset (POST /moto-api/reset) stop the control planes of the clusters it forgets, and
+    has the token webhook find a cluster's access entries with `access_entries(cluster)` (principal ARN → entry).
 
     With KBP_EMULATOR_K8S_DEBUG set, what the simulated kubelets, Karpenter and the token webhook do and what
     goes wrong for them is logged to stderr (the emulator's log).
     """
     global _installed
+    webhook.use_access_entries(access_entries)
     if _installed:
         return
     if os.environ.get("KBP_EMULATOR_K8S_DEBUG"):

@@ -6,6 +6,10 @@ with `x-k8s-aws-id` among `X-Amz-SignedHeaders`, `X-Amz-Expires` at most 900, an
 15 minutes (nor more than 5 minutes ahead). Any host is accepted (the real STS one, or the emulator's own
 endpoint), and the signature is not verified: the cluster name sits in a signed header we never see, and there
 is no IAM to map the caller to. Anything else is 401 Unauthorized.
+
+The caller ARN STS then reports is turned into the ARN of the IAM principal it stands for (`iam_principal`: an
+assumed role's is its role's), as aws-iam-authenticator does before it looks the principal up, and as EKS records
+the cluster creator for its access entry (CreateCluster).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import re
 from urllib.parse import parse_qs, urlsplit
 
 PREFIX = "k8s-aws-v1."
@@ -74,3 +79,11 @@ def problem(authorization: str | None, now: datetime.datetime | None = None) -> 
     if signed - now > MAX_SKEW:
         return "X-Amz-Date parameter is in the future"
     return None
+
+
+def iam_principal(sts_arn: str) -> str:
+    """The IAM principal behind a caller ARN, as EKS records it for the cluster creator."""
+    m = re.match(r"^arn:([^:]+):sts::(\d{12}):assumed-role/([^/]+)/", sts_arn)
+    if m:
+        return f"arn:{m[1]}:iam::{m[2]}:role/{m[3]}"
+    return sts_arn.replace(":sts::", ":iam::", 1)

@@ -10,17 +10,13 @@ Provisioning (claims with a StorageClass) is not simulated.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .client import NotFound
-
-if TYPE_CHECKING:
-    from .plane import ControlPlane
+from .plane_view import PlaneView
 
 DRIVER = "ebs.csi.aws.com"
 
 
-def reconcile(plane: "ControlPlane") -> None:
+def reconcile(plane: PlaneView) -> None:
     for pv in plane.api.items("/api/v1/persistentvolumes"):
         spec, meta = pv.get("spec") or {}, pv["metadata"]
         if (spec.get("csi") or {}).get("driver") != DRIVER or spec.get("persistentVolumeReclaimPolicy") != "Delete":

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import lifecycle
 from .client import Conflict, NotFound
-
-if TYPE_CHECKING:
-    from .plane import ControlPlane
+from .plane_view import PlaneView
 
 IMAGE_PREFIX = "public.ecr.aws/karpenter/controller"
 NODECLAIMS = "/apis/karpenter.sh/v1/nodeclaims"
@@ -39,7 +37,13 @@ class Memory:
     terminated: dict[str, float] = field(default_factory=dict)
 
 
-def up(plane: "ControlPlane") -> bool:
+class KarpenterPlane(PlaneView, Protocol):
+    """A plane that keeps Karpenter's memory (`ControlPlane.karpenter`)."""
+
+    karpenter: Memory
+
+
+def up(plane: PlaneView) -> bool:
     for deployment in plane.api.items("/apis/apps/v1/deployments"):
         containers = deployment["spec"]["template"]["spec"].get("containers") or []
         if any(c.get("image", "").startswith(IMAGE_PREFIX) for c in containers):
@@ -48,7 +52,7 @@ def up(plane: "ControlPlane") -> bool:
     return False
 
 
-def reconcile(plane: "ControlPlane") -> None:
+def reconcile(plane: KarpenterPlane) -> None:
     if not up(plane):
         return
     claims = plane.api.items(NODECLAIMS)
@@ -66,7 +70,7 @@ def reconcile(plane: "ControlPlane") -> None:
             _finalize(plane, f"{NODECLASSES}/{meta['name']}", meta, NODECLASS_FINALIZER, add=False)
 
 
-def _nodeclaim(plane: "ControlPlane", claim: dict[str, Any]) -> None:
+def _nodeclaim(plane: KarpenterPlane, claim: dict[str, Any]) -> None:
     meta = claim["metadata"]
     path = f"{NODECLAIMS}/{meta['name']}"
     if not meta.get("deletionTimestamp"):
@@ -85,7 +89,7 @@ def _nodeclaim(plane: "ControlPlane", claim: dict[str, Any]) -> None:
         _finalize(plane, path, meta, NODECLAIM_FINALIZER, add=False)
 
 
-def _finalize(plane: "ControlPlane", path: str, meta: dict[str, Any], finalizer: str, add: bool) -> None:
+def _finalize(plane: PlaneView, path: str, meta: dict[str, Any], finalizer: str, add: bool) -> None:
     finalizers = list(meta.get("finalizers") or [])
     if (finalizer in finalizers) == add:
         return

@@ -17,14 +17,12 @@ from __future__ import annotations
 import datetime
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import lifecycle
 from . import nodes
 from .client import Conflict, NotFound
-
-if TYPE_CHECKING:
-    from .plane import ControlPlane
+from .plane_view import PlaneView
 
 HEARTBEAT = 10.0
 #: The prefix of the taints Kubernetes' own controllers manage on Nodes.
@@ -48,12 +46,12 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def reconcile(plane: "ControlPlane") -> None:
+def reconcile(plane: PlaneView) -> None:
     ours = _nodes(plane)
     _pods(plane, ours)
 
 
-def _nodes(plane: "ControlPlane") -> set[str]:
+def _nodes(plane: PlaneView) -> set[str]:
     """Registers, refreshes and retires the node groups' Nodes; the names of those that stand."""
     wanted = nodes.desired_nodes(plane)
     heartbeats: dict[str, float] = plane.__dict__.setdefault("heartbeats", {})
@@ -87,7 +85,7 @@ def _nodes(plane: "ControlPlane") -> set[str]:
     return set(wanted)
 
 
-def _relabel(plane: "ControlPlane", node: dict[str, Any], want: dict[str, Any], given: dict[str, set[str]]) -> None:
+def _relabel(plane: PlaneView, node: dict[str, Any], want: dict[str, Any], given: dict[str, set[str]]) -> None:
     """A node group's new labels and taints on its standing Nodes (EKS would roll new nodes that have them)."""
     name = node["metadata"]["name"]
     labels = node["metadata"].get("labels") or {}
@@ -105,7 +103,7 @@ def _relabel(plane: "ControlPlane", node: dict[str, Any], want: dict[str, Any], 
     given[name] = set(wanted_labels)
 
 
-def _pods(plane: "ControlPlane", ours: set[str]) -> None:
+def _pods(plane: PlaneView, ours: set[str]) -> None:
     for pod in plane.api.items("/api/v1/pods"):
         node = (pod.get("spec") or {}).get("nodeName")
         if node not in ours:
@@ -186,7 +184,7 @@ def _pull_failed(pod: dict[str, Any], stuck: list[str]) -> dict[str, Any]:
     return {**pod, "status": status}
 
 
-def _event(plane: "ControlPlane", pod: dict[str, Any], message: str) -> None:
+def _event(plane: PlaneView, pod: dict[str, Any], message: str) -> None:
     meta = pod["metadata"]
     stamp = now()
     plane.api.call("POST", f"/api/v1/namespaces/{meta['namespace']}/events", {

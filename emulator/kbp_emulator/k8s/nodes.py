@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import lifecycle
-
-if TYPE_CHECKING:
-    from .plane import ControlPlane
+from .plane_view import PlaneView
 
 NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
 TAINT_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
@@ -30,7 +28,7 @@ CAPACITY = {
 }
 
 
-def _subnets(cp: "ControlPlane", ids: list[str]) -> list[tuple[str, str, str, str]]:
+def _subnets(cp: PlaneView, ids: list[str]) -> list[tuple[str, str, str, str]]:
     """(subnet id, zone, CIDR, zone ID) of each subnet the EC2 backend knows."""
     out = []
     ec2 = cp.ec2()
@@ -44,7 +42,7 @@ def _subnets(cp: "ControlPlane", ids: list[str]) -> list[tuple[str, str, str, st
     return out
 
 
-def _address(cp: "ControlPlane", cidr: str) -> str:
+def _address(cp: PlaneView, cidr: str) -> str:
     net = ipaddress.ip_network(cidr, strict=False)
     taken = set(cp.node_addresses.values())
     for _ in range(100):
@@ -55,7 +53,7 @@ def _address(cp: "ControlPlane", cidr: str) -> str:
     return str(net.network_address + 4)
 
 
-def desired_nodes(cp: "ControlPlane") -> dict[str, dict[str, Any]]:
+def desired_nodes(cp: PlaneView) -> dict[str, dict[str, Any]]:
     """Node name → Node object for every instance the node groups should have now."""
     wanted: dict[str, dict[str, Any]] = {}
     for ng in list(getattr(cp.cluster, "nodegroups", {}).values()):
@@ -86,7 +84,7 @@ def _zone_id(region: str, zone: str) -> str:
     return f"{parts[0]}{''.join(p[0] for p in parts[1:-1])}{parts[-1]}-az{ord(letter) - ord('a') + 1}"
 
 
-def _node(cp: "ControlPlane", ng: Any, name: str, ip: str, zone: str, zone_id: str, instance: str) -> dict[str, Any]:
+def _node(cp: PlaneView, ng: Any, name: str, ip: str, zone: str, zone_id: str, instance: str) -> dict[str, Any]:
     instance_type = (ng.instance_types or ["t3.medium"])[0]
     arch = "arm64" if "ARM" in (ng.ami_type or "") else "amd64"
     cpu, memory, pods = CAPACITY.get(instance_type, CAPACITY["t3.medium"])

@@ -33,6 +33,9 @@ class StartFailed(Exception):
 
 
 class ControlPlane:
+    webhook_key: str  # set by webhook.register
+    busy: bool  # set by a step that has something on its way: the next tick comes sooner
+
     def __init__(self, backend: Any, cluster: Any, authority: Authority):
         self.backend = backend
         self.cluster = cluster

@@ -3,8 +3,10 @@
 kube-apiserver posts every bearer token it does not know itself (`authentication.k8s.io/v1` TokenReview) to
 `http://127.0.0.1:<port>/authenticate/<plane>`. A token must first pass the checks aws-iam-authenticator makes
 before it asks STS (auth.py); then the caller is the identity STS reports for the access key the URL was
-presigned with (this emulator's STS, in process), turned into its IAM principal as EKS does (an assumed role is
-its role, whatever the role's path). The cluster's access entry for that principal gives the user name and groups, as on EKS:
+presigned with (this emulator's STS, in process), turned into its IAM principal as EKS does (`auth.iam_principal`;
+an assumed role is its role, whatever the role's path). The cluster's access entry for that principal gives the
+user name and groups, as on EKS; the entries are the EKS side's, which it hands in at install
+(`use_access_entries`):
 
 - `username`: the entry's (for a role, `{{SessionName}}` is the session's name);
 - `groups`: the entry's `kubernetesGroups`, plus one group per access policy associated with cluster scope,
@@ -23,14 +25,13 @@ import logging
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from . import auth
 from .client import Client, Conflict
-
-if TYPE_CHECKING:
-    from .plane import ControlPlane
+from .plane_view import PlaneView
 
 log = logging.getLogger("kbp_emulator.k8s")
 POLICY_GROUP_PREFIX = "eks-access-policy:"
@@ -44,11 +45,20 @@ POLICY_ROLES = {
 }
 
 _lock = threading.Lock()
-_planes: dict[str, "ControlPlane"] = {}
+_planes: dict[str, PlaneView] = {}
 _server: ThreadingHTTPServer | None = None
+#: A cluster → its access entries by principal ARN (each with `username`, `kubernetes_groups` and `policies`):
+#: kept by the EKS side, which imports this package and hands the lookup in (`use_access_entries`, at install).
+_access_entries: Callable[[Any], Mapping[str, Any]] | None = None
 
 
-def register(plane: "ControlPlane") -> str:
+def use_access_entries(lookup: Callable[[Any], Mapping[str, Any]]) -> None:
+    """Where `review` finds a cluster's access entries: `lookup(cluster)` maps principal ARNs to entries."""
+    global _access_entries
+    _access_entries = lookup
+
+
+def register(plane: PlaneView) -> str:
     """The webhook URL for the plane's apiserver; the server starts with the first plane."""
     global _server
     key = f"{plane.account}-{plane.region}-{plane.name}-{id(plane):x}"
@@ -62,7 +72,7 @@ def register(plane: "ControlPlane") -> str:
         return f"http://127.0.0.1:{_server.server_address[1]}/authenticate/{key}"
 
 
-def unregister(plane: "ControlPlane") -> None:
+def unregister(plane: PlaneView) -> None:
     with _lock:
         _planes.pop(getattr(plane, "webhook_key", ""), None)
 
@@ -82,7 +92,7 @@ def bind_access_policies(api: Client) -> None:
             pass
 
 
-def review(plane: "ControlPlane", token: str) -> tuple[dict[str, Any] | None, str]:
+def review(plane: PlaneView, token: str) -> tuple[dict[str, Any] | None, str]:
     """(the user info, "") for a token the cluster's access entries admit, else (None, why not)."""
     problem = auth.problem(f"Bearer {token}")
     if problem:
@@ -93,11 +103,10 @@ def review(plane: "ControlPlane", token: str) -> tuple[dict[str, Any] | None, st
         return None, "presigned URL has no X-Amz-Credential"
     access_key, region = credential[0], credential[2]
     caller = _caller(plane, access_key, region)
-    from ..eks.base import extras  # the EKS side imports this package: import it only when needed
-    from ..eks.clusters import _iam_principal
-
-    principal = _iam_principal(caller)
-    entries = extras(plane.cluster).access_entries
+    if _access_entries is None:
+        raise RuntimeError("the EKS side has not handed the token webhook its access entries (k8s.install)")
+    principal = auth.iam_principal(caller)
+    entries = _access_entries(plane.cluster)
     entry = entries.get(principal)
     if entry is None and ":assumed-role/" in caller:
         # An assumed-role ARN has no path; the entry names the role with it (role/ci/deployer): same role name.
@@ -117,7 +126,7 @@ def review(plane: "ControlPlane", token: str) -> tuple[dict[str, Any] | None, st
             "extra": {"arn": [caller], "principalId": [access_key], "accessKeyId": [access_key]}}, ""
 
 
-def _caller(plane: "ControlPlane", access_key: str, region: str) -> str:
+def _caller(plane: PlaneView, access_key: str, region: str) -> str:
     from moto.sts.models import sts_backends
 
     sts = sts_backends[plane.account][getattr(plane.backend, "partition", "aws")]
