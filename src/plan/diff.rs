@@ -86,7 +86,7 @@ pub fn diff_replacing(
             attr_diff(key, have, Some(want), forces, &mut attrs);
         }
         if existing.imported {
-            attrs.extend(super::import::tags_to_add(state, existing));
+            attrs.extend(tags_to_add(state, existing));
         } else if let Some(retag) = address_tag_rewrite(existing, &desired) {
             attrs.push(retag);
         }
@@ -301,6 +301,19 @@ pub fn is_unknown(v: &Value) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The kbp tags an imported resource lacks, as attribute changes for the plan.
+fn tags_to_add(state: &State, existing: &ResourceState) -> Vec<AttrChange> {
+    let tags = crate::providers::tags::kbp_tags(&state.stack, &existing.address);
+    tags.into_iter()
+        .map(|(k, v)| AttrChange {
+            path: format!("tags[\"{k}\"]"),
+            before: None,
+            after: Some(Value::String(v)),
+            forces_replacement: false,
+        })
+        .collect()
+}
 
 /// The `kbp:address` tag of a keyed resource that an earlier kbp tagged with the address's own spelling
 /// (`iam_policy.x["y"]`), rewritten in place to the one every service accepts (`iam_policy.x/y`). Unkeyed

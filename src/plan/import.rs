@@ -255,19 +255,6 @@ fn not_in_blueprint(graph: &ResourceGraph, address: &Address) -> Refused {
     refused(format!("{address} is not an address of the blueprint"), hint)
 }
 
-/// The kbp tags an imported resource lacks, as attribute changes for the plan.
-pub(super) fn tags_to_add(state: &State, existing: &ResourceState) -> Vec<super::AttrChange> {
-    let tags = crate::providers::tags::kbp_tags(&state.stack, &existing.address);
-    tags.into_iter()
-        .map(|(k, v)| super::AttrChange {
-            path: format!("tags[\"{k}\"]"),
-            before: None,
-            after: Some(Value::String(v)),
-            forces_replacement: false,
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -1,5 +1,5 @@
 //! What every state backend does — load, persist (atomically, never over someone else's write), lock, unlock —
-//! and the errors it reports. [`open`] picks the backend for a [`Location`]; the engine sees only the trait.
+//! and the errors it reports. [`super::open`] picks the backend for a [`Location`]; the engine sees only the trait.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -167,14 +167,6 @@ pub trait Backend: Send + Sync {
     fn describe(&self) -> String {
         self.location().to_string()
     }
-}
-
-/// The backend for `location`.
-pub async fn open(location: &Location) -> Result<Box<dyn Backend>, StateError> {
-    Ok(match location {
-        Location::Local { path } => Box::new(super::local::LocalBackend::new(path)),
-        Location::S3(s3) => Box::new(super::s3::S3Backend::connect(s3).await),
-    })
 }
 
 /// What a state document holds: a state, or the pointer a migration left behind.

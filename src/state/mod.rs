@@ -17,12 +17,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::graph::{Address, Attrs};
 
-pub use backend::{open, release_held_locks, Backend, LockGuard, LockInfo, StateError};
+pub use backend::{release_held_locks, Backend, LockGuard, LockInfo, StateError};
 pub use handle::StateHandle;
 pub use local::LocalBackend;
 pub use location::Location;
 
 pub const FORMAT_VERSION: u32 = 1;
+
+/// The backend for `location`: the only place that knows every kind of backend.
+pub async fn open(location: &Location) -> Result<Box<dyn Backend>, StateError> {
+    Ok(match location {
+        Location::Local { path } => Box::new(LocalBackend::new(path)),
+        Location::S3(s3) => Box::new(s3::S3Backend::connect(s3).await),
+    })
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {

@@ -1,23 +1,9 @@
-//! The schema of what Karpenter launches: EC2NodeClasses and NodePools (fields of the v1.14.1 CRDs), and the
-//! taints the controller's node group shares with them.
+//! The schema of what Karpenter launches: EC2NodeClasses and NodePools (fields of the v1.14.1 CRDs).
 
 use super::stack::TAG_VALUE;
 use super::Presence::{Computed, Default, Optional, Required};
-use super::{field, str_rule, Field, Rule, Ty, CRD_JUDGED, OTHER_CRD_FIELDS};
+use super::{field, Field, Rule, Ty, CRD_JUDGED, OTHER_CRD_FIELDS};
 use crate::blueprint::rules::{k8s, karpenter};
-
-/// A taint, as both the node group and NodePools take it (NodePool CRD `taints[]` / `startupTaints[]`).
-const TAINT: Ty = Ty::Table(&[
-    field("key", str_rule("a taint key (`[prefix/]name`)", k8s::taint_key), Required, "Taint key."),
-    field("value", str_rule("a taint value", k8s::taint_value), Optional, "Taint value."),
-    field(
-        "effect",
-        Ty::Enum(&["NoSchedule", "PreferNoSchedule", "NoExecute"]),
-        Required,
-        "What the taint does to pods that do not tolerate it.",
-    ),
-]);
-pub(super) const TAINTS: Ty = Ty::List { item: &TAINT, max: 50, unique: false, non_empty: false };
 
 /// A NodePool's taint: the CRD judges key, value and effect.
 const POOL_TAINT: Ty = Ty::Table(&[

@@ -1,7 +1,6 @@
 //! The schema of the AWS side of the stack: the cluster, its VPC, the controller's node group, EKS add-ons and
 //! the Karpenter controller.
 
-use super::nodes::TAINTS;
 use super::Presence::{Computed, Default, Optional, Required};
 use super::{field, str_rule, Field, Rule, Ty};
 use crate::blueprint::rules::{aws, k8s, karpenter};
@@ -21,6 +20,19 @@ const STACK_TAGS: Ty = Ty::Map {
     implied: &[],
 };
 pub(super) const LABEL_VALUE: Ty = str_rule("a label value (at most 63 characters)", k8s::label_value);
+
+/// A taint of the controller's node group (EKS takes at most 50), checked by Kubernetes' rules for taints.
+const TAINT: Ty = Ty::Table(&[
+    field("key", str_rule("a taint key (`[prefix/]name`)", k8s::taint_key), Required, "Taint key."),
+    field("value", str_rule("a taint value", k8s::taint_value), Optional, "Taint value."),
+    field(
+        "effect",
+        Ty::Enum(&["NoSchedule", "PreferNoSchedule", "NoExecute"]),
+        Required,
+        "What the taint does to pods that do not tolerate it.",
+    ),
+]);
+const TAINTS: Ty = Ty::List { item: &TAINT, max: 50, unique: false, non_empty: false };
 
 pub(super) const CLUSTER: &[Field] = &[
     field(

@@ -6,10 +6,10 @@
 //! [`cluster_update`]: super::cluster_update
 
 use async_trait::async_trait;
-use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, EncryptionConfig, VpcConfigRequest};
-use serde::Deserialize;
+use aws_sdk_eks::types::{AuthenticationMode, CreateAccessConfigRequest, VpcConfigRequest};
 use serde_json::{json, Value};
 
+use super::cluster_spec::{enabled_log_types, secrets_encryption, secrets_key, Described, Spec};
 use super::cluster_update::{self, logging};
 use super::lifecycle::{Target, Tracked, Tracking};
 use super::{send_naming_role, sort_sets, sorted, tagging};
@@ -24,35 +24,16 @@ use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider
 
 pub struct Cluster;
 
-pub(super) type Described = aws_sdk_eks::types::Cluster;
-
 const KIND: &str = kinds::EKS_CLUSTER;
 /// A new cluster takes about ten minutes to become ACTIVE; thirty leaves a margin.
 const CREATE_BUDGET: Budget = Budget::long_minutes(30).expecting(DESCRIPTOR.typical.create);
 /// Deleting takes a few minutes; within the same budget, the delete is retried while node groups still hold it.
+/// A version upgrade takes up to about twenty-five minutes; a configuration update a few.
+const UPDATE_BUDGET: Budget = Budget::long_minutes(45).expecting(DESCRIPTOR.typical.update);
+
 const DELETE_BUDGET: Budget = Budget::long_minutes(20).expecting(DESCRIPTOR.typical.delete);
 /// Lists AWS treats as sets.
 const SETS: &[&str] = &["subnet_ids", "security_group_ids", "public_access_cidrs", "log_types"];
-
-/// The attributes the compiler emits for a cluster.
-#[derive(Debug, Deserialize)]
-pub(super) struct Spec {
-    pub name: String,
-    pub version: String,
-    pub role_arn: String,
-    pub subnet_ids: Vec<String>,
-    pub security_group_ids: Vec<String>,
-    pub endpoint_public_access: bool,
-    pub endpoint_private_access: bool,
-    pub public_access_cidrs: Vec<String>,
-    pub authentication_mode: String,
-    /// Control-plane log types sent to CloudWatch Logs; absent: kbp leaves logging as it is.
-    #[serde(default)]
-    pub log_types: Option<Vec<String>>,
-    /// The KMS key that envelope-encrypts Kubernetes secrets; null: none.
-    #[serde(default)]
-    pub encryption_key_arn: Option<String>,
-}
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
@@ -127,7 +108,7 @@ impl Provider for Cluster {
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         // EKS refuses a change while another update runs, so start from an ACTIVE cluster.
-        let cluster = tracking(cx, id, cluster_update::BUDGET);
+        let cluster = tracking(cx, id, UPDATE_BUDGET);
         let current = cluster.wait_active(Some(desired.address)).await?;
         cluster_update::apply(&cluster, desired.address, &current, &s).await?;
         let c = cluster.retag(&current, desired).await?;
@@ -178,25 +159,6 @@ fn explain_taken(e: ProviderError, name: &str) -> ProviderError {
     } else {
         e
     }
-}
-
-/// Envelope encryption with the KMS key `key_arn`. EKS once took the resources to encrypt (`secrets`); it now
-/// encrypts all Kubernetes API data with the key and that field is deprecated, so it is left out.
-pub(super) fn secrets_encryption(key_arn: &str) -> EncryptionConfig {
-    let provider = aws_sdk_eks::types::Provider::builder().key_arn(key_arn).build();
-    EncryptionConfig::builder().provider(provider).build()
-}
-
-/// The KMS key that envelope-encrypts the cluster's secrets, if any (a cluster has at most one).
-pub(super) fn secrets_key(c: &Described) -> Option<&str> {
-    c.encryption_config().iter().find_map(|e| e.provider().and_then(|p| p.key_arn()))
-}
-
-/// The control-plane log types that are on, sorted.
-pub(super) fn enabled_log_types(c: &Described) -> Vec<String> {
-    let setups = c.logging().map(|l| l.cluster_logging()).unwrap_or_default();
-    let on = setups.iter().filter(|s| s.enabled() == Some(true)).flat_map(|s| s.types());
-    sorted(&on.map(|t| t.as_str().to_string()).collect::<Vec<_>>())
 }
 
 /// The attributes in the compiler's shape. The authentication mode is left out when EKS does not report it,

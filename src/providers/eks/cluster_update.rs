@@ -19,18 +19,13 @@ use aws_sdk_eks::types::{
     AuthenticationMode, LogSetup, LogType, Logging, Update, UpdateAccessConfigRequest, VpcConfigRequest,
 };
 
-use super::cluster::{enabled_log_types, secrets_encryption, secrets_key, Described, Spec};
+use super::cluster_spec::{enabled_log_types, secrets_encryption, secrets_key, Described, Spec};
 use super::lifecycle::Tracking;
 use super::sorted;
 use crate::graph::Address;
-use crate::providers::wait::Budget;
 use crate::providers::{ProviderError, Result};
 
-/// A version upgrade takes up to about twenty-five minutes; a configuration update a few.
-pub const BUDGET: Budget = Budget::long_minutes(45).expecting(super::cluster::DESCRIPTOR.typical.update);
-
-/// Brings `current` (ACTIVE) to `s`, one update at a time, each waited on within the budget `cluster` carries
-/// ([`BUDGET`]). Tags are not its business.
+/// Brings `current` (ACTIVE) to `s`, one update at a time, each waited on within the budget `cluster` carries. Tags are not its business.
 pub async fn apply(cluster: &Tracking<'_, Described>, address: &Address, current: &Described, s: &Spec) -> Result<()> {
     let name = s.name.as_str();
     let version = next_version(current.version().unwrap_or_default(), &s.version)?;

@@ -13,6 +13,7 @@
 pub(crate) mod access_entry;
 pub(crate) mod addon;
 pub(crate) mod cluster;
+mod cluster_spec;
 mod cluster_update;
 pub mod insights;
 mod lifecycle;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_iam::types::Tag;
 
-use super::common::send;
+use crate::providers::send::send;
 use crate::providers::tags::{self, TagChanges, STACK};
 use crate::providers::{Context, Result};
 
