@@ -15,6 +15,7 @@
 
 mod advisories;
 pub(crate) mod chart_values;
+pub mod crd_fields;
 mod defaults;
 pub mod format;
 pub mod limits;
@@ -246,8 +247,7 @@ pub fn check_partial(path: &Path, overlays: &[std::path::PathBuf], sets: &[Strin
     }
     // A local state beside the blueprint: one state per stack, whichever directory kbp runs in.
     if bp.state.backend != "s3" {
-        let file =
-            bp.state.path.clone().unwrap_or_else(|| crate::state::location::default_local_file(&bp.cluster.name));
+        let file = bp.state.path.clone().unwrap_or_else(|| model::default_state_file(&bp.cluster.name));
         bp.state.path = Some(beside(Path::new(&file)));
     }
     Ok(loaded)

@@ -58,26 +58,10 @@ pub struct StateSettings {
     pub role_arn: Option<String>,
 }
 
-impl Blueprint {
-    /// Where this stack's state lives, as the blueprint says (its `[state]` table, else the default file).
-    pub fn state_location(&self) -> crate::state::Location {
-        use crate::state::location::{default_key, default_local, Location, S3Location};
-        let st = &self.state;
-        match (st.backend.as_str(), &st.bucket) {
-            ("s3", Some(bucket)) => Location::S3(S3Location {
-                bucket: bucket.clone(),
-                key: st.key.clone().unwrap_or_else(|| default_key(&self.cluster.name)),
-                region: Some(st.region.clone().unwrap_or_else(|| self.cluster.region.clone())),
-                kms_key_id: st.kms_key_id.clone(),
-                profile: st.profile.clone(),
-                role_arn: st.role_arn.clone(),
-            }),
-            _ => match &st.path {
-                Some(path) => Location::Local { path: path.into() },
-                None => default_local(&self.cluster.name),
-            },
-        }
-    }
+/// The default state file of stack `stack`, `.kbp/<stack>.state.json`, relative to the blueprint's directory
+/// (relative to the working directory where there is no blueprint).
+pub fn default_state_file(stack: &str) -> String {
+    format!(".kbp/{stack}.state.json")
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -337,7 +321,7 @@ pub struct NodeClass {
     pub root_volume: RootVolume,
     pub tags: BTreeMap<String, String>,
     /// The other fields of the EC2NodeClass `spec` the blueprint writes, as written (see
-    /// `kubernetes::crd_fields`, which names them as the CRD does).
+    /// `blueprint::crd_fields`, which names them as the CRD does).
     #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
     pub spec: BTreeMap<String, serde_json::Value>,
 }

@@ -100,7 +100,7 @@ pub fn warn(warnings: &[String]) {
 /// Where the stack's state lives: `--state` (or `KBP_STATE`), else the blueprint's `[state]` table, else the
 /// default local file. A bucket without a region is taken to be in the stack's.
 pub fn state_location(explicit: Option<&Location>, bp: &Blueprint) -> Location {
-    explicit.cloned().unwrap_or_else(|| bp.state_location()).in_region(&bp.cluster.region)
+    explicit.cloned().unwrap_or_else(|| Location::of_blueprint(bp)).in_region(&bp.cluster.region)
 }
 
 /// The blueprint's stack state, where [`state_location`] says, locked for `operation`.

@@ -5,12 +5,13 @@
 
 use serde_json::Value;
 
+use crate::blueprint::crd_fields;
 use crate::blueprint::{Loaded, ManifestProblem};
 use crate::diag::Diagnostics;
 use crate::graph::value::{resolve, UNKNOWN};
 use crate::graph::{kinds, ResourceGraph};
 use crate::kubernetes::oci::{self, OfflineCrds};
-use crate::kubernetes::{crd_fields, openapi, validate};
+use crate::kubernetes::{openapi, validate};
 
 /// The NodePool and EC2NodeClass manifests of `graph`, values known only after apply left as [`UNKNOWN`].
 pub fn custom_objects(graph: &ResourceGraph) -> Vec<Value> {

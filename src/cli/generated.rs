@@ -42,7 +42,7 @@ fn print(bytes: &[u8]) -> u8 {
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => super::CLOSED_STDOUT,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => crate::ui::CLOSED_STDOUT,
         Err(e) => {
             eprintln!("error: writing to stdout: {e}");
             FAILED

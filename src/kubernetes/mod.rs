@@ -8,7 +8,6 @@
 //! `providers::kubernetes`, which use this module. Knows nothing of plans or state.
 
 pub mod builtin;
-pub mod crd_fields;
 pub mod manifests;
 pub(crate) mod meta;
 pub(crate) mod names;

@@ -8,6 +8,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::blueprint::Blueprint;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "backend", rename_all = "snake_case")]
 pub enum Location {
@@ -36,12 +38,7 @@ pub struct S3Location {
 /// The default local state file of a stack, relative to the working directory (kbp makes it relative to the
 /// blueprint's directory when it has a blueprint: see `blueprint::check`).
 pub fn default_local(stack: &str) -> Location {
-    Location::Local { path: PathBuf::from(default_local_file(stack)) }
-}
-
-/// `.kbp/<stack>.state.json`.
-pub fn default_local_file(stack: &str) -> String {
-    format!(".kbp/{stack}.state.json")
+    Location::Local { path: PathBuf::from(crate::blueprint::model::default_state_file(stack)) }
 }
 
 /// The default object key of a stack's state in its bucket.
@@ -50,6 +47,26 @@ pub fn default_key(stack: &str) -> String {
 }
 
 impl Location {
+    /// Where the stack of `bp` keeps its state, as the blueprint says (its `[state]` table, else the default
+    /// file).
+    pub fn of_blueprint(bp: &Blueprint) -> Location {
+        let st = &bp.state;
+        match (st.backend.as_str(), &st.bucket) {
+            ("s3", Some(bucket)) => Location::S3(S3Location {
+                bucket: bucket.clone(),
+                key: st.key.clone().unwrap_or_else(|| default_key(&bp.cluster.name)),
+                region: Some(st.region.clone().unwrap_or_else(|| bp.cluster.region.clone())),
+                kms_key_id: st.kms_key_id.clone(),
+                profile: st.profile.clone(),
+                role_arn: st.role_arn.clone(),
+            }),
+            _ => match &st.path {
+                Some(path) => Location::Local { path: path.into() },
+                None => default_local(&bp.cluster.name),
+            },
+        }
+    }
+
     /// Fills in the bucket's region from the stack's when the location names none: a team's bucket usually
     /// lives beside its clusters, and the stack's region is known wherever a blueprint is.
     pub fn in_region(mut self, region: &str) -> Location {
@@ -111,7 +128,7 @@ impl FromStr for Location {
         };
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         let (bucket, key) = path.split_once('/').unwrap_or((path, ""));
-        if let Some(problem) = bucket_name_problem(bucket) {
+        if let Some(problem) = crate::blueprint::rules::aws::bucket_name_problem(bucket) {
             return Err(format!("`{text}`: {problem}\n  hint: the form is s3://BUCKET/KEY"));
         }
         if key.is_empty() || key.ends_with('/') {
@@ -148,28 +165,6 @@ impl FromStr for Location {
         }
         Ok(Location::S3(s3))
     }
-}
-
-/// Why `name` is not an S3 bucket name (AWS's general-purpose bucket rules), or `None`.
-pub fn bucket_name_problem(name: &str) -> Option<String> {
-    if name.is_empty() {
-        return Some("no bucket name".to_string());
-    }
-    if !(3..=63).contains(&name.len()) {
-        return Some(format!("bucket name `{name}` must be 3 to 63 characters long"));
-    }
-    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
-    if !name.chars().all(allowed) {
-        return Some(format!("bucket name `{name}` may hold only lowercase letters, digits, hyphens and dots"));
-    }
-    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    if !edge(name.chars().next()) || !edge(name.chars().last()) {
-        return Some(format!("bucket name `{name}` must begin and end with a letter or digit"));
-    }
-    if name.contains("..") {
-        return Some(format!("bucket name `{name}` must not hold two adjacent dots"));
-    }
-    None
 }
 
 #[cfg(test)]

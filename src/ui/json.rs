@@ -136,7 +136,7 @@ fn write_line(value: &Value) {
     // A closed stdout ends kbp quietly, as `println!` does (see `cli::quiet_on_closed_stdout`).
     if let Err(e) = writeln!(out, "{value}").and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(crate::cli::CLOSED_STDOUT.into());
+            std::process::exit(super::CLOSED_STDOUT.into());
         }
     }
 }

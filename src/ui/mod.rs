@@ -15,6 +15,9 @@ use crate::exec::Event;
 
 pub use progress::Progress;
 
+/// The status of a process ended by SIGPIPE, which kbp ends with when stdout is closed under it.
+pub(crate) const CLOSED_STDOUT: u8 = 141;
+
 /// How output is rendered, decided once from the flags and the terminal.
 #[derive(Debug, Clone, Copy)]
 pub struct Ui {

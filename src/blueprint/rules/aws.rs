@@ -285,10 +285,32 @@ pub(crate) fn json_object(s: &str) -> Result<(), Problem> {
 
 /// An S3 general-purpose bucket name (3–63 lowercase letters, digits, `-` and `.`).
 pub(crate) fn bucket_name(s: &str) -> Result<(), Problem> {
-    match crate::state::location::bucket_name_problem(s) {
+    match bucket_name_problem(s) {
         Some(problem) => Err(Problem::new(problem).hint("S3 bucket names are like `acme-kbp-state`")),
         None => Ok(()),
     }
+}
+
+/// Why `name` is not an S3 bucket name (AWS's general-purpose bucket rules), or `None`.
+pub(crate) fn bucket_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("no bucket name".to_string());
+    }
+    if !(3..=63).contains(&name.len()) {
+        return Some(format!("bucket name `{name}` must be 3 to 63 characters long"));
+    }
+    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
+    if !name.chars().all(allowed) {
+        return Some(format!("bucket name `{name}` may hold only lowercase letters, digits, hyphens and dots"));
+    }
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if !edge(name.chars().next()) || !edge(name.chars().last()) {
+        return Some(format!("bucket name `{name}` must begin and end with a letter or digit"));
+    }
+    if name.contains("..") {
+        return Some(format!("bucket name `{name}` must not hold two adjacent dots"));
+    }
+    None
 }
 
 /// An S3 object key for state: 1–1024 bytes, not ending in `/` (that would name a folder).

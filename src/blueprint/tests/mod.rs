@@ -289,7 +289,7 @@ fn reference_documents_every_table_and_default() {
 fn state_table_names_where_state_lives_and_refuses_the_other_backends_fields() {
     use crate::state::Location;
     let bp = |table: &str| check_str("state.toml", &format!("{HEADER}[state]\n{table}"), &[]);
-    let located = |table: &str| bp(table).map(|l| l.blueprint.state_location()).map_err(|d| d.render(false));
+    let located = |table: &str| bp(table).map(|l| Location::of_blueprint(&l.blueprint)).map_err(|d| d.render(false));
     assert_eq!(located("").unwrap(), Location::Local { path: ".kbp/t.state.json".into() });
     assert_eq!(located("path = \"st/t.json\"").unwrap(), Location::Local { path: "st/t.json".into() });
     let Location::S3(s3) = located("backend = \"s3\"\nbucket = \"acme-kbp-state\"\nkms_key_id = \"alias/k\"").unwrap()

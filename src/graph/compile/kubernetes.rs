@@ -6,10 +6,10 @@ use serde_json::{json, Map, Value};
 use super::eks::{addon_address, CONTROLLER_LABEL, CONTROLLER_TAINT_EFFECT};
 use super::karpenter_iam::queue_address;
 use super::{kinds, Builder};
+use crate::blueprint::crd_fields;
 use crate::blueprint::{Identity, NodeClass, NodePool, Taint};
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
-use crate::kubernetes::crd_fields;
 
 pub fn compile(b: &mut Builder) {
     let bp = b.bp;

@@ -52,7 +52,7 @@ pub fn name(kind: &str, written: &BTreeMap<String, Value>, crds: Option<&[Value]
 
 /// Names the other fields of every node class and pool of `bp` as the CRDs do (see [`name`]), in place. Names
 /// already the CRD's stay as they are, so naming twice changes nothing.
-pub fn name_all(bp: &mut crate::blueprint::Blueprint, crds: Option<&[Value]>) {
+pub fn name_all(bp: &mut super::Blueprint, crds: Option<&[Value]>) {
     for class in bp.node_classes.values_mut() {
         class.spec = name("EC2NodeClass", &class.spec, crds).into_iter().collect();
     }
