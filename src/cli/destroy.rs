@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 use super::args::{DestroyArgs, Global, RunArgs};
 use super::common::{self, FAILED};
-use super::run::{print_plan, summarize_walk};
+use super::report::{print_plan, show_found, summarize_walk};
 use super::signals;
 use crate::graph::ResourceGraph;
 use crate::plan;
@@ -151,19 +151,8 @@ fn incomplete(report: &engine::Report, state: &StateHandle, a: &DestroyArgs) -> 
         Some(name) => format!("kbp destroy --from-tags {name}"),
         None => "kbp destroy".to_string(),
     };
-    super::run::report_incomplete(again.trim_start_matches("kbp "), &report.outcome, &state.describe());
+    super::report::report_incomplete(again.trim_start_matches("kbp "), &report.outcome, &state.describe());
     FAILED
-}
-
-pub(super) fn show_found(found: &[Found], ui: Ui, what: &str) {
-    if found.is_empty() {
-        return;
-    }
-    if ui.json {
-        json::emit(&json::Line::Leftovers { what, items: &discover::listing(found) });
-    } else {
-        println!("\nOutside kbp's state, {what}:\n{}", discover::describe(found));
-    }
 }
 
 /// Looks for anything of the stack still in the region; 0 when nothing is, else lists it and returns 1.

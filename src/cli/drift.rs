@@ -2,16 +2,17 @@
 //! which accepts the drift into state: the refreshed attributes replace the recorded ones, resources deleted
 //! outside kbp leave state, and nothing in AWS or the cluster changes. What drift is, is `plan::drift`'s.
 
-use super::args::{ApplyArgs, BlueprintArgs, Global, PlanArgs, PlanFormat, StackArgs};
+use super::args::{ApplyArgs, BlueprintArgs, PlanArgs, PlanFormat, StackArgs};
 use super::common::{self, FAILED};
 use crate::plan;
 use crate::providers::Registry;
 use crate::state::StateHandle;
 use crate::ui::{json, Ui};
 
-pub async fn run(stack: StackArgs, g: &Global) -> u8 {
+/// The plan `kbp drift` makes: a refresh-only plan of the stack, with `--detailed-exitcode`.
+pub(super) fn plan_args(stack: StackArgs) -> PlanArgs {
     let format = if stack.run.json { PlanFormat::Json } else { PlanFormat::Text };
-    let plan_args = PlanArgs {
+    PlanArgs {
         stack,
         format,
         out: None,
@@ -26,8 +27,7 @@ pub async fn run(stack: StackArgs, g: &Global) -> u8 {
             adopt: false,
             new_stack: false,
         },
-    };
-    super::plan::run(plan_args, g).await
+    }
 }
 
 /// `kbp apply FILE --refresh-only`: refresh under the state lock, show the drift, and (once approved) write the
@@ -49,7 +49,7 @@ pub(super) async fn accept(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     p.drift = plan::drift::drift(&locked.state, &refreshed);
     p.refreshing_only();
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
-    super::run::print_plan(&p, ui)?;
+    super::report::print_plan(&p, ui)?;
     if !refreshed.adopted.is_empty() {
         common::warn(&[format!(
             "{} resources found in AWS by the stack's tags are not in state; --refresh-only leaves them out\n  hint: \

@@ -21,6 +21,7 @@ mod output;
 mod plan;
 mod preflight;
 mod render;
+mod report;
 mod run;
 mod schema;
 mod show;
@@ -79,7 +80,7 @@ pub fn main() -> ExitCode {
                 signals::listen();
                 let code = match command {
                     Command::Plan(a) => plan::run(a, &cli.global).await,
-                    Command::Drift(a) => drift::run(a, &cli.global).await,
+                    Command::Drift(a) => plan::run(drift::plan_args(a), &cli.global).await,
                     Command::Apply(a) => run::apply(a, &cli.global).await,
                     Command::Destroy(a) => destroy::run(a, &cli.global).await,
                     Command::Import(a) => import::run(a, &cli.global).await,
@@ -136,9 +137,6 @@ fn usage_error(e: clap::Error) -> ExitCode {
     }
 }
 
-/// The status of a process ended by SIGPIPE, which kbp ends with when stdout is closed under it.
-pub(crate) const CLOSED_STDOUT: u8 = 141;
-
 /// A reader that stops early (`kbp state list | head -1`) closes stdout; kbp then ends at once and quietly, with
 /// the status a process killed by SIGPIPE has (141), instead of panicking in `println!`. Only stdout is treated
 /// so: a socket closed by AWS stays an ordinary error.
@@ -152,7 +150,7 @@ fn quiet_on_closed_stdout() {
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
         if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
-            std::process::exit(CLOSED_STDOUT.into());
+            std::process::exit(crate::ui::CLOSED_STDOUT.into());
         }
         default(info)
     }));

@@ -6,8 +6,9 @@ use anyhow::{bail, Context as _};
 
 use super::args::{ApplyArgs, Global, RunArgs};
 use super::common::{self, FAILED};
+use super::report::{print_plan, report_incomplete, summarize_walk};
 use crate::exec;
-use crate::plan::{self, render, Plan};
+use crate::plan::{self, Plan};
 use crate::providers::{Context, Registry};
 use crate::state::StateHandle;
 use crate::ui::{json, Ui};
@@ -131,23 +132,6 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     Ok(code)
 }
 
-pub(super) fn print_plan(p: &Plan, ui: Ui) -> anyhow::Result<()> {
-    if ui.json {
-        // The inputs a saved plan carries (the CRDs, a megabyte) are for applying, not for reading.
-        let shown;
-        let p = if p.inputs.is_empty() {
-            p
-        } else {
-            shown = Plan { inputs: Default::default(), ..p.clone() };
-            &shown
-        };
-        json::emit(&json::Line::Plan { plan: p });
-    } else {
-        print!("{}", render::human(p, &render::Style { color: ui.color }));
-    }
-    Ok(())
-}
-
 #[allow(clippy::too_many_arguments)]
 async fn execute(
     p: Plan,
@@ -228,19 +212,6 @@ async fn execute(
     Ok(if outcome.ok() { 0 } else { FAILED })
 }
 
-/// What a walk did, for the `--json` summary: the plan's counts, the operations done, failed, skipped and not
-/// started, and where state is.
-pub(super) fn summarize_walk(planned: &plan::Summary, outcome: &exec::Outcome, state: &StateHandle) {
-    json::summarize(serde_json::json!({
-        "changes": planned,
-        "done": outcome.done,
-        "failed": outcome.failed.iter().map(|(a, e)| serde_json::json!({"address": a, "error": e})).collect::<Vec<_>>(),
-        "skipped": outcome.skipped,
-        "not_started": outcome.not_started,
-        "state": state.describe(),
-    }));
-}
-
 /// After creates, removes second resources at one of the stack's addresses: creates whose outcome was unknown
 /// (an answer lost, an earlier run killed with its request in flight) that landed after kbp had looked for them.
 /// Returns how many could not be removed (a warning: the stack itself is complete).
@@ -262,7 +233,7 @@ async fn remove_duplicates(
             return 0;
         }
     };
-    super::destroy::show_found(
+    super::report::show_found(
         &found,
         ui,
         "duplicates of the stack's resources (creates whose answer was lost), removed",
@@ -274,29 +245,4 @@ async fn remove_duplicates(
         )]);
     }
     failed
-}
-
-/// The line that ends a walk that did not finish: what was done and what was not, and how to go on, which
-/// differs when a signal (Ctrl-C, a cancelled CI job) stopped it rather than an error.
-pub(super) fn report_incomplete(verb: &str, outcome: &exec::Outcome, state: &str) {
-    let counts = format!(
-        "{} operations done, {} failed, {} skipped because of a failure, {} not started",
-        outcome.done,
-        outcome.failed.len(),
-        outcome.skipped.len(),
-        outcome.not_started
-    );
-    match super::signals::received() {
-        Some(stop) if outcome.failed.is_empty() => eprintln!(
-            "\nInterrupted ({}): {counts}. What finished is in state {state}; run `kbp {verb}` again to continue.",
-            stop.name()
-        ),
-        Some(stop) => eprintln!(
-            "\nInterrupted ({}): {counts}. What finished is in state {state}; fix the error and run `kbp {verb}` again.",
-            stop.name()
-        ),
-        None => eprintln!(
-            "\n{verb} incomplete: {counts}. What succeeded is in state {state}; fix the error and run `kbp {verb}` again."
-        ),
-    }
 }
