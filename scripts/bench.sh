@@ -7,7 +7,7 @@
 #
 # Builds kbp in release mode (CARGO_TARGET_DIR, default /tmp/kbp-target), starts a private emulator per time
 # scale (KBP_EMULATOR_VENV as scripts/emulator.sh says) and cleans up after itself. About 3 minutes for the
-# default scales after the build. The output of scales 0.05 and 0.2 is in README.md, section Performance.
+# default scales after the build. The output of scales 0.05 and 0.2 is in docs/performance.md.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

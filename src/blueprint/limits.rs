@@ -1,5 +1,5 @@
 //! kbp's limits on a blueprint, in one place, and their checks. They exist so that validating any input takes
-//! bounded time and memory (see "Performance" in README.md), and sit far above any blueprint a person writes.
+//! bounded time and memory (see docs/performance.md), and sit far above any blueprint a person writes.
 //! Each limit broken is one diagnostic, and checking stops there: the input is not a blueprint kbp should try
 //! to make sense of.
 //!

@@ -1,4 +1,4 @@
-//! The blueprint reference, rendered from the schema as Markdown (README.md holds a copy between markers; a test
+//! The blueprint reference, rendered from the schema as Markdown (docs/blueprint.md holds a copy between markers; a test
 //! keeps the two equal).
 
 use std::fmt::Write;
@@ -33,7 +33,7 @@ fn limits() -> String {
          IAM instance profile for each, and IAM allows 1,000 per account by default) and {MAX_ADDONS} add-ons. \
          Past a limit, kbp reports that one error and checks nothing else. Of the problems found, a terminal is \
          shown the first {SHOWN} (errors first) and a count of the rest; `kbp validate --json` lists up to {KEPT} \
-         errors and {KEPT} warnings, and counts all. See [Performance](#performance).\n"
+         errors and {KEPT} warnings, and counts all. See [Performance](performance.md).\n"
     )
 }
 

@@ -334,7 +334,7 @@ struct CompactToleration {
 }
 
 const TOML_HINT: &str = "each [[workload]] takes name, replicas, cpu, memory, gpu, node_selector, requirements, \
-                         tolerations, zone_spread, per_node, per_zone, daemonset (see README, `kbp simulate`)";
+                         tolerations, zone_spread, per_node, per_zone, daemonset (see docs/simulate.md)";
 
 /// The compact TOML form.
 pub fn parse_toml(file: &str, text: &str) -> Result<Workload, WorkloadError> {

@@ -16,6 +16,7 @@ mod chart_values_apply;
 mod cli_conventions;
 mod crd_corpus;
 mod day_two;
+mod docs_links;
 mod fmt_and_schema;
 mod render_cli;
 mod seed_patterns;

@@ -1,6 +1,6 @@
 //! The blueprint schema as a JSON Schema (draft 2020-12), for editors: taplo (and Even Better TOML, which runs
 //! it) completes and checks a blueprint with it. Generated from the same data as the walker's checks and the
-//! README reference, field by field: types, ranges, enums, list limits, defaults, required fields, and unknown
+//! blueprint reference (docs/blueprint.md), field by field: types, ranges, enums, list limits, defaults, required fields, and unknown
 //! keys refused wherever the walker refuses them (`additionalProperties: false`).
 //!
 //! What JSON Schema is not told, descriptions say: string rules (names, CIDRs, quantities, the Karpenter CRD

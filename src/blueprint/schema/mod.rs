@@ -1,5 +1,5 @@
 //! The blueprint schema, written once as data: every table, field, type, default, constraint and one-line doc.
-//! The walker checks documents against it, the reference in README.md is rendered from it, `--set` consults
+//! The walker checks documents against it, the reference in docs/blueprint.md is rendered from it, `--set` consults
 //! it for the defaults of tables it has to create, and `kbp schema` prints it as a JSON Schema (`json_schema`).
 
 use super::rules::{aws, k8s, Check};

@@ -1,5 +1,5 @@
 //! Tests of the whole stage: the shipped blueprints, defaults, error collection with places, `--set`, the
-//! effective-blueprint output and the README reference. CRD rules and robustness have files of their own.
+//! effective-blueprint output and the reference in docs/blueprint.md. CRD rules and robustness have files of their own.
 
 mod chart_values;
 mod existing_network;
@@ -247,21 +247,21 @@ const START: &str = "<!-- blueprint-reference:start -->";
 const END: &str = "<!-- blueprint-reference:end -->";
 
 #[test]
-fn readme_holds_the_generated_reference() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme = std::fs::read_to_string(&path).expect("README.md exists");
-    let (before, rest) = readme.split_once(START).expect("README has the start marker");
-    let (current, after) = rest.split_once(END).expect("README has the end marker");
+fn docs_blueprint_md_holds_the_generated_reference() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/blueprint.md");
+    let doc = std::fs::read_to_string(&path).expect("docs/blueprint.md exists");
+    let (before, rest) = doc.split_once(START).expect("docs/blueprint.md has the start marker");
+    let (current, after) = rest.split_once(END).expect("docs/blueprint.md has the end marker");
     let wanted = format!("\n{}\n", reference_markdown().trim_end());
     if current == wanted {
         return;
     }
     if std::env::var("KBP_BLESS").is_ok_and(|v| v == "1") {
-        std::fs::write(&path, format!("{before}{START}{wanted}{END}{after}")).expect("README.md is writable");
+        std::fs::write(&path, format!("{before}{START}{wanted}{END}{after}")).expect("docs/blueprint.md is writable");
         return;
     }
     panic!(
-        "README.md's blueprint reference is out of date: update README between the markers with the output of \
+        "docs/blueprint.md is out of date: update it between the markers with the output of \
          `kbp::blueprint::reference_markdown()` (or run this test with KBP_BLESS=1 to rewrite it)"
     );
 }
