@@ -6,6 +6,9 @@
 //!
 //! `cargo bench --bench simulate`.
 
+// A benchmark prints its figures on stdout; its setup unwraps, as a test does.
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -15,50 +15,22 @@
 //! `-- --write DIR` also writes each input to DIR/<case>.toml, to time the real binary on it
 //! (`/usr/bin/time -v kbp validate DIR/<case>.toml`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+// A benchmark prints its figures on stdout; its setup unwraps, as a test does.
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
+use std::alloc::System;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use kbp::blueprint::limits::{MAX_BYTES, MAX_NODE_CLASSES, MAX_NODE_POOLS};
 use kbp::cli::crd_check;
 use kbp::diag::Diagnostics;
+use peakmem_alloc::{PeakMemAlloc, PeakMemAllocTrait, INSTRUMENTED_SYSTEM};
 
-/// The system allocator, keeping the bytes in use and their peak.
-struct Counting;
-
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let now = IN_USE.fetch_add(n, Ordering::Relaxed) + n;
-    PEAK.fetch_max(now, Ordering::Relaxed);
-}
-
-// SAFETY: every call is passed through to `System` unchanged; only counters are updated around it.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > layout.size() {
-            grew(new_size - layout.size());
-        } else {
-            IN_USE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
+/// The system allocator, counting the bytes in use: the peak since a reset is the most a run held above where it
+/// started.
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: &PeakMemAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const HEADER: &str = "[cluster]\nname = \"bench\"\nregion = \"us-west-2\"\n\n";
 
@@ -208,8 +180,7 @@ fn crds_dir() -> Option<std::path::PathBuf> {
 }
 
 fn run(text: &str) -> Run {
-    let base = IN_USE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    ALLOCATOR.reset_peak_memory();
     let started = Instant::now();
     let loaded = kbp::blueprint::check_str("bench.toml", text, &[]);
     let load = started.elapsed();
@@ -268,7 +239,7 @@ fn run(text: &str) -> Run {
         json_bytes: json.len(),
         errors: counts.errors,
         warnings: counts.warnings,
-        peak: PEAK.load(Ordering::Relaxed) - base,
+        peak: ALLOCATOR.get_peak_memory(),
     }
 }
 

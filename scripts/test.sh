@@ -2,7 +2,8 @@
 # THE test command: everything kbp's tests need, on a fresh machine too.
 #   scripts/test.sh [extra nextest args, e.g. a filter]
 # Installs the pinned AWS emulator (moto) and builds the test control plane (scripts/kube.sh) and Karpenter's KWOK
-# provider (scripts/karpenter-kwok.sh) if needed, then runs the emulator extension's own tests (pytest,
+# provider (scripts/karpenter-kwok.sh) if needed, then checks the code's conventions (rustfmt, clippy with
+# Cargo.toml's [lints], cargo-deny's licences, bans and sources), runs the emulator extension's own tests (pytest,
 # emulator/tests), doctests (if any) and every test with cargo-nextest. Each integration test starts its own
 # emulator; nothing needs to be running beforehand.
 set -euo pipefail
@@ -71,6 +72,17 @@ fi
 
 profile=default
 if [ -n "${CI:-}" ] && [ "${CI}" != "false" ]; then profile=ci; fi
+
+# The code's conventions are tests too: rustfmt.toml's layout, and Cargo.toml's [lints] with every clippy warning
+# an error (the release build never sees a lint, so this is where they are held).
+if ! cargo clippy --version >/dev/null 2>&1 || ! cargo fmt --version >/dev/null 2>&1; then
+  echo "+ rustup component add clippy rustfmt" >&2
+  rustup component add clippy rustfmt
+fi
+echo "+ cargo fmt --check" >&2
+cargo fmt --check
+echo "+ cargo clippy --all-targets -- -D warnings" >&2
+cargo clippy --all-targets --quiet -- -D warnings
 
 # The emulator extension's tests come first: every integration test below relies on the extension, and
 # nextest's summary stays the last line printed. A pytest failure stops the script (set -e).

@@ -185,16 +185,15 @@ mod tests {
     use std::os::unix::fs::{symlink, PermissionsExt};
 
     fn mode(p: &Path) -> u32 {
-        fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777
+        fs::symlink_metadata(p).expect("the file's metadata").permissions().mode() & 0o777
     }
 
     /// Runs `f` with the process umask at 000, restoring it after. nextest runs each test in its own
     /// process, so no other test sees the changed umask.
     fn with_umask_000<T>(f: impl FnOnce() -> T) -> T {
-        // SAFETY: umask only swaps the process's file-creation mask; it cannot fail.
-        let old = unsafe { libc::umask(0) };
+        let old = rustix::process::umask(rustix::fs::Mode::empty());
         let out = f();
-        unsafe { libc::umask(old) };
+        rustix::process::umask(old);
         out
     }
 

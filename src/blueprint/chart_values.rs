@@ -199,7 +199,7 @@ fn scheduling(loaded: &mut Loaded) {
 /// The user's values checked against the chart they go to (read offline by the caller): a key the chart does
 /// not read is a warning with the nearest key it does (the chart would ignore it), an error where the chart's
 /// values.schema.json forbids it (Helm would refuse the values); each at the line or field that set it.
-pub fn against_chart(loaded: &mut Loaded, chart: &crate::helm::chart::Chart, chart_place: &str) {
+pub(crate) fn against_chart(loaded: &mut Loaded, chart: &crate::helm::chart::Chart, chart_place: &str) {
     let templates: Vec<&str> =
         chart.files.iter().filter(|(path, _)| path.starts_with("templates/")).map(|(_, text)| text.as_str()).collect();
     let user = loaded.blueprint.karpenter.user_values.clone();
@@ -231,7 +231,7 @@ pub fn against_chart(loaded: &mut Loaded, chart: &crate::helm::chart::Chart, cha
 
 /// Where the user's value at `path` was set: its field when `[karpenter.values]` sets it, else its line in the
 /// last values file that does. `(source, span, field)`.
-pub fn value_place(loaded: &mut Loaded, path: &[String]) -> (usize, std::ops::Range<usize>, String) {
+pub(crate) fn value_place(loaded: &mut Loaded, path: &[String]) -> (usize, std::ops::Range<usize>, String) {
     let inline = loaded.blueprint.karpenter.values.clone().unwrap_or_default();
     if lookup(&inline, path).is_some() {
         let field = path.iter().fold("karpenter.values".to_string(), |f, k| super::field_child(&f, k));
@@ -292,7 +292,7 @@ fn key_span(text: &str, path: &[String]) -> std::ops::Range<usize> {
 /// The chart, given the user's values, names the controller's service account `rendered`; kbp's identity (the
 /// Pod Identity association, or the IRSA role's trust policy) grants AWS access to `karpenter` in the
 /// controller's namespace only. A mismatch is an error at the value that renamed it.
-pub fn service_account(loaded: &mut Loaded, rendered: &str) {
+pub(crate) fn service_account(loaded: &mut Loaded, rendered: &str) {
     const GRANTED: &str = "karpenter";
     if rendered == GRANTED {
         return;

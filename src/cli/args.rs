@@ -636,11 +636,11 @@ pub struct ForceUnlockArgs {
     pub auto_approve: bool,
 }
 
-pub fn parse_location(s: &str) -> Result<Location, String> {
+pub(super) fn parse_location(s: &str) -> Result<Location, String> {
     s.parse()
 }
 
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("`{s}` is not a duration such as 30s, 5m or 1h: {e}"))
 }
 

@@ -16,10 +16,10 @@ use crate::state::{self, Backend, Location, LockGuard, State};
 use crate::ui::json;
 
 /// Exit code for errors.
-pub const FAILED: u8 = 1;
+pub(super) const FAILED: u8 = 1;
 
 /// Reports an error: on stderr, and as a `problem` event when stdout is the `--json` stream.
-pub fn report(e: &anyhow::Error) -> u8 {
+pub(super) fn report(e: &anyhow::Error) -> u8 {
     // A failed preflight is several problems: each is an error of its own, with its hint.
     if let Some(failed) = e.downcast_ref::<super::preflight::Failed>() {
         for p in &failed.0 {
@@ -37,7 +37,7 @@ pub fn report(e: &anyhow::Error) -> u8 {
 /// Reports a blueprint's diagnostics: rendered on stderr, and each as a `diagnostic` event under `--json`.
 /// `color` is the command's choice (off under `--json` and `--no-color`); whether stderr shows colour at all is
 /// [`crate::color`]'s decision, as everywhere.
-pub fn show_diagnostics(d: &crate::diag::Diagnostics, color: bool) {
+pub(super) fn show_diagnostics(d: &crate::diag::Diagnostics, color: bool) {
     eprint!("{}", d.render(color && crate::color::enabled(false, crate::color::Stream::Stderr)));
     for item in &d.items {
         json::emit(&json::Line::Diagnostic(item));
@@ -45,13 +45,13 @@ pub fn show_diagnostics(d: &crate::diag::Diagnostics, color: bool) {
 }
 
 /// Parses, validates and compiles; on invalid input prints every diagnostic and returns the exit code.
-pub fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGraph), u8> {
+pub(super) fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, ResourceGraph), u8> {
     load_with(args, color, true)
 }
 
 /// As [`load`]; `check_crds` false leaves out the check of the NodePools and EC2NodeClasses against the CRDs
 /// (and any chart pull for it).
-pub fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> Result<(Blueprint, ResourceGraph), u8> {
+pub(super) fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> Result<(Blueprint, ResourceGraph), u8> {
     let mut loaded = blueprint::check_layered(&args.blueprint, &args.overlays, &args.sets).map_err(|d| {
         show_diagnostics(&d, color);
         FAILED
@@ -90,7 +90,7 @@ pub fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> Result<
 }
 
 /// Prints what the blueprint should reconsider (a plan's `warnings`) on stderr.
-pub fn warn(warnings: &[String]) {
+pub(super) fn warn(warnings: &[String]) {
     for w in warnings {
         eprintln!("warning: {w}");
         json::problem(Severity::Warning, w);
@@ -99,12 +99,12 @@ pub fn warn(warnings: &[String]) {
 
 /// Where the stack's state lives: `--state` (or `KBP_STATE`), else the blueprint's `[state]` table, else the
 /// default local file. A bucket without a region is taken to be in the stack's.
-pub fn state_location(explicit: Option<&Location>, bp: &Blueprint) -> Location {
+pub(super) fn state_location(explicit: Option<&Location>, bp: &Blueprint) -> Location {
     explicit.cloned().unwrap_or_else(|| Location::of_blueprint(bp)).in_region(&bp.cluster.region)
 }
 
 /// The blueprint's stack state, where [`state_location`] says, locked for `operation`.
-pub async fn lock_stack(state: &StateArgs, bp: &Blueprint, operation: &str) -> anyhow::Result<Locked> {
+pub(super) async fn lock_stack(state: &StateArgs, bp: &Blueprint, operation: &str) -> anyhow::Result<Locked> {
     let location = state_location(state.state.as_ref(), bp);
     lock_state(&location, state.lock_timeout, &bp.cluster.name, &bp.cluster.region, operation).await
 }
@@ -112,7 +112,11 @@ pub async fn lock_stack(state: &StateArgs, bp: &Blueprint, operation: &str) -> a
 /// Refuses a plan that would make a second copy of a stack AWS already holds: no state was found at `location`,
 /// yet refresh found resources carrying this stack's tags. Most likely kbp runs where it does not see the
 /// stack's state (another directory, another `--state`); `--adopt` says the state is truly lost.
-pub fn refuse_second_copy(locked: &Locked, adopted: &[crate::state::ResourceState], adopt: bool) -> anyhow::Result<()> {
+pub(super) fn refuse_second_copy(
+    locked: &Locked,
+    adopted: &[crate::state::ResourceState],
+    adopt: bool,
+) -> anyhow::Result<()> {
     if locked.existed || adopted.is_empty() || adopt {
         return Ok(());
     }
@@ -132,7 +136,7 @@ pub fn refuse_second_copy(locked: &Locked, adopted: &[crate::state::ResourceStat
 }
 
 /// State locked for `operation`: the lock guard, the backend, and the state (new if there is none yet).
-pub struct Locked {
+pub(super) struct Locked {
     pub guard: LockGuard,
     pub backend: Box<dyn Backend>,
     pub state: State,
@@ -144,7 +148,7 @@ pub struct Locked {
 
 /// Opens the state at `location` and locks it for `operation`; a state of another stack there is refused.
 /// What the user should know about the backend (a bucket without versioning) is printed as warnings.
-pub async fn lock_state(
+pub(super) async fn lock_state(
     location: &Location,
     lock_timeout: std::time::Duration,
     stack: &str,
@@ -178,7 +182,7 @@ pub async fn lock_state(
 }
 
 /// The state at `location`, locked for `operation`, if it holds `stack` in `region` (else nothing, unlocked).
-pub async fn lock_state_if(
+pub(super) async fn lock_state_if(
     location: &Location,
     stack: &str,
     region: &str,
@@ -211,17 +215,17 @@ async fn open_locked(
     Ok((backend, guard, loaded))
 }
 
-pub async fn aws(stack: &str, region: &str, run: &RunArgs) -> Arc<Context> {
+pub(super) async fn aws(stack: &str, region: &str, run: &RunArgs) -> Arc<Context> {
     Arc::new(context(stack, region, run).await)
 }
 
 /// The provider context, still open to settings (destroy mode, sandbox tags) before it is shared.
-pub async fn context(stack: &str, region: &str, run: &RunArgs) -> Context {
+pub(super) async fn context(stack: &str, region: &str, run: &RunArgs) -> Context {
     Context::load(stack, region).await.with_cluster_access(run.cluster_access())
 }
 
 /// `kbp:owner` (who applies, from STS) and `kbp:expires` (`ttl` from now, RFC 3339 UTC) for a sandbox stack.
-pub async fn lifetime_tags(
+pub(super) async fn lifetime_tags(
     cx: &Context,
     ttl: std::time::Duration,
 ) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
@@ -238,7 +242,7 @@ pub async fn lifetime_tags(
 }
 
 /// The region the AWS configuration names (profile, `AWS_REGION`), for commands that take no blueprint.
-pub async fn default_region(explicit: Option<&str>) -> anyhow::Result<String> {
+pub(super) async fn default_region(explicit: Option<&str>) -> anyhow::Result<String> {
     if let Some(r) = explicit {
         return Ok(r.to_string());
     }
@@ -250,7 +254,7 @@ pub async fn default_region(explicit: Option<&str>) -> anyhow::Result<String> {
 
 /// The blueprint's `[[import]]` blocks whose address `state` lacks, read and added to it (see
 /// [`crate::plan::import::blocks`]); the entries added, for [`crate::plan::Plan::importing`].
-pub async fn import_blocks(
+pub(super) async fn import_blocks(
     cx: &Context,
     registry: &crate::providers::Registry,
     graph: &ResourceGraph,
@@ -267,7 +271,7 @@ pub async fn import_blocks(
 
 /// A failed [`plan::refresh`] as the one-line error (with its hint) a command reports.
 /// State refreshed from AWS and the cluster, or as recorded with `--refresh=false`.
-pub async fn refreshed(
+pub(super) async fn refreshed(
     cx: Arc<Context>,
     registry: &crate::providers::Registry,
     state: &State,
@@ -283,7 +287,7 @@ pub async fn refreshed(
 
 /// The stored state with the blueprint's `[[moved]]` blocks carried out in memory, and the moves they made: plan
 /// and apply refresh and diff this, and applying writes the moves first ([`crate::plan::Plan::moved`]).
-pub fn moved_state(
+pub(super) fn moved_state(
     state: &State,
     bp: &crate::blueprint::Blueprint,
     graph: &ResourceGraph,
@@ -296,7 +300,7 @@ pub fn moved_state(
 
 /// The plan of `graph` against `refreshed` as `shaping` asks: the replacements it requests, narrowed to its
 /// targets. Addresses that name nothing are refused.
-pub fn shaped_plan(
+pub(super) fn shaped_plan(
     graph: &ResourceGraph,
     refreshed: &crate::plan::Refreshed,
     registry: &crate::providers::Registry,
@@ -311,13 +315,13 @@ pub fn shaped_plan(
     Ok(p)
 }
 
-pub fn refresh_failed((address, e): (Address, ProviderError)) -> anyhow::Error {
+pub(super) fn refresh_failed((address, e): (Address, ProviderError)) -> anyhow::Error {
     let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
     anyhow::anyhow!("refreshing {address}: {e}{hint}")
 }
 
 /// Asks on the terminal; refuses (with what to do) when there is no terminal to ask on.
-pub fn confirm(question: &str) -> anyhow::Result<bool> {
+pub(super) fn confirm(question: &str) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("refusing to continue without confirmation: stdin is not a terminal\n  hint: pass --auto-approve (CI) after reviewing `kbp plan`");
     }
@@ -330,7 +334,7 @@ pub fn confirm(question: &str) -> anyhow::Result<bool> {
 
 /// What a plan (to show, or to apply) says besides its changes, read from the refreshed `state`: what runs behind
 /// the control plane, what an upgrade brings, and the NodeClaims a NodePool's deletion drains.
-pub async fn plan_notes(cx: &Context, p: &crate::plan::Plan, state: &State) -> Vec<String> {
+pub(super) async fn plan_notes(cx: &Context, p: &crate::plan::Plan, state: &State) -> Vec<String> {
     let mut notes = crate::plan::skew::warnings(state);
     notes.extend(upgrade_notes(cx, p, state).await);
     notes.extend(node_pool_notes(cx, p, state).await);
@@ -427,7 +431,7 @@ async fn node_pool_notes(cx: &crate::providers::Context, p: &crate::plan::Plan, 
 
 /// The blueprint file, absolute, when its own `cluster.name` names the stack (no `--set cluster.name`, no
 /// overlay that sets it): what state records, and what [`refuse_renamed_cluster`] compares.
-pub fn naming_blueprint(args: &super::args::BlueprintArgs) -> Option<String> {
+pub(super) fn naming_blueprint(args: &super::args::BlueprintArgs) -> Option<String> {
     if args.sets.iter().any(|s| s.trim_start().starts_with("cluster.name")) || !args.overlays.is_empty() {
         return None;
     }
@@ -437,7 +441,7 @@ pub fn naming_blueprint(args: &super::args::BlueprintArgs) -> Option<String> {
 /// Refuses to plan a new stack (no state at `locked`) from a blueprint whose `cluster.name` was changed in the
 /// file: a local state beside the new one, made from the same file under its old name, still holds resources.
 /// EKS cannot rename a cluster, so such a plan would create a second stack and leave the first one running.
-pub fn refuse_renamed_cluster(locked: &Locked, naming: Option<&str>, new_stack: bool) -> anyhow::Result<()> {
+pub(super) fn refuse_renamed_cluster(locked: &Locked, naming: Option<&str>, new_stack: bool) -> anyhow::Result<()> {
     let (Some(naming), false, false) = (naming, locked.existed, new_stack) else { return Ok(()) };
     let Location::Local { path } = &locked.location else { return Ok(()) };
     let Some(dir) = path.parent() else { return Ok(()) };
@@ -473,7 +477,10 @@ pub fn refuse_renamed_cluster(locked: &Locked, naming: Option<&str>, new_stack: 
 /// The cluster's access entries made outside kbp: every principal EKS lists that no state entry holds, but the
 /// node group's role, whose entry EKS makes itself. A `--refresh-only` plan (`kbp drift`) reports them as drift
 /// of their own kind; a cluster kbp has not made yet has none.
-pub async fn unmanaged_access_entries(cx: &Context, state: &State) -> anyhow::Result<Vec<crate::plan::drift::Drift>> {
+pub(super) async fn unmanaged_access_entries(
+    cx: &Context,
+    state: &State,
+) -> anyhow::Result<Vec<crate::plan::drift::Drift>> {
     use crate::graph::kinds;
     use serde_json::Value;
     let ready = || state.resources.values().filter(|r| r.status == state::Status::Ready);

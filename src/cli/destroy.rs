@@ -21,7 +21,7 @@ use crate::ui::{json, say, Ui};
 /// teardown deletes in the cluster.
 const RELEASE_BUDGET: std::time::Duration = std::time::Duration::from_secs(180);
 
-pub async fn run(a: DestroyArgs, g: &Global) -> u8 {
+pub(super) async fn run(a: DestroyArgs, g: &Global) -> u8 {
     let ui = Ui::new(a.run.json, g.no_color).every(a.run.progress_interval);
     let result = match (&a.from_tags, &a.blueprint) {
         (Some(name), _) => from_tags(&a, name, ui).await,

@@ -12,7 +12,7 @@ use crate::blueprint::format::{self, Formatted};
 
 /// Exit 0 when every file is (now) canonical; 1 when one could not be read, parsed or written, or, under
 /// `--check`, is not canonical.
-pub fn run(a: FmtArgs, g: &Global) -> u8 {
+pub(super) fn run(a: FmtArgs, g: &Global) -> u8 {
     let color = crate::color::enabled(g.no_color, crate::color::Stream::Stderr);
     let mut failed = false;
     let mut not_canonical = 0;

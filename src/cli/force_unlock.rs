@@ -5,7 +5,7 @@ use super::common::{self, FAILED};
 use super::state::locate;
 use crate::state;
 
-pub async fn run(a: ForceUnlockArgs, _g: &Global) -> u8 {
+pub(super) async fn run(a: ForceUnlockArgs, _g: &Global) -> u8 {
     let result = async {
         let location = locate(&a.query)?;
         let backend = state::open(&location).await?;

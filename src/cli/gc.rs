@@ -68,7 +68,7 @@ async fn forget_local_state(name: &str, id: Option<&str>, region: &str) -> anyho
     Ok(Some(described))
 }
 
-pub async fn run(a: GcArgs, g: &Global) -> u8 {
+pub(super) async fn run(a: GcArgs, g: &Global) -> u8 {
     let ui = Ui::new(a.json, g.no_color);
     let result = async {
         let region = common::default_region(a.region.as_deref()).await?;

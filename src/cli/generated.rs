@@ -8,13 +8,13 @@ use clap::CommandFactory;
 use super::args::{Cli, CompletionsArgs, ManArgs};
 use super::common::FAILED;
 
-pub fn completions(a: CompletionsArgs) -> u8 {
+pub(super) fn completions(a: CompletionsArgs) -> u8 {
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut Cli::command(), "kbp", &mut script);
     print(&script)
 }
 
-pub fn man(a: ManArgs) -> u8 {
+pub(super) fn man(a: ManArgs) -> u8 {
     let cli = Cli::command();
     let result = match &a.dir {
         None => {

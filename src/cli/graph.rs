@@ -3,7 +3,7 @@
 use super::args::{Global, GraphArgs, GraphFormat};
 use super::common;
 
-pub fn run(a: GraphArgs, g: &Global) -> u8 {
+pub(super) fn run(a: GraphArgs, g: &Global) -> u8 {
     let (_, graph) = match common::load(&a.bp, crate::color::enabled(g.no_color, crate::color::Stream::Stderr)) {
         Ok(x) => x,
         Err(code) => return code,

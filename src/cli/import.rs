@@ -11,7 +11,7 @@ use crate::plan::{import, render};
 use crate::providers::{Context, Registry};
 use crate::state::edit;
 
-pub async fn run(a: ImportArgs, g: &Global) -> u8 {
+pub(super) async fn run(a: ImportArgs, g: &Global) -> u8 {
     let (bp, graph) = match common::load(&a.bp, crate::color::enabled(g.no_color, crate::color::Stream::Stderr)) {
         Ok(x) => x,
         Err(code) => return code,

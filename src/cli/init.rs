@@ -7,7 +7,7 @@ use super::common::{self, FAILED};
 use crate::blueprint;
 use crate::kubernetes::oci;
 
-pub async fn run(a: InitArgs, g: &Global) -> u8 {
+pub(super) async fn run(a: InitArgs, g: &Global) -> u8 {
     let loaded = match blueprint::check_layered(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
         Ok(loaded) => loaded,
         Err(d) => {

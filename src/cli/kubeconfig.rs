@@ -7,7 +7,7 @@ use crate::access::kubeconfig::{self, Entry};
 use crate::graph::Address;
 use anyhow::Context as _;
 
-pub async fn run(a: KubeconfigArgs, _g: &Global) -> u8 {
+pub(super) async fn run(a: KubeconfigArgs, _g: &Global) -> u8 {
     let result = async {
         let state = load_state(&a.query).await?;
         let cluster = Address::new("eks_cluster", "main");

@@ -20,7 +20,7 @@ const OUTPUTS: &[(&str, &str, &str)] = &[
     ("interruption_queue_url", "sqs_queue.interruption", "url"),
 ];
 
-pub async fn run(a: OutputArgs, _g: &Global) -> u8 {
+pub(super) async fn run(a: OutputArgs, _g: &Global) -> u8 {
     let state = match load_state(&a.query).await {
         Ok(s) => s,
         Err(e) => return common::report(&e),

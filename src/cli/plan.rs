@@ -45,7 +45,7 @@ fn warn_all(warnings: &[crate::catalog::Warning]) {
     common::warn(&warnings.iter().map(ToString::to_string).collect::<Vec<_>>());
 }
 
-pub async fn run(a: PlanArgs, g: &Global) -> u8 {
+pub(super) async fn run(a: PlanArgs, g: &Global) -> u8 {
     let format = if a.stack.run.json { PlanFormat::Json } else { a.format };
     let ui = Ui::new(format != PlanFormat::Text, g.no_color);
     if a.refresh_only && format == PlanFormat::Markdown {

@@ -30,18 +30,18 @@ use crate::state::{State, Status};
 
 /// One reason the stack cannot be planned or applied as it is, and what to do about it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Problem {
+pub(super) struct Problem {
     pub message: String,
     pub hint: String,
 }
 
 /// Every problem preflight found (at least one).
 #[derive(Debug)]
-pub struct Failed(pub Vec<Problem>);
+pub(super) struct Failed(pub Vec<Problem>);
 
 /// Who kbp runs as.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Identity {
+pub(super) struct Identity {
     pub account: String,
     pub arn: String,
     /// `aws`, `aws-cn` or `aws-us-gov`: the second field of every ARN in the account.
@@ -49,7 +49,7 @@ pub struct Identity {
 }
 
 impl Problem {
-    pub fn new(message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(super) fn new(message: impl Into<String>, hint: impl Into<String>) -> Self {
         Problem { message: message.into(), hint: hint.into() }
     }
 
@@ -90,13 +90,13 @@ pub(crate) use quick;
 
 /// Who is calling AWS, and nothing else: missing credentials or an unreachable endpoint fail here, in seconds
 /// and once, not once per operation after minutes of retries.
-pub async fn identity(cx: &Context) -> anyhow::Result<Identity> {
+pub(super) async fn identity(cx: &Context) -> anyhow::Result<Identity> {
     caller(cx).await.map_err(|p| Failed::from(p).into())
 }
 
 /// [`identity`] and every check of the stack `bp` describes, given what `state` says it already holds. When
 /// the caller or the region fails, that is the one problem reported: every other call would fail the same way.
-pub async fn stack(cx: &Context, bp: &Blueprint, state: &State) -> anyhow::Result<Identity> {
+pub(super) async fn stack(cx: &Context, bp: &Blueprint, state: &State) -> anyhow::Result<Identity> {
     let started = std::time::Instant::now();
     // The names to check are the graph's, as the providers read them.
     let graph = crate::graph::compile(bp).map_err(|e| {

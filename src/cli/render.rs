@@ -13,7 +13,7 @@ use crate::graph::value::{resolve, UNKNOWN};
 use crate::graph::Attrs;
 use crate::kubernetes::{manifests, validate};
 
-pub async fn run(a: RenderArgs, g: &Global) -> u8 {
+pub(super) async fn run(a: RenderArgs, g: &Global) -> u8 {
     let (bp, graph) =
         match common::load_with(&a.bp, crate::color::enabled(g.no_color, crate::color::Stream::Stderr), !a.skip_crds) {
             Ok(x) => x,

@@ -13,7 +13,7 @@ use crate::providers::{Context, Registry};
 use crate::state::StateHandle;
 use crate::ui::{json, Ui};
 
-pub async fn apply(a: ApplyArgs, g: &Global) -> u8 {
+pub(super) async fn apply(a: ApplyArgs, g: &Global) -> u8 {
     let ui = Ui::new(a.run.json, g.no_color);
     let saved = match Plan::load(&a.file) {
         Ok(p) => p,

@@ -4,7 +4,7 @@
 use super::args::SchemaArgs;
 use super::common::FAILED;
 
-pub fn run(a: SchemaArgs) -> u8 {
+pub(super) fn run(a: SchemaArgs) -> u8 {
     let text = format!("{:#}\n", crate::blueprint::json_schema());
     let Some(path) = &a.out else {
         print!("{text}");

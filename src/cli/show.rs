@@ -6,7 +6,7 @@ use super::common::{self, FAILED};
 use crate::plan::{markdown, render, Plan};
 use crate::ui::Ui;
 
-pub fn run(a: ShowArgs, g: &Global) -> u8 {
+pub(super) fn run(a: ShowArgs, g: &Global) -> u8 {
     let format = if a.json { PlanFormat::Json } else { a.format };
     let ui = Ui::new(format != PlanFormat::Text, g.no_color);
     let plan = match Plan::load(&a.file) {

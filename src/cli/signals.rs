@@ -21,7 +21,7 @@ static WALK: Mutex<Option<(exec::Interrupt, String)>> = Mutex::new(None);
 
 /// A signal that stops kbp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(super) enum Stop {
     Int,
     Term,
     Hup,
@@ -41,11 +41,11 @@ impl Stop {
     }
 
     /// The exit status a shell gives a process this signal ended.
-    pub fn exit_code(self) -> u8 {
+    pub(super) fn exit_code(self) -> u8 {
         (128 + self.number()) as u8
     }
 
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Stop::Int => "SIGINT",
             Stop::Term => "SIGTERM",
@@ -64,13 +64,13 @@ impl Stop {
 }
 
 /// The signal received during this run, if one was.
-pub fn received() -> Option<Stop> {
+pub(super) fn received() -> Option<Stop> {
     Stop::from_number(RECEIVED.load(Ordering::SeqCst))
 }
 
 /// Listens for the three signals for the rest of the process. Call once, inside the runtime, before anything
 /// that holds a lock starts.
-pub fn listen() {
+pub(super) fn listen() {
     use tokio::signal::unix::{signal, SignalKind};
     let kinds = [
         (SignalKind::interrupt(), Stop::Int),
@@ -136,12 +136,12 @@ async fn stop_now(stop: Stop) -> ! {
 
 /// A walk in progress, as signals see it: the first signal sets `interrupt` instead of stopping kbp. Dropped
 /// when the walk ends, so a signal after it stops at once again.
-pub struct Walking {
+pub(super) struct Walking {
     pub interrupt: exec::Interrupt,
 }
 
 /// Registers a walk that `kbp {verb}` resumes.
-pub fn walking(verb: &str) -> Walking {
+pub(super) fn walking(verb: &str) -> Walking {
     let interrupt = exec::Interrupt::default();
     if received().is_some() {
         interrupt.store(true, Ordering::SeqCst);
@@ -157,7 +157,7 @@ impl Drop for Walking {
 }
 
 /// After a command ends: the exit status a signal asks for, and the `--json` summary's `interrupted`.
-pub fn settle(code: u8) -> u8 {
+pub(super) fn settle(code: u8) -> u8 {
     match received() {
         Some(stop) => {
             crate::ui::json::summarize(serde_json::json!({ "interrupted": true, "signal": stop.name() }));

@@ -17,7 +17,7 @@ use crate::simulate::workload::{self, Workload};
 use crate::simulate::{Simulation, HOURS_PER_MONTH};
 use crate::ui::json;
 
-pub async fn run(a: SimulateArgs, g: &Global) -> u8 {
+pub(super) async fn run(a: SimulateArgs, g: &Global) -> u8 {
     let (bp, _graph) =
         match common::load_with(&a.bp, crate::color::enabled(g.no_color, crate::color::Stream::Stderr), false) {
             Ok(loaded) => loaded,

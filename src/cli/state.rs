@@ -10,7 +10,7 @@ use super::common::{self, FAILED};
 use crate::graph::Address;
 use crate::state::{self, edit, Backend, Location, State, Status};
 
-pub async fn run(c: StateCommand, _g: &Global) -> u8 {
+pub(super) async fn run(c: StateCommand, _g: &Global) -> u8 {
     let r = match c {
         StateCommand::List(q) => list(&q).await,
         StateCommand::Show { address, query } => show(&address, &query).await,

@@ -6,7 +6,7 @@ use super::args::{Global, TokenArgs};
 use super::common;
 use crate::access::token;
 
-pub async fn run(a: TokenArgs, _g: &Global) -> u8 {
+pub(super) async fn run(a: TokenArgs, _g: &Global) -> u8 {
     let region = match a.region {
         Some(r) => r,
         None => match aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await.region() {

@@ -18,7 +18,7 @@ fn report_json(valid: bool, d: &Diagnostics) {
     );
 }
 
-pub fn run(a: ValidateArgs, g: &Global) -> u8 {
+pub(super) fn run(a: ValidateArgs, g: &Global) -> u8 {
     let color = crate::color::enabled(g.no_color, crate::color::Stream::Stderr);
     let mut loaded = match blueprint::check_partial(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
         Ok(loaded) => loaded,

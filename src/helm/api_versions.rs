@@ -3,7 +3,7 @@
 //! as `helm template` does, so a chart's `Has "policy/v1"` answers the same; API versions a cluster adds (a
 //! CRD's) are the blueprint's to declare, as `--api-versions` declares them.
 
-pub const BUILTIN: &[&str] = &[
+pub(super) const BUILTIN: &[&str] = &[
     "v1",
     "admissionregistration.k8s.io/v1",
     "admissionregistration.k8s.io/v1alpha1",

@@ -15,7 +15,7 @@ use super::TemplateError;
 const MAX_INCLUDE_DEPTH: usize = 100;
 
 /// A named template and the file it was parsed from.
-pub struct Template {
+pub(super) struct Template {
     pub file: String,
     pub body: Rc<Vec<Node>>,
 }

@@ -4,7 +4,7 @@
 
 /// `fmt.Sprint(x)` of a `float64`: the shortest digits that read back as `x`, in `%e` form when the exponent is
 /// below -4 or at least 6 (strconv's `'g'` with the shortest precision).
-pub fn float_v(x: f64) -> String {
+pub(super) fn float_v(x: f64) -> String {
     if let Some(special) = non_finite(x) {
         return special;
     }
@@ -20,7 +20,7 @@ pub fn float_v(x: f64) -> String {
 }
 
 /// `encoding/json`'s number for a `float64`: integers without a fraction, `%e` only for very large or small.
-pub fn json_number(x: f64) -> serde_json::Value {
+pub(super) fn json_number(x: f64) -> serde_json::Value {
     if x.fract() == 0.0 && x.abs() < 1e21 {
         if x.abs() < 9.0e15 {
             return serde_json::Value::from(x as i64);
@@ -33,7 +33,7 @@ pub fn json_number(x: f64) -> serde_json::Value {
 }
 
 /// The text `encoding/json` writes for a `float64` (`1e+21`, `0.000001`, `2`).
-pub fn json_float_text(x: f64) -> String {
+pub(super) fn json_float_text(x: f64) -> String {
     if let Some(special) = non_finite(x) {
         return special;
     }
@@ -92,7 +92,7 @@ fn fixed_form(digits: &str, exp: i32) -> String {
 }
 
 /// `strconv.Quote`: a double-quoted Go string literal.
-pub fn quote(text: &str) -> String {
+pub(super) fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {

@@ -5,7 +5,7 @@
 use super::TemplateError;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Tok {
+pub(super) enum Tok {
     Text(String),
     Open,
     Close,
@@ -29,13 +29,13 @@ pub enum Tok {
 }
 
 #[derive(Debug, Clone)]
-pub struct Token {
+pub(super) struct Token {
     pub tok: Tok,
     pub line: usize,
     pub col: usize,
 }
 
-pub fn lex(name: &str, text: &str) -> Result<Vec<Token>, TemplateError> {
+pub(super) fn lex(name: &str, text: &str) -> Result<Vec<Token>, TemplateError> {
     Lexer { name, src: text.as_bytes(), text, pos: 0, out: Vec::new() }.run()
 }
 

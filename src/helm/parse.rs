@@ -11,13 +11,13 @@ use super::value::Value;
 use super::TemplateError;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pos {
+pub(super) struct Pos {
     pub line: usize,
     pub col: usize,
 }
 
 #[derive(Debug)]
-pub enum Node {
+pub(super) enum Node {
     Text(String),
     Action(Pipe),
     If(Branch),
@@ -29,14 +29,14 @@ pub enum Node {
 }
 
 #[derive(Debug)]
-pub struct Branch {
+pub(super) struct Branch {
     pub pipe: Pipe,
     pub body: Vec<Node>,
     pub otherwise: Option<Vec<Node>>,
 }
 
 #[derive(Debug)]
-pub struct Pipe {
+pub(super) struct Pipe {
     pub pos: Pos,
     pub decl: Vec<String>,
     /// `$x = …` rather than `$x := …`.
@@ -45,13 +45,13 @@ pub struct Pipe {
 }
 
 #[derive(Debug)]
-pub struct Command {
+pub(super) struct Command {
     pub pos: Pos,
     pub args: Vec<Arg>,
 }
 
 #[derive(Debug)]
-pub enum Arg {
+pub(super) enum Arg {
     Dot,
     Nil,
     /// `.a.b`
@@ -89,12 +89,12 @@ impl std::fmt::Display for Arg {
 }
 
 /// A parsed file: its body and the templates it defines (`define` and `block`).
-pub struct Parsed {
+pub(super) struct Parsed {
     pub body: Vec<Node>,
     pub defines: BTreeMap<String, Rc<Vec<Node>>>,
 }
 
-pub fn parse(name: &str, text: &str, known: &dyn Fn(&str) -> bool) -> Result<Parsed, TemplateError> {
+pub(super) fn parse(name: &str, text: &str, known: &dyn Fn(&str) -> bool) -> Result<Parsed, TemplateError> {
     let tokens = lex(name, text)?;
     let mut parser = Parser { name, tokens, i: 0, known, defines: BTreeMap::new(), range_depth: 0 };
     let (body, end) = parser.list()?;

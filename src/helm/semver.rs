@@ -147,7 +147,7 @@ impl Constraint {
 }
 
 /// Whether `version` satisfies `constraints`.
-pub fn satisfies(constraints: &str, version: &str) -> Result<bool, String> {
+pub(super) fn satisfies(constraints: &str, version: &str) -> Result<bool, String> {
     let v = parse_version(version)?;
     for alternative in constraints.split("||") {
         let mut all = true;
@@ -196,7 +196,7 @@ fn and_clauses(text: &str) -> Result<Vec<Vec<Constraint>>, String> {
 }
 
 /// sprig's `semver`: a version's parts, as fields a template can read.
-pub fn fields(text: &str) -> Result<Value, String> {
+pub(super) fn fields(text: &str) -> Result<Value, String> {
     let v = parse_version(text)?;
     let mut map = Map::new();
     map.insert("Major".into(), Value::Int(v.major as i64));

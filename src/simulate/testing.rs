@@ -51,10 +51,10 @@ fn spot_share(family: &str) -> f64 {
     }
 }
 
-pub const ZONES: [&str; 3] = ["us-west-2a", "us-west-2b", "us-west-2c"];
+pub(crate) const ZONES: [&str; 3] = ["us-west-2a", "us-west-2b", "us-west-2c"];
 const ZONE_SHARE: [f64; 3] = [1.00, 0.97, 1.03];
 
-pub fn catalog() -> Catalog {
+pub(crate) fn catalog() -> Catalog {
     let types = TYPES
         .iter()
         .map(|&(name, vcpus, memory_mib, enis, ips, gpus, price)| {

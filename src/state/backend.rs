@@ -184,7 +184,7 @@ pub(super) struct MovedPointer {
 }
 
 impl MovedPointer {
-    pub fn to(to: &Location) -> Vec<u8> {
+    pub(super) fn to(to: &Location) -> Vec<u8> {
         let p = MovedPointer { format_version: FORMAT_VERSION, moved_to: to.clone(), moved_at: now_rfc3339() };
         serde_json::to_vec_pretty(&p).expect("invariant: a moved pointer serializes to JSON")
     }

@@ -155,11 +155,11 @@ mod resource_list {
     use super::*;
     use serde::{Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(m: &BTreeMap<Address, ResourceState>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(m: &BTreeMap<Address, ResourceState>, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(m.values())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<Address, ResourceState>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<Address, ResourceState>, D::Error> {
         let v: Vec<ResourceState> = Vec::deserialize(d)?;
         Ok(v.into_iter().map(|r| (r.address.clone(), r)).collect())
     }

@@ -16,7 +16,7 @@ const MAX_LINKS: u32 = 40;
 /// The real path of the state file `given`: its directories' symlinks resolved (a directory not made yet is
 /// planned under its nearest existing parent), and, if the file itself is a symlink, where it leads, which
 /// must be inside the directory the link is in.
-pub fn resolve(given: &Path) -> Result<PathBuf, StateError> {
+pub(super) fn resolve(given: &Path) -> Result<PathBuf, StateError> {
     let io = |source| StateError::Io { action: "resolve", path: given.to_path_buf(), source };
     let Some(name) = given.file_name() else {
         return Err(StateError::Refused {

@@ -2,6 +2,9 @@
 //! as plain timestamped lines otherwise, or as JSON lines for machines. Plans and diagnostics are rendered by
 //! their own modules and printed from here.
 
+// The ui writes on stdout what the commands show (the crate denies it elsewhere: Cargo.toml [lints]).
+#![allow(clippy::print_stdout)]
+
 pub mod json;
 mod progress;
 pub mod redact;

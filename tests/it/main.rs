@@ -6,6 +6,9 @@
 //! helpers live in `support` instead of being copied between files. nextest still runs every test in its own
 //! process, so tests stay isolated and parallel.
 
+// Test code: unwrapping is how a test fails with its message, and a test may print what it measured.
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
 mod simulate;
 mod simulate_kwok;
 mod support;

@@ -14,10 +14,10 @@ use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
 /// The label and taint that keep the controller node group for the Karpenter controller (and CoreDNS).
-pub const CONTROLLER_LABEL: (&str, &str) = ("karpenter.sh/controller", "true");
-pub const CONTROLLER_TAINT_EFFECT: &str = "NoSchedule";
+pub(super) const CONTROLLER_LABEL: (&str, &str) = ("karpenter.sh/controller", "true");
+pub(super) const CONTROLLER_TAINT_EFFECT: &str = "NoSchedule";
 
-pub fn compile(b: &mut Builder) {
+pub(super) fn compile(b: &mut Builder) {
     let bp = b.bp;
     let name = b.cluster_name().to_string();
     let private_subnets = b.private_subnet_ids();
@@ -237,7 +237,7 @@ pub fn compile(b: &mut Builder) {
     }
 }
 
-pub fn addon_address(name: &str) -> Address {
+pub(super) fn addon_address(name: &str) -> Address {
     Address::keyed("eks_addon", "main", name)
 }
 

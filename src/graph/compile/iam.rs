@@ -10,14 +10,14 @@ use crate::graph::value::{join, object, reference};
 use crate::graph::{Address, Resource};
 
 /// Managed policies every EKS worker node role needs.
-pub const NODE_POLICIES: &[&str] = &[
+pub(super) const NODE_POLICIES: &[&str] = &[
     "AmazonEKSWorkerNodePolicy",
     "AmazonEKS_CNI_Policy",
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonSSMManagedInstanceCore",
 ];
 
-pub fn compile(b: &mut Builder) {
+pub(super) fn compile(b: &mut Builder) {
     let name = b.cluster_name().to_string();
 
     let cluster_role =
@@ -49,7 +49,7 @@ pub fn compile(b: &mut Builder) {
     }
 }
 
-pub fn role_address(name: &str) -> Address {
+pub(super) fn role_address(name: &str) -> Address {
     Address::new("iam_role", name)
 }
 
@@ -77,7 +77,7 @@ fn attach_managed(b: &mut Builder, role: &Address, address_name: &str, policies:
     }
 }
 
-pub fn attachment(address: Address, role: &Address, policy_arn: Value) -> Resource {
+pub(super) fn attachment(address: Address, role: &Address, policy_arn: Value) -> Resource {
     Resource::new(
         address,
         kinds::IAM_ROLE_POLICY_ATTACHMENT,

@@ -29,7 +29,7 @@ const RULES: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-pub fn compile(b: &mut Builder) {
+pub(super) fn compile(b: &mut Builder) {
     if !b.bp.karpenter.interruption_queue {
         return;
     }

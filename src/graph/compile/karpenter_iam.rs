@@ -122,11 +122,11 @@ const POLICIES: &[(&str, &str, &str)] = &[
     ("resource-discovery", "KarpenterControllerResourceDiscoveryPolicy", RESOURCE_DISCOVERY),
 ];
 
-pub fn queue_address() -> Address {
+pub(super) fn queue_address() -> Address {
     Address::new("sqs_queue", "interruption")
 }
 
-pub fn compile(b: &mut Builder) {
+pub(super) fn compile(b: &mut Builder) {
     let controller = role_address("karpenter_controller");
     for (key, prefix, template) in POLICIES {
         if *key == "interruption" && !b.bp.karpenter.interruption_queue {

@@ -11,7 +11,7 @@ use crate::blueprint::{Identity, NodeClass, NodePool, Taint};
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
-pub fn compile(b: &mut Builder) {
+pub(super) fn compile(b: &mut Builder) {
     let bp = b.bp;
     let cluster = b.cluster();
     // Every in-cluster object is reached through the cluster's endpoint and CA; a new cluster means new objects.

@@ -42,7 +42,7 @@ impl<'a> Builder<'a> {
         Builder { bp, resources: Vec::new() }
     }
 
-    pub fn add(&mut self, r: Resource) -> Address {
+    pub(crate) fn add(&mut self, r: Resource) -> Address {
         let r = self.with_origins(r);
         let a = r.address.clone();
         self.resources.push(r);
@@ -78,21 +78,21 @@ impl<'a> Builder<'a> {
         r
     }
 
-    pub fn cluster_name(&self) -> &str {
+    pub(crate) fn cluster_name(&self) -> &str {
         &self.bp.cluster.name
     }
 
     /// The account, partition and ARN kbp runs as.
-    pub fn caller(&self) -> Address {
+    pub(crate) fn caller(&self) -> Address {
         Address::new("caller_identity", "current")
     }
 
-    pub fn cluster(&self) -> Address {
+    pub(crate) fn cluster(&self) -> Address {
         Address::new("eks_cluster", "main")
     }
 
     /// `cluster.tags` plus `extra`, plus a `Name` tag when `name` is given.
-    pub fn tags(&self, extra: &[&BTreeMap<String, String>], name: Option<&str>) -> Value {
+    pub(crate) fn tags(&self, extra: &[&BTreeMap<String, String>], name: Option<&str>) -> Value {
         let mut t: BTreeMap<String, String> = self.bp.cluster.tags.clone();
         for e in extra {
             t.extend(e.iter().map(|(k, v)| (k.clone(), v.clone())));

@@ -18,9 +18,9 @@ use crate::blueprint::{ExistingNetwork, ManagedNetwork, NatGatewayMode, Network}
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
-pub const ANYWHERE: &str = "0.0.0.0/0";
+pub(super) const ANYWHERE: &str = "0.0.0.0/0";
 
-pub fn compile(b: &mut Builder) {
+pub(super) fn compile(b: &mut Builder) {
     let bp = b.bp;
     match &bp.vpc.network {
         Network::Existing(v) => existing(b, v),
@@ -30,7 +30,7 @@ pub fn compile(b: &mut Builder) {
 
 impl Builder<'_> {
     /// The VPC everything lives in: the one kbp creates, or the existing one. Its `id` output is the VPC ID.
-    pub fn vpc(&self) -> Address {
+    pub(crate) fn vpc(&self) -> Address {
         match self.bp.vpc.network {
             Network::Existing(_) => Address::new("existing_vpc", "main"),
             Network::Managed(_) => Address::new("vpc", "main"),
@@ -38,7 +38,7 @@ impl Builder<'_> {
     }
 
     /// The private subnets' IDs (references to their `id` outputs), where the cluster and its nodes run.
-    pub fn private_subnet_ids(&self) -> Vec<Value> {
+    pub(crate) fn private_subnet_ids(&self) -> Vec<Value> {
         let (kind, keys) = match &self.bp.vpc.network {
             Network::Existing(v) => ("existing_subnet", &v.private_subnet_ids),
             Network::Managed(v) => ("subnet", &v.azs),
@@ -48,7 +48,7 @@ impl Builder<'_> {
 
     /// What nodes in the private subnets wait for to reach the internet: the NAT routes of a VPC kbp creates. An
     /// existing VPC's routes are its owner's, so there is nothing to wait for.
-    pub fn private_egress(&self) -> Vec<Address> {
+    pub(crate) fn private_egress(&self) -> Vec<Address> {
         match self.bp.vpc.managed() {
             Some(v) if v.nat_gateway != NatGatewayMode::None => {
                 v.azs.iter().map(|az| Address::keyed("route", "private_nat", az)).collect()
@@ -60,7 +60,7 @@ impl Builder<'_> {
     /// The resources that give private subnets Karpenter's discovery tag and that the cluster does not already
     /// wait for: the tags of an existing VPC's subnets (a subnet kbp creates carries the tag from the start, and the
     /// cluster references it).
-    pub fn subnet_discovery(&self) -> Vec<Address> {
+    pub(crate) fn subnet_discovery(&self) -> Vec<Address> {
         match self.bp.vpc.existing() {
             Some(v) => v.private_subnet_ids.iter().map(|id| Address::keyed("subnet_tags", "private", id)).collect(),
             None => Vec::new(),

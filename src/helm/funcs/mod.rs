@@ -189,14 +189,14 @@ pub(super) const NAMES: &[&str] = &[
 ];
 
 /// Whether a template may call `name`.
-pub fn known(name: &str) -> bool {
+pub(crate) fn known(name: &str) -> bool {
     NAMES.contains(&name)
 }
 
-pub type Result<T> = std::result::Result<T, String>;
+pub(crate) type Result<T> = std::result::Result<T, String>;
 
 /// Calls a function other than `and`, `or`, `include` and `tpl`.
-pub fn call(name: &str, args: &[Value]) -> Result<Value> {
+pub(crate) fn call(name: &str, args: &[Value]) -> Result<Value> {
     if let Some(value) = builtin(name, args)? {
         return Ok(value);
     }

@@ -25,7 +25,7 @@ use super::go_regex::compiled;
 use crate::kubernetes::violation::{child, Violation};
 
 /// One `x-kubernetes-validations` entry.
-pub struct Rule<'a> {
+pub(super) struct Rule<'a> {
     pub rule: &'a str,
     pub message: Cow<'a, str>,
     /// `fieldPath`: where under the node the error is reported (`.spec.x`), when the rule says.
@@ -33,7 +33,7 @@ pub struct Rule<'a> {
 }
 
 /// The rules declared on `schema` itself (not on its properties).
-pub fn rules_of(schema: &Value) -> Vec<Rule<'_>> {
+pub(super) fn rules_of(schema: &Value) -> Vec<Rule<'_>> {
     schema
         .get("x-kubernetes-validations")
         .and_then(Value::as_array)

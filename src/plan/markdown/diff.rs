@@ -16,7 +16,7 @@ use crate::plan::{Action, AttrChange, Change};
 const INLINE: usize = 100;
 
 /// The diff lines of one change: its heading, then its attributes. No trailing newline.
-pub fn change(c: &Change) -> String {
+pub(super) fn change(c: &Change) -> String {
     let id = c.id.as_deref().map(|i| format!(", {i}")).unwrap_or_default();
     let (marker, reason) = match c.action {
         // Plain: a forgotten resource stays in AWS, so it is no red deletion.

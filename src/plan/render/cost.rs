@@ -9,14 +9,14 @@ use super::Style;
 use crate::simulate::cost::{usd, StackCost};
 
 /// One line of the block: what, how much a month, and how that was reached.
-pub struct Row {
+pub(crate) struct Row {
     pub item: String,
     pub amount: String,
     pub detail: String,
 }
 
 /// Which catalog priced the instances, or that none did.
-pub fn source(cost: &StackCost) -> String {
+pub(crate) fn source(cost: &StackCost) -> String {
     match &cost.catalog {
         Some(c) => {
             let date = c.fetched_at.get(..10).unwrap_or(&c.fetched_at);
@@ -27,7 +27,7 @@ pub fn source(cost: &StackCost) -> String {
 }
 
 /// The fixed items, their sum (`Fixed`), each NodePool at its limits, and the total (`At most`).
-pub fn rows(cost: &StackCost) -> Vec<Row> {
+pub(crate) fn rows(cost: &StackCost) -> Vec<Row> {
     let row = |item: String, amount: String, detail: String| Row { item, amount, detail };
     let mut rows = Vec::new();
     for f in &cost.fixed {
@@ -53,9 +53,9 @@ pub fn rows(cost: &StackCost) -> Vec<Row> {
 }
 
 /// The label of the last row, the stack's most a month.
-pub const TOTAL: &str = "At most";
+pub(crate) const TOTAL: &str = "At most";
 
-pub fn block(cost: &StackCost, style: &Style) -> String {
+pub(crate) fn block(cost: &StackCost, style: &Style) -> String {
     let rows = rows(cost);
     let label = rows.iter().map(|r| r.item.chars().count()).max().unwrap_or(0);
     let amount = rows.iter().map(|r| r.amount.len()).max().unwrap_or(0);

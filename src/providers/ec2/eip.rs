@@ -12,7 +12,7 @@ use crate::providers::send::send_unretried;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
-pub struct Eip;
+pub(crate) struct Eip;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::EC2_TAGS];

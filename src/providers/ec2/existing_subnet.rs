@@ -12,7 +12,7 @@ use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
 use crate::providers::{Context, ProviderError, Result};
 
-pub struct ExistingSubnet;
+pub(crate) struct ExistingSubnet;
 
 #[async_trait]
 impl Lookup for ExistingSubnet {

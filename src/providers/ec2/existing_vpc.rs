@@ -12,7 +12,7 @@ use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
 use crate::providers::{Context, Result};
 
-pub struct ExistingVpc;
+pub(crate) struct ExistingVpc;
 
 #[async_trait]
 impl Lookup for ExistingVpc {

@@ -17,7 +17,7 @@ use crate::providers::send::{send, send_pages};
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
-pub struct Instance;
+pub(crate) struct Instance;
 
 /// Nodes usually terminate in a minute or two; ten leaves room for a slow shutdown.
 const TERMINATE_BUDGET: Budget = Budget::minutes(10);

@@ -15,7 +15,7 @@ use crate::providers::send::send_unretried;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
-pub struct InternetGateway;
+pub(crate) struct InternetGateway;
 
 const NOT_FOUND: &str = "InvalidInternetGatewayID.NotFound";
 

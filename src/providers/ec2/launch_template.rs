@@ -12,7 +12,7 @@ use crate::providers::send::describe_one;
 use crate::providers::send::{remove, send_pages};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
-pub struct LaunchTemplate;
+pub(crate) struct LaunchTemplate;
 
 const CLUSTER_TAG: &str = "karpenter.k8s.aws/cluster";
 

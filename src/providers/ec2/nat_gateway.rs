@@ -15,7 +15,7 @@ use crate::graph::{kinds, Attrs};
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct NatGateway;
+pub(crate) struct NatGateway;
 
 /// AWS answers `NatGatewayNotFound`; the EC2 naming scheme (and some emulators) says `InvalidNatGatewayID.NotFound`.
 const NOT_FOUND: &[&str] = &["NatGatewayNotFound", "InvalidNatGatewayID.NotFound"];

@@ -14,7 +14,7 @@ use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::wait::Budget;
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
-pub struct NetworkInterface;
+pub(crate) struct NetworkInterface;
 
 /// An interface of a terminated instance or deleted load balancer is released within minutes.
 const DELETE_BUDGET: Budget = Budget::minutes(5);

@@ -10,7 +10,7 @@ use super::{id_output, nullable, object, optional_str, remove, required_str, sen
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct Route;
+pub(crate) struct Route;
 
 /// Right after the table or the target is created, AWS may not know it yet.
 const TRANSIENT: &[&str] = &[

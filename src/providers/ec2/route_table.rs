@@ -16,7 +16,7 @@ use crate::graph::{kinds, Attrs};
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
-pub struct RouteTable;
+pub(crate) struct RouteTable;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::EC2_TAGS];

@@ -10,7 +10,7 @@ use super::{id_output, matched, missing, object, optional_str, remove, required_
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
-pub struct RouteTableAssociation;
+pub(crate) struct RouteTableAssociation;
 
 #[async_trait]
 impl Provider for RouteTableAssociation {

@@ -32,7 +32,7 @@ use crate::providers::{
     Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
 };
 
-pub struct SecurityGroup;
+pub(crate) struct SecurityGroup;
 
 const NOT_FOUND: &str = "InvalidGroup.NotFound";
 /// The ENIs of terminated nodes and of a deleted cluster's control plane are released minutes later.

@@ -14,7 +14,7 @@ use crate::providers::send::send_unretried;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct Subnet;
+pub(crate) struct Subnet;
 
 const NOT_FOUND: &str = "InvalidSubnetID.NotFound";
 

@@ -26,10 +26,10 @@ use crate::providers::tags;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct SubnetTags;
+pub(crate) struct SubnetTags;
 
 /// The output with the values the managed keys had before kbp set them.
-pub const PREVIOUS: &str = "previous_tags";
+pub(crate) const PREVIOUS: &str = "previous_tags";
 
 type Tags = BTreeMap<String, String>;
 

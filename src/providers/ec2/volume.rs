@@ -21,7 +21,7 @@ use crate::providers::send::{send, send_pages};
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
 
-pub struct Volume;
+pub(crate) struct Volume;
 
 /// A terminating node releases its volumes within a few minutes; a volume is gone seconds after DeleteVolume.
 const DELETE_BUDGET: Budget = Budget::minutes(10);

@@ -17,7 +17,7 @@ use crate::providers::send::send_unretried;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct Vpc;
+pub(crate) struct Vpc;
 
 const NOT_FOUND: &str = "InvalidVpcID.NotFound";
 

@@ -17,7 +17,7 @@ use crate::providers::send::send;
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
 
-pub struct VpcEndpoint;
+pub(crate) struct VpcEndpoint;
 
 /// Interface endpoints take a minute or two to delete their network interfaces.
 const DELETE_BUDGET: Budget = Budget::minutes(10);

@@ -28,7 +28,7 @@ use crate::providers::spec;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct AccessEntry;
+pub(crate) struct AccessEntry;
 
 const KIND: &str = kinds::EKS_ACCESS_ENTRY;
 /// Only STANDARD entries take access policies; node entries (EC2_LINUX, …) get their permissions from their type.
@@ -206,7 +206,7 @@ impl Provider for AccessEntry {
 type Described = aws_sdk_eks::types::AccessEntry;
 
 /// The principals (roles named without their path) of every access entry of `cluster`, as EKS lists them.
-pub async fn principals(cx: &Context, cluster: &str) -> Result<Vec<String>> {
+pub(crate) async fn principals(cx: &Context, cluster: &str) -> Result<Vec<String>> {
     let listed = send(cx, "eks:ListAccessEntries", &[], || async {
         let pages = cx.eks().list_access_entries().cluster_name(cluster);
         pages.into_paginator().items().send().collect::<Result<Vec<_>, _>>().await
@@ -295,7 +295,7 @@ fn assumed_role_name(arn: &str) -> Option<&str> {
 }
 
 /// A principal as kbp compares them: a role named without its path ([`role_without_path`]).
-pub fn role_named(arn: &str) -> String {
+pub(crate) fn role_named(arn: &str) -> String {
     role_without_path(arn)
 }
 

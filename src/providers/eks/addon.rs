@@ -26,7 +26,7 @@ use crate::providers::wait::Budget;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct Addon;
+pub(crate) struct Addon;
 
 const KIND: &str = kinds::EKS_ADDON;
 /// Add-ons install in a minute or two; coredns waits for a node to run on. Each wait expects the operation's
@@ -234,7 +234,7 @@ async fn latest_version(cx: &Context, cluster: &str, addon: &str) -> Result<Stri
 }
 
 /// The version of `addon` EKS marks as the default for Kubernetes `kubernetes`, or else the newest compatible one.
-pub async fn default_version(cx: &Context, addon: &str, kubernetes: &str) -> Result<String> {
+pub(crate) async fn default_version(cx: &Context, addon: &str, kubernetes: &str) -> Result<String> {
     const OP: &str = "eks:DescribeAddonVersions";
     let infos = send(cx, OP, &[], || async {
         let pages = cx.eks().describe_addon_versions().addon_name(addon).kubernetes_version(kubernetes);

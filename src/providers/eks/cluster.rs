@@ -22,7 +22,7 @@ use crate::providers::wait::Budget;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct Cluster;
+pub(crate) struct Cluster;
 
 const KIND: &str = kinds::EKS_CLUSTER;
 /// A new cluster takes about ten minutes to become ACTIVE; thirty leaves a margin.

@@ -26,7 +26,12 @@ use crate::graph::Address;
 use crate::providers::{ProviderError, Result};
 
 /// Brings `current` (ACTIVE) to `s`, one update at a time, each waited on within the budget `cluster` carries. Tags are not its business.
-pub async fn apply(cluster: &Tracking<'_, Described>, address: &Address, current: &Described, s: &Spec) -> Result<()> {
+pub(super) async fn apply(
+    cluster: &Tracking<'_, Described>,
+    address: &Address,
+    current: &Described,
+    s: &Spec,
+) -> Result<()> {
     let name = s.name.as_str();
     let version = next_version(current.version().unwrap_or_default(), &s.version)?;
     let modes = match current.access_config().and_then(|a| a.authentication_mode()) {
@@ -92,7 +97,7 @@ pub async fn apply(cluster: &Tracking<'_, Described>, address: &Address, current
 }
 
 /// Logging with the `on` types enabled and the `off` ones disabled (EKS changes only the types it is told).
-pub fn logging(on: &[String], off: &[String]) -> Logging {
+pub(super) fn logging(on: &[String], off: &[String]) -> Logging {
     let setup = |types: &[String], enabled: bool| {
         LogSetup::builder()
             .set_types(Some(types.iter().map(|t| LogType::from(t.as_str())).collect()))
@@ -135,7 +140,7 @@ fn explain_network_change(e: ProviderError) -> ProviderError {
 
 /// The version to pass to UpdateClusterVersion to go from `have` to `want`: `None` when they are equal, the
 /// next minor version when `want` is exactly that, and an error naming the steps otherwise.
-pub fn next_version(have: &str, want: &str) -> Result<Option<String>> {
+pub(super) fn next_version(have: &str, want: &str) -> Result<Option<String>> {
     if have == want {
         return Ok(None);
     }
@@ -177,7 +182,7 @@ fn parse(v: &str) -> Option<(u32, u32)> {
 
 /// The authentication modes to set, in order, to go from `have` to `want`. EKS moves only forward,
 /// CONFIG_MAP → API_AND_CONFIG_MAP → API, one step per update; there is no way back.
-pub fn authentication_steps(have: &str, want: &str) -> Result<Vec<String>> {
+pub(super) fn authentication_steps(have: &str, want: &str) -> Result<Vec<String>> {
     const ORDER: [&str; 3] = ["CONFIG_MAP", "API_AND_CONFIG_MAP", "API"];
     if have == want {
         return Ok(Vec::new());

@@ -24,33 +24,33 @@ use crate::providers::{Context, Desired, ProviderError, Result};
 
 /// A cluster, or a node group or add-on in one: the names EKS's Describe and DescribeUpdate calls take.
 #[derive(Debug, Clone, Copy)]
-pub struct Target<'a> {
+pub(super) struct Target<'a> {
     pub cluster: &'a str,
     pub nodegroup: Option<&'a str>,
     pub addon: Option<&'a str>,
 }
 
 impl<'a> Target<'a> {
-    pub fn cluster(name: &'a str) -> Self {
+    pub(super) fn cluster(name: &'a str) -> Self {
         Target { cluster: name, nodegroup: None, addon: None }
     }
 
-    pub fn nodegroup(cluster: &'a str, name: &'a str) -> Self {
+    pub(super) fn nodegroup(cluster: &'a str, name: &'a str) -> Self {
         Target { cluster, nodegroup: Some(name), addon: None }
     }
 
-    pub fn addon(cluster: &'a str, name: &'a str) -> Self {
+    pub(super) fn addon(cluster: &'a str, name: &'a str) -> Self {
         Target { cluster, nodegroup: None, addon: Some(name) }
     }
 
     /// The resource's own name.
-    pub fn name(&self) -> &'a str {
+    pub(super) fn name(&self) -> &'a str {
         self.nodegroup.or(self.addon).unwrap_or(self.cluster)
     }
 }
 
 /// What clusters, node groups and add-ons report under the same names: a status, health issues and tags.
-pub trait Status: Send + Sync {
+pub(super) trait Status: Send + Sync {
     /// AWS's status, such as `ACTIVE` or `CREATE_FAILED`.
     fn state(&self) -> &str;
     /// The health issues EKS reports, each as `code: message`.
@@ -93,7 +93,7 @@ status!(Cluster => arn, Nodegroup => nodegroup_arn, Addon => addon_arn);
 /// A kind with a life cycle, as its own file knows it: its name in messages, its Describe call, and what to do
 /// when one failed.
 #[async_trait]
-pub trait Tracked: Status + Sized {
+pub(super) trait Tracked: Status + Sized {
     /// What messages call one: `cluster`, `node group`, `add-on`.
     const NOUN: &'static str;
     /// Its Describe operation, named in errors.
@@ -118,7 +118,7 @@ fn failed<T: Tracked>(operation: &str, what: &str, r: &T) -> ProviderError {
 
 /// One resource of kind `T` at `target`, and the budget of each wait on it: how long it may take, and how long
 /// the operation usually takes (each kind passes its `Descriptor`'s typical time for the operation at hand).
-pub struct Tracking<'a, T> {
+pub(super) struct Tracking<'a, T> {
     cx: &'a Context,
     target: Target<'a>,
     budget: Budget,
@@ -126,37 +126,37 @@ pub struct Tracking<'a, T> {
 }
 
 impl<'a, T: Tracked> Tracking<'a, T> {
-    pub fn new(cx: &'a Context, target: Target<'a>, budget: Budget) -> Self {
+    pub(super) fn new(cx: &'a Context, target: Target<'a>, budget: Budget) -> Self {
         Tracking { cx, target, budget, kind: PhantomData }
     }
 
-    pub fn context(&self) -> &'a Context {
+    pub(super) fn context(&self) -> &'a Context {
         self.cx
     }
 
     /// `node group system`, as messages name it.
-    pub fn what(&self) -> String {
+    pub(super) fn what(&self) -> String {
         format!("{} {}", T::NOUN, self.target.name())
     }
 
-    pub async fn describe(&self) -> Result<Option<T>> {
+    pub(super) async fn describe(&self) -> Result<Option<T>> {
         T::describe(self.cx, self.target).await
     }
 
     /// The resource as a refresh reads it: one being deleted is gone, except in a destroy, which reads it as there
     /// (`cx.destroying`) so that a rerun of a killed destroy waits for it to go before deleting what it uses.
-    pub async fn read(&self) -> Result<Option<T>> {
+    pub(super) async fn read(&self) -> Result<Option<T>> {
         Ok(self.describe().await?.filter(|r| self.cx.destroying || r.is_live()))
     }
 
     /// The resource if `find` may adopt it: live, and carrying this stack's `kbp:stack` tag.
-    pub async fn find(&self) -> Result<Option<T>> {
+    pub(super) async fn find(&self) -> Result<Option<T>> {
         let found = self.describe().await?;
         Ok(found.filter(|r| r.is_live() && tagging::owned_by(r.tag_map(), &self.cx.stack)))
     }
 
     /// After an update of `current`: the tags `desired` asks for set on it (by its ARN), then it once ACTIVE.
-    pub async fn retag(&self, current: &T, desired: &Desired<'_>) -> Result<T> {
+    pub(super) async fn retag(&self, current: &T, desired: &Desired<'_>) -> Result<T> {
         let arn = current.arn().ok_or_else(|| super::missing(T::DESCRIBE, &format!("{} ARN", T::NOUN)))?;
         tagging::reconcile(self.cx, arn, current.tag_map(), desired).await?;
         self.wait_active(Some(desired.address)).await
@@ -164,14 +164,14 @@ impl<'a, T: Tracked> Tracking<'a, T> {
 
     /// Waits until it is ACTIVE (created, or done with an update); the failed states end the wait with EKS's
     /// health issues.
-    pub async fn wait_active(&self, address: Option<&Address>) -> Result<T> {
+    pub(super) async fn wait_active(&self, address: Option<&Address>) -> Result<T> {
         self.wait_until(address, &["ACTIVE"]).await
     }
 
     /// Waits until it is in one of the `done` states. A failed state not in `done` ends the wait with EKS's
     /// health issues, DELETING with "deleted outside kbp"; anything else (CREATING, UPDATING, not visible yet) is
     /// reported and waited out.
-    pub async fn wait_until(&self, address: Option<&Address>, done: &[&str]) -> Result<T> {
+    pub(super) async fn wait_until(&self, address: Option<&Address>, done: &[&str]) -> Result<T> {
         let what = self.what();
         let waiting = format!("{what} to become {}", done.join(" or "));
         Wait::new(T::DESCRIBE, &waiting, self.budget)
@@ -191,7 +191,7 @@ impl<'a, T: Tracked> Tracking<'a, T> {
     /// Sends an in-place change (UpdateNodegroupConfig, UpdateAddon, UpdateClusterConfig, …), retried while
     /// EKS refuses it with `ResourceInUseException` because another update runs, then waits until the Update
     /// that `update` finds in the answer has finished. Callers wait for the resource's own status after it.
-    pub async fn update<O, E, F, Fut>(
+    pub(super) async fn update<O, E, F, Fut>(
         &self,
         address: Option<&Address>,
         op: &str,
@@ -216,7 +216,7 @@ impl<'a, T: Tracked> Tracking<'a, T> {
     /// while EKS answers `ResourceInUseException` (another update runs, or for a cluster, node groups remain),
     /// `in_use_hint` saying what to do if that lasts (by default: look at its updates). Progress is reported
     /// under the resource's `kbp:address` tag, since a delete is given no address.
-    pub async fn delete<O, E, F, Fut>(&self, op: &str, in_use_hint: Option<&str>, request: F) -> Result<()>
+    pub(super) async fn delete<O, E, F, Fut>(&self, op: &str, in_use_hint: Option<&str>, request: F) -> Result<()>
     where
         F: Fn() -> Fut + Copy,
         Fut: Future<Output = Result<O, SdkError<E>>>,

@@ -26,7 +26,7 @@ use crate::providers::wait::Budget;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct NodeGroup;
+pub(crate) struct NodeGroup;
 
 const KIND: &str = kinds::EKS_NODE_GROUP;
 /// Instances must launch and join the cluster: usually three to five minutes, twenty at most. Each wait

@@ -16,7 +16,7 @@ use crate::providers::spec;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct PodIdentityAssociation;
+pub(crate) struct PodIdentityAssociation;
 
 const KIND: &str = kinds::EKS_POD_IDENTITY_ASSOCIATION;
 

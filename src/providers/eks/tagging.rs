@@ -11,29 +11,29 @@ use crate::graph::Address;
 use crate::providers::{tags, Context, Desired, Result};
 
 /// The tags of a create call: the desired `tags` merged with `kbp:stack` and `kbp:address`.
-pub fn on_create(desired: &Desired<'_>) -> HashMap<String, String> {
+pub(super) fn on_create(desired: &Desired<'_>) -> HashMap<String, String> {
     desired.tags().into_iter().collect()
 }
 
 /// The `tags` attribute as read back: the user's tags, without kbp's own.
-pub fn attr(current: Option<&HashMap<String, String>>) -> Value {
+pub(super) fn attr(current: Option<&HashMap<String, String>>) -> Value {
     Value::Object(tags::user_tags(current.into_iter().flatten().map(|(k, v)| (k.clone(), v.clone()))))
 }
 
 /// Whether the resource carries this stack's `kbp:stack` tag, so `find` may adopt it.
-pub fn owned_by(current: Option<&HashMap<String, String>>, stack: &str) -> bool {
+pub(super) fn owned_by(current: Option<&HashMap<String, String>>, stack: &str) -> bool {
     current.and_then(|t| t.get(tags::STACK)).is_some_and(|s| s == stack)
 }
 
 /// The address in the resource's `kbp:address` tag: what a delete (which is given no address) reports its
 /// progress under.
-pub fn address(current: Option<&HashMap<String, String>>) -> Option<Address> {
+pub(super) fn address(current: Option<&HashMap<String, String>>) -> Option<Address> {
     current.and_then(|t| t.get(tags::ADDRESS)).and_then(|a| tags::parse_address(a))
 }
 
 /// Makes the tags on `arn` exactly the desired ones (user tags plus kbp tags). Tags under `aws:` are AWS's and
 /// cannot be removed.
-pub async fn reconcile(
+pub(super) async fn reconcile(
     cx: &Context,
     arn: &str,
     current: Option<&HashMap<String, String>>,

@@ -16,7 +16,7 @@ use crate::providers::send::describe_one;
 use crate::providers::send::{remove, send_pages};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
-pub struct Listener;
+pub(crate) struct Listener;
 
 #[async_trait]
 impl Leftover for Listener {

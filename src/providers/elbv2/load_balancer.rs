@@ -14,7 +14,7 @@ use crate::providers::send::remove;
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
-pub struct LoadBalancer;
+pub(crate) struct LoadBalancer;
 
 /// AWS takes a load balancer out of DescribeLoadBalancers within a minute or two of the call.
 const DELETE_BUDGET: Budget = Budget::minutes(5);

@@ -16,7 +16,7 @@ use crate::providers::send::send;
 use crate::providers::wait::{Budget, Wait};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
-pub struct TargetGroup;
+pub(crate) struct TargetGroup;
 
 /// Right after its load balancer or listener is deleted, AWS may still call a target group in use for a while.
 const IN_USE_BUDGET: Budget = Budget::minutes(3);

@@ -22,7 +22,7 @@ use crate::providers::{
     spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
 };
 
-pub struct Rule;
+pub(crate) struct Rule;
 
 const KIND: &str = kinds::EVENT_RULE;
 

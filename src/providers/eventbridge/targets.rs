@@ -11,7 +11,7 @@ use crate::providers::{Context, ProviderError, Result};
 const REMOVE_BATCH: usize = 100;
 
 /// Every target of `rule`; `None` when the rule is gone.
-pub async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>> {
+pub(super) async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>> {
     let targets = send_pages(
         cx,
         "events:ListTargetsByRule",
@@ -23,7 +23,7 @@ pub async fn list(cx: &Context, rule: &str) -> Result<Option<Vec<Target>>> {
 
 /// The names of the rules (on the default bus) with a target `arn`: one call for many rules where
 /// [`list`] takes one per rule.
-pub async fn rules_targeting(cx: &Context, arn: &str) -> Result<Vec<String>> {
+pub(super) async fn rules_targeting(cx: &Context, arn: &str) -> Result<Vec<String>> {
     send_pages(
         cx,
         "events:ListRuleNamesByTarget",
@@ -34,7 +34,7 @@ pub async fn rules_targeting(cx: &Context, arn: &str) -> Result<Vec<String>> {
 }
 
 /// Adds (or, for an existing `id`, repoints) the target `id` → `arn`.
-pub async fn put(cx: &Context, rule: &str, id: &str, arn: &str) -> Result<()> {
+pub(super) async fn put(cx: &Context, rule: &str, id: &str, arn: &str) -> Result<()> {
     let op = "events:PutTargets";
     let target = Target::builder().id(id).arn(arn).build().map_err(|e| {
         ProviderError::new(op, "", format!("could not build target `{id}`: {e}"))
@@ -46,7 +46,7 @@ pub async fn put(cx: &Context, rule: &str, id: &str, arn: &str) -> Result<()> {
 }
 
 /// Removes the targets `ids` from `rule`; a rule already gone has none left.
-pub async fn remove(cx: &Context, rule: &str, ids: &[String]) -> Result<()> {
+pub(super) async fn remove(cx: &Context, rule: &str, ids: &[String]) -> Result<()> {
     let op = "events:RemoveTargets";
     for batch in ids.chunks(REMOVE_BATCH) {
         let batch = Some(batch.to_vec());

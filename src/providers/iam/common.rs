@@ -10,16 +10,16 @@ use super::tagging;
 use crate::graph::Attrs;
 use crate::providers::{Applied, Context, Desired, ProviderError, Result};
 
-pub use crate::providers::attrs::{absent_if_gone, object, optional_str, required, required_str};
-pub use crate::providers::send::{remove, send};
+pub(crate) use crate::providers::attrs::{absent_if_gone, object, optional_str, required, required_str};
+pub(crate) use crate::providers::send::{remove, send};
 
 /// The code IAM refuses a delete with until the detachments made just before it are seen.
-pub const DELETE_CONFLICT: &[&str] = &["DeleteConflict"];
+pub(crate) const DELETE_CONFLICT: &[&str] = &["DeleteConflict"];
 
 /// An IAM entity kbp names deterministically and reads with one Get call: a role, a managed policy, an instance
 /// profile, an OIDC provider. Each kind's file implements it with its Get call.
 #[async_trait]
-pub trait Entity: Sized + Send {
+pub(crate) trait Entity: Sized + Send {
     /// What messages call one: `role`, `policy`, …
     const NOUN: &'static str;
     /// Its Get operation, such as `iam:GetRole`.
@@ -53,13 +53,13 @@ macro_rules! entity {
 pub(crate) use entity;
 
 /// The entity `id` if `find` may adopt it: it exists and carries this stack's `kbp:stack` tag.
-pub async fn owned<T: Entity>(cx: &Context, id: &str) -> Result<Option<T>> {
+pub(crate) async fn owned<T: Entity>(cx: &Context, id: &str) -> Result<Option<T>> {
     Ok(T::get(cx, id).await?.filter(|e| tagging::owned_by((T::TAGS)(e), &cx.stack)))
 }
 
 /// `find` for an entity whose ID is its name (roles, instance profiles): the name IAM reports (`name_of`), if an
 /// entity of the desired `name` exists and is this stack's.
-pub async fn find_named<T: Entity>(
+pub(crate) async fn find_named<T: Entity>(
     cx: &Context,
     kind: &str,
     desired: &Desired<'_>,
@@ -70,14 +70,14 @@ pub async fn find_named<T: Entity>(
 }
 
 /// The entity `id` an update starts from; an error saying to plan again when it disappeared since the plan.
-pub async fn existing<T: Entity>(cx: &Context, id: &str) -> Result<T> {
+pub(crate) async fn existing<T: Entity>(cx: &Context, id: &str) -> Result<T> {
     T::get(cx, id).await?.ok_or_else(|| vanished(T::GET, T::NOUN, id))
 }
 
 /// How the two kinds that hang a policy on a role name one: an inline policy (`<role>:<name>`) and an attached
 /// managed policy (`<role>/<policy_arn>`). The ID joins the role and the policy with `sep`, which a role name
 /// cannot contain; attributes and outputs are both parts (and the ID).
-pub struct OnRole {
+pub(crate) struct OnRole {
     pub kind: &'static str,
     pub sep: char,
     /// The attribute that names the policy: `name` or `policy_arn`.
@@ -86,7 +86,7 @@ pub struct OnRole {
 
 impl OnRole {
     /// The role and the policy of an ID; both must be non-empty.
-    pub fn split<'a>(&self, id: &'a str) -> Result<(&'a str, &'a str)> {
+    pub(crate) fn split<'a>(&self, id: &'a str) -> Result<(&'a str, &'a str)> {
         id.split_once(self.sep).filter(|(a, b)| !a.is_empty() && !b.is_empty()).ok_or_else(|| {
             let shape = format!("<role>{}<{}>", self.sep, self.policy);
             ProviderError::new(self.kind, "", format!("`{id}` is not an ID of this kind (expected {shape})"))
@@ -95,19 +95,19 @@ impl OnRole {
     }
 
     /// The role and the policy a blueprint asks for.
-    pub fn desired<'a>(&self, a: &'a Attrs) -> Result<(&'a str, &'a str)> {
+    pub(crate) fn desired<'a>(&self, a: &'a Attrs) -> Result<(&'a str, &'a str)> {
         Ok((required_str(self.kind, a, "role")?, required_str(self.kind, a, self.policy)?))
     }
 
     /// The attributes `role` and the policy's.
-    pub fn attrs(&self, role: &str, policy: &str) -> Attrs {
+    pub(crate) fn attrs(&self, role: &str, policy: &str) -> Attrs {
         let mut a = Attrs::new();
         a.insert("role".to_string(), Value::from(role));
         a.insert(self.policy.to_string(), Value::from(policy));
         a
     }
 
-    pub fn applied(&self, role: &str, policy: &str) -> Applied {
+    pub(crate) fn applied(&self, role: &str, policy: &str) -> Applied {
         let id = format!("{role}{}{policy}", self.sep);
         let mut outputs = self.attrs(role, policy);
         outputs.insert("id".to_string(), Value::from(id.as_str()));
@@ -116,13 +116,13 @@ impl OnRole {
 }
 
 /// IAM paths default to `/`.
-pub fn path(attrs: &Attrs) -> &str {
+pub(crate) fn path(attrs: &Attrs) -> &str {
     optional_str(attrs, "path").unwrap_or("/")
 }
 
 /// Names are deterministic, so a name already taken means a resource kbp did not record: another stack's, or
 /// this stack's from a state file that was lost.
-pub fn explain_taken(e: ProviderError, what: &str, name: &str) -> ProviderError {
+pub(crate) fn explain_taken(e: ProviderError, what: &str, name: &str) -> ProviderError {
     if e.is("EntityAlreadyExists") {
         e.with_hint(format!(
             "an IAM {what} named `{name}` already exists but is not in this stack's state; if it belongs to this \
@@ -134,7 +134,7 @@ pub fn explain_taken(e: ProviderError, what: &str, name: &str) -> ProviderError 
 }
 
 /// The error for an update whose resource disappeared since the plan was made.
-pub fn vanished(operation: &str, what: &str, id: &str) -> ProviderError {
+pub(crate) fn vanished(operation: &str, what: &str, id: &str) -> ProviderError {
     ProviderError::new(operation, "NoSuchEntity", format!("{what} `{id}` no longer exists"))
         .with_hint(format!("run `kbp plan` again: the {what} will be planned for creation"))
 }

@@ -19,19 +19,19 @@ const PAGE: i32 = 1000;
 
 /// The account's roles and customer-managed policies.
 #[derive(Debug, Default)]
-pub struct Details {
+pub(crate) struct Details {
     roles: Vec<RoleDetail>,
     policies: Vec<ManagedPolicyDetail>,
 }
 
 impl Details {
     /// The role named `name`, if it exists.
-    pub fn role(&self, name: &str) -> Option<&RoleDetail> {
+    pub(crate) fn role(&self, name: &str) -> Option<&RoleDetail> {
         self.roles.iter().find(|r| r.role_name() == Some(name))
     }
 
     /// The default version's document of the customer-managed policy `arn`, as IAM returns it (URL-encoded).
-    pub fn default_document(&self, arn: &str) -> Option<&str> {
+    pub(crate) fn default_document(&self, arn: &str) -> Option<&str> {
         let policy = self.policies.iter().find(|p| p.arn() == Some(arn))?;
         let default = policy.policy_version_list().iter().find(|v| v.is_default_version())?;
         default.document()
@@ -39,14 +39,14 @@ impl Details {
 }
 
 /// The details, sent once per refresh whichever kind asks first.
-pub async fn shared(cx: &Context) -> Result<Arc<Details>> {
+pub(crate) async fn shared(cx: &Context) -> Result<Arc<Details>> {
     cx.answers.get(OP, || fetch(cx, &[EntityType::Role, EntityType::LocalManagedPolicy])).await
 }
 
 /// Every role of the account with its tags, asked now (discovery, which must see what is there at the moment
 /// it looks, not what a refresh saw): one call for most accounts, where listing the roles and reading each
 /// one's tags takes one call per role.
-pub async fn roles(cx: &Context) -> Result<Vec<RoleDetail>> {
+pub(crate) async fn roles(cx: &Context) -> Result<Vec<RoleDetail>> {
     Ok(fetch(cx, &[EntityType::Role]).await?.roles)
 }
 

@@ -11,28 +11,28 @@ use crate::providers::{Context, Result};
 
 /// What carries the tags, by its ID in IAM's tagging calls.
 #[derive(Debug, Clone, Copy)]
-pub enum Tagged<'a> {
+pub(super) enum Tagged<'a> {
     Role(&'a str),
     Policy(&'a str),
     InstanceProfile(&'a str),
     OpenIdConnectProvider(&'a str),
 }
 
-pub fn to_iam(operation: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>> {
+pub(super) fn to_iam(operation: &str, tags: &BTreeMap<String, String>) -> Result<Vec<Tag>> {
     tags::to_sdk(operation, tags, |k, v| Tag::builder().key(k).value(v).build())
 }
 
-pub fn from_iam(tags: &[Tag]) -> BTreeMap<String, String> {
+pub(super) fn from_iam(tags: &[Tag]) -> BTreeMap<String, String> {
     tags.iter().map(|t| (t.key().to_string(), t.value().to_string())).collect()
 }
 
 /// Whether the resource carries this stack's `kbp:stack` tag, so `find` may adopt it.
-pub fn owned_by(tags: &[Tag], stack: &str) -> bool {
+pub(super) fn owned_by(tags: &[Tag], stack: &str) -> bool {
     tags.iter().any(|t| t.key() == STACK && t.value() == stack)
 }
 
 /// Brings the tags `current` on `target` to `desired` (user tags merged with the kbp tags).
-pub async fn reconcile(
+pub(super) async fn reconcile(
     cx: &Context,
     target: Tagged<'_>,
     current: &[Tag],

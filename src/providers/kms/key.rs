@@ -19,7 +19,7 @@ use crate::providers::{
 
 const KIND: &str = kinds::KMS_KEY;
 
-pub struct Key;
+pub(crate) struct Key;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[

@@ -21,7 +21,7 @@ use crate::kubernetes::oci;
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct Controller;
+pub(crate) struct Controller;
 
 /// Pulling the image and passing the readiness probe takes a minute or two on a fresh node; usually less
 /// ([`DESCRIPTOR`]), which the wait expects.

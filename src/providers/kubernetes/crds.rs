@@ -15,12 +15,12 @@ use crate::kubernetes::oci;
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct KarpenterCrds;
+pub(crate) struct KarpenterCrds;
 
 const CRD_API: &str = "apiextensions.k8s.io/v1";
 const CRD: &str = "CustomResourceDefinition";
 /// Which Karpenter release an installed CRD came from.
-pub const VERSION_ANNOTATION: &str = "kbp.dev/karpenter-version";
+pub(crate) const VERSION_ANNOTATION: &str = "kbp.dev/karpenter-version";
 
 /// The CRDs of one release as a saved plan carries them, so `kbp apply PLAN` needs neither the checkout's
 /// `crds_dir` nor the chart's registry, and applies exactly what was planned.
@@ -62,7 +62,7 @@ fn digest(documents: &[Value]) -> String {
 
 /// The CRDs `attrs` name: those of the saved plan being applied when it carries them, else from `crds_dir` if
 /// set, else from the chart at `version`.
-pub async fn load(cx: &Context, attrs: &Attrs) -> Result<Vec<Value>> {
+pub(crate) async fn load(cx: &Context, attrs: &Attrs) -> Result<Vec<Value>> {
     let version = attrs.get("version").and_then(Value::as_str).unwrap_or_default();
     if let Some(bundle) = cx.saved_crds.as_deref().filter(|b| b.version == version) {
         return Ok(bundle.documents.clone());

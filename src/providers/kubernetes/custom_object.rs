@@ -22,7 +22,7 @@ use crate::kubernetes::manifests::READY;
 use crate::providers::wait::Budget;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct CustomObject {
+pub(crate) struct CustomObject {
     kind: &'static str,
     api_version: &'static str,
     object_kind: &'static str,
@@ -35,7 +35,7 @@ pub struct CustomObject {
     not_ready_hint: &'static str,
 }
 
-pub fn node_class() -> CustomObject {
+pub(crate) fn node_class() -> CustomObject {
     CustomObject {
         kind: kinds::EC2_NODE_CLASS,
         api_version: "karpenter.k8s.aws/v1",
@@ -51,7 +51,7 @@ pub fn node_class() -> CustomObject {
     }
 }
 
-pub fn node_pool() -> CustomObject {
+pub(crate) fn node_pool() -> CustomObject {
     CustomObject {
         kind: kinds::NODE_POOL,
         api_version: "karpenter.sh/v1",

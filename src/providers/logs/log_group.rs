@@ -15,7 +15,7 @@ use crate::providers::ec2::object;
 use crate::providers::send::{remove, send_pages};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
-pub struct LogGroup;
+pub(crate) struct LogGroup;
 
 /// The log group EKS writes `cluster`'s control-plane logs to.
 fn control_plane_group(cluster: &str) -> String {

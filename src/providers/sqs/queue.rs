@@ -23,7 +23,7 @@ use crate::providers::{
     spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
 };
 
-pub struct Queue;
+pub(crate) struct Queue;
 
 const KIND: &str = kinds::SQS_QUEUE;
 

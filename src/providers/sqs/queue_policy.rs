@@ -18,7 +18,7 @@ use crate::providers::contract::{Constraint, Rule};
 use crate::providers::iam::policy_doc;
 use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
-pub struct QueuePolicy;
+pub(crate) struct QueuePolicy;
 
 const KIND: &str = kinds::SQS_QUEUE_POLICY;
 const OP_SET: &str = "sqs:SetQueueAttributes";

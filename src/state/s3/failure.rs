@@ -27,7 +27,7 @@ pub(super) enum Unsent {
 impl Failure {
     /// The failure of `err`, read as every provider's AWS errors are ([`crate::aws::call_failure`]), with the
     /// HTTP status standing in for the code S3 leaves out of the answers to HEAD-like requests.
-    pub fn of<E>(operation: &'static str, err: SdkError<E>) -> Failure
+    pub(super) fn of<E>(operation: &'static str, err: SdkError<E>) -> Failure
     where
         E: ProvideErrorMetadata + std::error::Error + 'static,
     {
@@ -49,13 +49,13 @@ impl Failure {
     }
 
     /// The object was there already (`If-None-Match: *`) or not as this run last saw it (`If-Match`).
-    pub fn is_precondition(&self) -> bool {
+    pub(super) fn is_precondition(&self) -> bool {
         matches!(self.status, Some(412) | Some(409))
             || self.code == "PreconditionFailed"
             || self.code == "ConditionalRequestConflict"
     }
 
-    pub fn is_missing_key(&self) -> bool {
+    pub(super) fn is_missing_key(&self) -> bool {
         self.code == "NoSuchKey" || (self.status == Some(404) && self.code != "NoSuchBucket")
     }
 }

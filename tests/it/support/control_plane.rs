@@ -7,14 +7,14 @@ use super::repo;
 
 /// A control plane with its state in a scratch directory, stopped when dropped (and by the script itself if
 /// this process dies first).
-pub struct ControlPlane {
+pub(crate) struct ControlPlane {
     dir: tempfile::TempDir,
     /// What `kube.sh start` exported: KBP_KUBE_SERVER, KBP_KUBE_CA, KBP_KUBE_TOKEN, KUBECONFIG.
     pub env: Vec<(String, String)>,
 }
 
 impl ControlPlane {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let dir = tempfile::Builder::new().prefix("kbp-kube-").tempdir().expect("a scratch directory");
         let out = Command::new("bash")
             .arg(repo().join("scripts/kube.sh"))
@@ -39,12 +39,12 @@ impl ControlPlane {
         plane
     }
 
-    pub fn var(&self, name: &str) -> &str {
+    pub(crate) fn var(&self, name: &str) -> &str {
         self.env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or_else(|| panic!("{name} exported"))
     }
 
     /// An admin client (group system:masters), through the kubeconfig the script wrote.
-    pub async fn client(&self) -> kube::Client {
+    pub(crate) async fn client(&self) -> kube::Client {
         let file = kube::config::Kubeconfig::read_from(self.var("KUBECONFIG")).expect("the admin kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(file, &Default::default()).await.expect("a client config");
         kube::Client::try_from(config).expect("a client")

@@ -5,7 +5,7 @@ use std::process::Command;
 
 /// `cmd` (kbp) with every `AWS_*` variable of the test's environment removed and the standard chain given
 /// nothing to find.
-pub fn without_aws_credentials(cmd: &mut Command) -> &mut Command {
+pub(crate) fn without_aws_credentials(cmd: &mut Command) -> &mut Command {
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("AWS_") {
             cmd.env_remove(&key);

@@ -19,7 +19,7 @@ fn validator() -> &'static jsonschema::Validator {
 }
 
 /// One line checked against the schema; panics with every violation and the line.
-pub fn check_line(line: &str) -> Value {
+pub(crate) fn check_line(line: &str) -> Value {
     let event: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
     let errors: Vec<String> =
         validator().iter_errors(&event).map(|e| format!("{} at {}", e, e.instance_path())).collect();
@@ -29,7 +29,7 @@ pub fn check_line(line: &str) -> Value {
 
 /// Every event a finished `--json` run printed, each valid, the last and only the last a `summary` whose
 /// `exit_code` is the process's.
-pub fn events(out: &Output) -> Vec<Value> {
+pub(crate) fn events(out: &Output) -> Vec<Value> {
     let text = String::from_utf8_lossy(&out.stdout);
     let events: Vec<Value> = text.lines().map(check_line).collect();
     let summaries = events.iter().filter(|e| e["type"] == "summary").count();
@@ -41,18 +41,18 @@ pub fn events(out: &Output) -> Vec<Value> {
 }
 
 /// The summary of a finished `--json` run.
-pub fn summary(out: &Output) -> Value {
+pub(crate) fn summary(out: &Output) -> Value {
     events(out).pop().unwrap()
 }
 
 /// The plan document of a `plan --json` (or `apply`/`destroy --json`) run.
-pub fn plan(out: &Output) -> Value {
+pub(crate) fn plan(out: &Output) -> Value {
     let mut plans: Vec<Value> = events(out).into_iter().filter(|e| e["type"] == "plan").collect();
     assert_eq!(plans.len(), 1, "one plan event: {}", String::from_utf8_lossy(&out.stdout));
     plans.pop().unwrap()["plan"].take()
 }
 
 /// The events of one type.
-pub fn of_type<'e>(events: &'e [Value], kind: &str) -> Vec<&'e Value> {
+pub(crate) fn of_type<'e>(events: &'e [Value], kind: &str) -> Vec<&'e Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }

@@ -31,7 +31,7 @@ const ADMIN_TIMEOUT: Duration = Duration::from_secs(10);
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A running proxy in front of one emulator; stopped when dropped.
-pub struct FaultProxy {
+pub(crate) struct FaultProxy {
     child: Child,
     /// `http://127.0.0.1:PORT`
     endpoint: String,
@@ -46,7 +46,7 @@ pub struct FaultProxy {
 impl FaultProxy {
     /// Starts a proxy in front of `em` with `config` (rates, seed and rules: see emulator/README.md) and waits
     /// until it listens. Panics with its stderr if it cannot start (a bad config is refused at start).
-    pub fn start(em: &Emulator, config: Value) -> FaultProxy {
+    pub(crate) fn start(em: &Emulator, config: Value) -> FaultProxy {
         let dir =
             tempfile::Builder::new().prefix("kbp-fault-proxy-").tempdir().expect("create a tempdir for the proxy");
         let config_path = dir.path().join("faults.json");
@@ -108,33 +108,33 @@ impl FaultProxy {
     }
 
     /// `http://127.0.0.1:PORT`, to use as an AWS endpoint.
-    pub fn endpoint(&self) -> &str {
+    pub(crate) fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
     /// The emulator's AWS_* variables with `AWS_ENDPOINT_URL` pointing at the proxy, for `Command::envs`.
-    pub fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         self.env.clone()
     }
 
     /// Replaces the rates and rules at run time; the counters stay (see [`FaultProxy::reset`]).
-    pub fn set_config(&self, config: Value) {
+    pub(crate) fn set_config(&self, config: Value) {
         self.admin("POST", "config", Some(&config));
     }
 
     /// The counters: `requests`, `forwarded`, `operations` (`{"ec2:CreateVpc": 2}`), `faults` per kind,
     /// `faults_by_operation`, `statuses` answered, and each rule's `matched`/`fired`.
-    pub fn stats(&self) -> Value {
+    pub(crate) fn stats(&self) -> Value {
         self.admin("GET", "stats", None)
     }
 
     /// Zeroes the counters (and the rules' counts), keeping the configuration.
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         self.admin("POST", "reset", None);
     }
 
     /// The proxy's request log so far (one line per request: operation, fault, status), for failure messages.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("proxy.log")).unwrap_or_default()
     }
 

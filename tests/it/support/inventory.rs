@@ -12,11 +12,11 @@ use std::fmt;
 use super::Emulator;
 
 #[derive(Clone, PartialEq, Eq)]
-pub struct Inventory(BTreeMap<&'static str, usize>);
+pub(crate) struct Inventory(BTreeMap<&'static str, usize>);
 
 impl Inventory {
     /// Lists every kind from the emulator.
-    pub async fn take(em: &Emulator) -> Inventory {
+    pub(crate) async fn take(em: &Emulator) -> Inventory {
         let mut n = BTreeMap::new();
         let ec2 = em.ec2().await;
         let vpcs = ec2.describe_vpcs().send().await.unwrap();
@@ -78,12 +78,12 @@ impl Inventory {
     }
 
     /// How many of `kind` there are (a name as listed, e.g. "vpcs").
-    pub fn count(&self, kind: &str) -> usize {
+    pub(crate) fn count(&self, kind: &str) -> usize {
         *self.0.get(kind).unwrap_or_else(|| panic!("the inventory has no kind {kind:?}"))
     }
 
     /// What differs from `expected`, one `kind: expected → found` per line.
-    pub fn diff(&self, expected: &Inventory) -> String {
+    pub(crate) fn diff(&self, expected: &Inventory) -> String {
         self.0
             .iter()
             .filter(|(k, v)| expected.0.get(*k) != Some(v))
@@ -93,7 +93,7 @@ impl Inventory {
     }
 
     /// Panics, naming each difference, unless this inventory equals `expected`.
-    pub fn assert_eq(&self, expected: &Inventory, what: &str) {
+    pub(crate) fn assert_eq(&self, expected: &Inventory, what: &str) {
         if self != expected {
             panic!(
                 "{what}: the emulator holds other resources than expected (expected → found):\n{}",

@@ -11,7 +11,7 @@ use super::fault_proxy::FaultProxy;
 
 /// When to kill a run.
 #[derive(Clone, Copy, Debug)]
-pub enum When {
+pub(crate) enum When {
     /// Once the proxy has seen `n` calls that change something (anything but Describe*, List*, Get*).
     Changes(u64),
     /// `after` once the proxy has seen `operation` (`"eks:CreateCluster"`), e.g. while the cluster is CREATING.
@@ -23,7 +23,7 @@ pub enum When {
 
 /// How a run ended: killed at the moment (with the changes seen by then), or finished before it came.
 #[derive(Debug)]
-pub struct Killed {
+pub(crate) struct Killed {
     pub killed: bool,
     pub changes: u64,
     /// The operations whose requests the proxy held back (`delay_forward`), with their service.
@@ -36,7 +36,7 @@ pub struct Killed {
 const REACH_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Calls that change something, of those the proxy counted since its last reset.
-pub fn changes(stats: &Value) -> u64 {
+pub(crate) fn changes(stats: &Value) -> u64 {
     let read_only = ["Describe", "List", "Get"];
     stats["operations"]
         .as_object()
@@ -69,7 +69,7 @@ fn held_operations(stats: &Value) -> Vec<String> {
 }
 
 /// Runs `cmd` (its output discarded) and SIGKILLs it at `when`, counted from a reset of the proxy's counters.
-pub fn run_and_kill(mut cmd: Command, proxy: &FaultProxy, when: When) -> Killed {
+pub(crate) fn run_and_kill(mut cmd: Command, proxy: &FaultProxy, when: When) -> Killed {
     proxy.reset();
     let log = tempfile::NamedTempFile::new().expect("a file for the run's stderr");
     let stderr = log.reopen().expect("reopen the stderr file");

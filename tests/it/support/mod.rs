@@ -9,17 +9,17 @@
 //! latency profile (emulator/profiles/), scaled; `Emulator::start_without_kubernetes` leaves clusters without a
 //! control plane.
 
-pub mod control_plane;
-pub mod credentials;
-pub mod events;
-pub mod fault_proxy;
-pub mod inventory;
-pub mod kill;
-pub mod provider;
-pub mod sdk;
-pub mod terminal;
+pub(crate) mod control_plane;
+pub(crate) mod credentials;
+pub(crate) mod events;
+pub(crate) mod fault_proxy;
+pub(crate) mod inventory;
+pub(crate) mod kill;
+pub(crate) mod provider;
+pub(crate) mod sdk;
+pub(crate) mod terminal;
 
-pub use sdk::{filter, lb_tags, of_stack, tag_spec};
+pub(crate) use sdk::{filter, lb_tags, of_stack, tag_spec};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -28,9 +28,9 @@ use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_sts::config::Credentials;
 use tempfile::TempDir;
 
-pub const REGION: &str = "us-west-2";
+pub(crate) const REGION: &str = "us-west-2";
 /// The account moto reports for any credentials.
-pub const ACCOUNT_ID: &str = "123456789012";
+pub(crate) const ACCOUNT_ID: &str = "123456789012";
 const ACCESS_KEY_ID: &str = "testing";
 const SECRET_ACCESS_KEY: &str = "testing";
 const START_ATTEMPTS: usize = 5;
@@ -40,7 +40,7 @@ fn emulator_script() -> PathBuf {
 }
 
 /// A private moto server for one test; stopped when dropped.
-pub struct Emulator {
+pub(crate) struct Emulator {
     pub endpoint: String,
     pub port: u16,
     /// Holds the server's pid file and log, and the decoy AWS config paths.
@@ -60,7 +60,7 @@ impl Emulator {
     /// Starts a moto server on a free loopback port, with every long operation instant (the `instant` profile:
     /// a create still answers CREATING or pending, and the next read sees it done). Panics with the script's
     /// output if it cannot.
-    pub fn start() -> Emulator {
+    pub(crate) fn start() -> Emulator {
         Emulator::start_with("instant", 1.0)
     }
 
@@ -69,14 +69,14 @@ impl Emulator {
     /// makes a cluster CREATING for 6 s. Each EKS cluster is served by a real control plane (kube-apiserver,
     /// kube-controller-manager, kube-scheduler and etcd, `scripts/kube.sh`) that authenticates kbp's EKS tokens
     /// through the emulator's TokenReview webhook, RBAC on; node groups register Nodes whose pods run.
-    pub fn start_with(profile: &str, time_scale: f64) -> Emulator {
+    pub(crate) fn start_with(profile: &str, time_scale: f64) -> Emulator {
         Emulator::launch(profile, time_scale, true)
     }
 
     /// An instant emulator whose EKS clusters have no Kubernetes API (`KBP_EMULATOR_KUBE=none`: an endpoint where
     /// nothing listens), for tests of the AWS side that make many clusters: each control plane costs about 4 s
     /// and a few hundred MB.
-    pub fn start_without_kubernetes() -> Emulator {
+    pub(crate) fn start_without_kubernetes() -> Emulator {
         Emulator::launch("instant", 1.0, false)
     }
 
@@ -119,7 +119,7 @@ impl Emulator {
 
     /// The AWS_* variables that point the SDK (and so kbp) at this emulator and nowhere else, and kbp's preflight
     /// timeout for it.
-    pub fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         let missing = |name: &str| self.dir.path().join(name).display().to_string();
         [
             ("AWS_ENDPOINT_URL", self.endpoint.clone()),
@@ -141,7 +141,7 @@ impl Emulator {
     }
 
     /// SDK configuration for reading the emulator back from a test.
-    pub async fn sdk_config(&self) -> SdkConfig {
+    pub(crate) async fn sdk_config(&self) -> SdkConfig {
         aws_config::defaults(BehaviorVersion::latest())
             .endpoint_url(&self.endpoint)
             .region(Region::new(REGION))
@@ -150,33 +150,33 @@ impl Emulator {
             .await
     }
 
-    pub async fn ec2(&self) -> aws_sdk_ec2::Client {
+    pub(crate) async fn ec2(&self) -> aws_sdk_ec2::Client {
         aws_sdk_ec2::Client::new(&self.sdk_config().await)
     }
 
-    pub async fn iam(&self) -> aws_sdk_iam::Client {
+    pub(crate) async fn iam(&self) -> aws_sdk_iam::Client {
         aws_sdk_iam::Client::new(&self.sdk_config().await)
     }
 
-    pub async fn eks(&self) -> aws_sdk_eks::Client {
+    pub(crate) async fn eks(&self) -> aws_sdk_eks::Client {
         aws_sdk_eks::Client::new(&self.sdk_config().await)
     }
 
-    pub async fn sqs(&self) -> aws_sdk_sqs::Client {
+    pub(crate) async fn sqs(&self) -> aws_sdk_sqs::Client {
         aws_sdk_sqs::Client::new(&self.sdk_config().await)
     }
 
-    pub async fn eventbridge(&self) -> aws_sdk_eventbridge::Client {
+    pub(crate) async fn eventbridge(&self) -> aws_sdk_eventbridge::Client {
         aws_sdk_eventbridge::Client::new(&self.sdk_config().await)
     }
 
-    pub async fn s3(&self) -> aws_sdk_s3::Client {
+    pub(crate) async fn s3(&self) -> aws_sdk_s3::Client {
         let config = aws_sdk_s3::config::Builder::from(&self.sdk_config().await).force_path_style(true).build();
         aws_sdk_s3::Client::from_conf(config)
     }
 
     /// Creates bucket `name` (with versioning when `versioned`), as a team would once for its state.
-    pub async fn bucket(&self, name: &str, versioned: bool) {
+    pub(crate) async fn bucket(&self, name: &str, versioned: bool) {
         let s3 = self.s3().await;
         let location = aws_sdk_s3::types::CreateBucketConfiguration::builder()
             .location_constraint(aws_sdk_s3::types::BucketLocationConstraint::from(REGION))
@@ -190,19 +190,19 @@ impl Emulator {
         }
     }
 
-    pub async fn sts(&self) -> aws_sdk_sts::Client {
+    pub(crate) async fn sts(&self) -> aws_sdk_sts::Client {
         aws_sdk_sts::Client::new(&self.sdk_config().await)
     }
 
     /// The server's log so far, for failure messages.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.state_dir().join("moto.log")).unwrap_or_default()
     }
 
     /// Every request kbp (or anyone outside system:masters and the control plane) made to this emulator's
     /// clusters' API servers, from their audit logs (scripts/kube.sh), oldest first per cluster; waits until the
     /// log stops growing, since the server writes an entry just after it answers.
-    pub fn kube_audit(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn kube_audit(&self) -> Vec<serde_json::Value> {
         let read = || -> Vec<serde_json::Value> {
             let logs = std::fs::read_dir(self.state_dir().join("kube")).into_iter().flatten().flatten();
             logs.flat_map(|d| {
@@ -256,13 +256,13 @@ impl Emulator {
 impl Emulator {
     /// The requests the emulator refused as AWS would (its input contract), as recorded by its front door:
     /// `{time, service, operation, status, code, message, rule}` each.
-    pub fn refusals(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn refusals(&self) -> Vec<serde_json::Value> {
         let answer = self.admin_get("/moto-api/kbp/refusals");
         serde_json::from_str(&answer).unwrap_or_else(|e| panic!("refusal log is not JSON ({e}): {answer}"))
     }
 
     /// For a test that sends what AWS refuses on purpose: dropping this emulator will not fail it.
-    pub fn expect_refusals(&self) {
+    pub(crate) fn expect_refusals(&self) {
         self.refusals_expected.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
@@ -307,7 +307,7 @@ fn free_loopback_port() -> u16 {
 
 /// A `kbp` command with the emulator's environment: inherited AWS_* variables are removed so nothing from
 /// the machine leaks in, the rest of the environment is kept. stdin is null so a prompt cannot hang a test.
-pub fn kbp_command(em: &Emulator, args: &[&str], cwd: &Path) -> Command {
+pub(crate) fn kbp_command(em: &Emulator, args: &[&str], cwd: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kbp"));
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("AWS_") {
@@ -319,32 +319,32 @@ pub fn kbp_command(em: &Emulator, args: &[&str], cwd: &Path) -> Command {
 }
 
 /// Runs `kbp ARGS` in `cwd` against the emulator and returns its output, whatever the exit status.
-pub fn kbp(em: &Emulator, args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn kbp(em: &Emulator, args: &[&str], cwd: &Path) -> Output {
     kbp_command(em, args, cwd).output().unwrap_or_else(|e| panic!("run kbp {args:?}: {e}"))
 }
 
 /// Runs `kbp ARGS` and panics, showing its stdout and stderr, unless it exits 0.
-pub fn kbp_ok(em: &Emulator, args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn kbp_ok(em: &Emulator, args: &[&str], cwd: &Path) -> Output {
     let out = kbp(em, args, cwd);
     assert_success(&out, &format!("kbp {}", args.join(" ")));
     out
 }
 
 /// Panics with the command's stdout and stderr unless it exited 0.
-pub fn assert_success(out: &Output, what: &str) {
+pub(crate) fn assert_success(out: &Output, what: &str) {
     if !out.status.success() {
         panic!("{what} failed: {}\n{}", out.status, describe_output(out));
     }
 }
 
 /// Panics with the command's stdout and stderr unless it exited with `code`.
-pub fn assert_exit_code(out: &Output, code: i32, what: &str) {
+pub(crate) fn assert_exit_code(out: &Output, code: i32, what: &str) {
     if out.status.code() != Some(code) {
         panic!("{what}: expected exit code {code}, got {}\n{}", out.status, describe_output(out));
     }
 }
 
-pub fn describe_output(out: &Output) -> String {
+pub(crate) fn describe_output(out: &Output) -> String {
     format!(
         "--- stdout ---\n{}\n--- stderr ---\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -352,16 +352,16 @@ pub fn describe_output(out: &Output) -> String {
     )
 }
 
-pub fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-pub fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// Runs `kbp ARGS` in `cwd` with no emulator, for what needs no AWS (validate, fmt, schema, render, help).
-pub fn kbp_offline(args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn kbp_offline(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kbp"))
         .args(args)
         .current_dir(cwd)
@@ -372,12 +372,12 @@ pub fn kbp_offline(args: &[&str], cwd: &Path) -> Output {
 }
 
 /// The repository's root: where the shipped blueprints, docs and fixtures are.
-pub fn repo() -> &'static Path {
+pub(crate) fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// kbp's waits and retries, logged through tracing, shown for a failing test (`RUST_LOG=kbp=debug` for more).
-pub fn init_tracing() {
+pub(crate) fn init_tracing() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "kbp=info".into()))
         .with_test_writer()
@@ -386,7 +386,7 @@ pub fn init_tracing() {
 
 /// A Kubernetes client for the emulator's EKS cluster `name`, made as kbp makes it: endpoint and CA from EKS,
 /// kbp's own EKS token.
-pub async fn cluster_client(em: &Emulator, name: &str) -> kube::Client {
+pub(crate) async fn cluster_client(em: &Emulator, name: &str) -> kube::Client {
     use kbp::access::cluster::{Access, Clients, Cluster};
     let c = em.eks().await.describe_cluster().name(name).send().await.unwrap().cluster.unwrap();
     let cluster = Cluster {
@@ -399,18 +399,18 @@ pub async fn cluster_client(em: &Emulator, name: &str) -> kube::Client {
 }
 
 /// The IDs of the VPCs kbp tagged as stack `stack`'s: one while the stack exists, none once destroyed.
-pub async fn stack_vpcs(em: &Emulator, stack: &str) -> Vec<String> {
+pub(crate) async fn stack_vpcs(em: &Emulator, stack: &str) -> Vec<String> {
     let out = em.ec2().await.describe_vpcs().filters(sdk::of_stack(stack)).send().await.unwrap();
     out.vpcs().iter().filter_map(|v| v.vpc_id().map(str::to_string)).collect()
 }
 
-pub fn sorted(mut v: Vec<String>) -> Vec<String> {
+pub(crate) fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
     v
 }
 
 /// A scratch directory holding a copy of a shipped blueprint, for tests that run kbp and edit its input.
-pub struct Workspace {
+pub(crate) struct Workspace {
     dir: TempDir,
     /// The copied blueprint, `<dir>/<NAME>.toml`.
     pub blueprint: PathBuf,
@@ -418,7 +418,7 @@ pub struct Workspace {
 
 impl Workspace {
     /// Copies `blueprints/NAME.toml` from the repository into a fresh tempdir.
-    pub fn with_blueprint(name: &str) -> Workspace {
+    pub(crate) fn with_blueprint(name: &str) -> Workspace {
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints").join(format!("{name}.toml"));
         let dir = tempfile::Builder::new().prefix("kbp-workspace-").tempdir().expect("create a workspace tempdir");
         let blueprint = dir.path().join(format!("{name}.toml"));
@@ -427,27 +427,27 @@ impl Workspace {
         Workspace { dir, blueprint }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
     /// The blueprint's file name, as passed to kbp when it runs in `path()`.
-    pub fn blueprint_arg(&self) -> &str {
+    pub(crate) fn blueprint_arg(&self) -> &str {
         self.blueprint.file_name().and_then(|n| n.to_str()).expect("blueprint names are UTF-8")
     }
 
-    pub fn read_blueprint(&self) -> String {
+    pub(crate) fn read_blueprint(&self) -> String {
         std::fs::read_to_string(&self.blueprint).expect("read the workspace blueprint")
     }
 
-    pub fn write_blueprint(&self, text: &str) {
+    pub(crate) fn write_blueprint(&self, text: &str) {
         std::fs::write(&self.blueprint, text).expect("write the workspace blueprint");
     }
 }
 
 /// `kbp CMD <blueprint> --set SET EXTRA…` for the workspace's blueprint, `SET` typically naming the stack
 /// (`cluster.name=…`) so that tests sharing a blueprint do not share a stack.
-pub fn args<'a>(cmd: &'a str, ws: &'a Workspace, set: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+pub(crate) fn args<'a>(cmd: &'a str, ws: &'a Workspace, set: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![cmd, ws.blueprint_arg(), "--set", set];
     v.extend_from_slice(extra);
     v
@@ -456,7 +456,7 @@ pub fn args<'a>(cmd: &'a str, ws: &'a Workspace, set: &'a str, extra: &[&'a str]
 /// The official Karpenter v1.14.1 CRDs (the project's reference data, not part of the repository):
 /// `KBP_KARPENTER_CRDS_DIR`, else `../shared/reference/karpenter-v1.14.1/crds` beside the repository, else
 /// under `/work/shared`. Panics with where they are expected: tests that need them fail rather than skip.
-pub fn reference_crds_dir() -> PathBuf {
+pub(crate) fn reference_crds_dir() -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let candidates = [
         std::env::var_os("KBP_KARPENTER_CRDS_DIR").map(PathBuf::from),
@@ -472,14 +472,14 @@ pub fn reference_crds_dir() -> PathBuf {
 }
 
 /// Karpenter's published v1.14.1 chart, beside [`reference_crds_dir`] in the reference data.
-pub fn reference_chart_dir() -> PathBuf {
+pub(crate) fn reference_chart_dir() -> PathBuf {
     let dir = reference_crds_dir().join("../chart/karpenter");
     assert!(dir.join("Chart.yaml").is_file(), "the published Karpenter chart is not at {}", dir.display());
     dir
 }
 
 /// Copies the directory tree `from` to `to`.
-pub fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -494,7 +494,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// The blueprint with `karpenter.chart` pointing at [`reference_chart_dir`], so applies in tests read the
 /// chart (its CRDs and the controller's templates) from disk instead of pulling it from the internet.
-pub fn with_local_crds(text: &str) -> String {
+pub(crate) fn with_local_crds(text: &str) -> String {
     let line = format!("chart = {:?}\n", reference_chart_dir().display().to_string());
     match text.find("\n[karpenter]\n") {
         Some(i) => {
@@ -507,7 +507,7 @@ pub fn with_local_crds(text: &str) -> String {
 
 /// When each `<address>: <what>` line of apply's or destroy's plain output whose `what` starts with `verb`
 /// (`creating`, `created`, `destroying`, `destroyed`) was printed, as its `HH:MM:SS.mmm` timestamp.
-pub fn stamps(stderr: &str, verb: &str) -> std::collections::BTreeMap<String, String> {
+pub(crate) fn stamps(stderr: &str, verb: &str) -> std::collections::BTreeMap<String, String> {
     stderr
         .lines()
         .filter_map(|l| {
@@ -520,7 +520,7 @@ pub fn stamps(stderr: &str, verb: &str) -> std::collections::BTreeMap<String, St
 
 /// Sends one raw HTTP/1.1 `request` (with `Connection: close`) to `address` on loopback and returns the whole
 /// answer: small, blocking, for the admin calls of the emulator and the fault proxy.
-pub fn loopback_http(address: &str, request: &str, timeout: std::time::Duration) -> std::io::Result<String> {
+pub(crate) fn loopback_http(address: &str, request: &str, timeout: std::time::Duration) -> std::io::Result<String> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(address)?;
     stream.set_read_timeout(Some(timeout))?;

@@ -14,19 +14,19 @@ use serde_json::Value;
 use super::{init_tracing, Emulator, REGION};
 
 /// The stack every provider test creates in.
-pub const STACK: &str = "test-stack";
+pub(crate) const STACK: &str = "test-stack";
 
 /// Attributes AWS does not report back, by kind: how to apply a change rather than what is applied. `read`
 /// leaves them out, and the diff then trusts state.
 const NOT_READ_BACK: &[(&str, &str)] = &[("aws_eks_addon", "resolve_conflicts")];
 
 /// The attributes a JSON object literal stands for.
-pub fn obj(v: Value) -> Attrs {
+pub(crate) fn obj(v: Value) -> Attrs {
     v.as_object().cloned().expect("attributes are a JSON object")
 }
 
 /// Attributes as tests write them: a `json!` object, or [`Attrs`] built up key by key.
-pub trait ToAttrs {
+pub(crate) trait ToAttrs {
     fn to_attrs(self) -> Attrs;
 }
 
@@ -56,14 +56,14 @@ impl ToAttrs for &Attrs {
 
 /// What a provider is asked to create, with a client token of its own as kbp gives every create (AWS answers a
 /// token reused with other parameters with IdempotentParameterMismatch).
-pub fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
+pub(crate) fn desired<'a>(address: &'a Address, attrs: &'a Attrs) -> Desired<'a> {
     let token: &'static str = Box::leak(uuid::Uuid::new_v4().to_string().into_boxed_str());
     Desired { address, attrs, kbp_tags: tags::kbp_tags(STACK, address), client_token: token, replaces: None }
 }
 
 /// The user tags plus the kbp tags for `address`, as they should be on the resource in AWS: a keyed address
 /// `type.name["key"]` is tagged `type.name/key`, inside IAM's tag character set.
-pub fn expected_tags(user: &[(&str, &str)], address: &str) -> BTreeMap<String, String> {
+pub(crate) fn expected_tags(user: &[(&str, &str)], address: &str) -> BTreeMap<String, String> {
     let mut m: BTreeMap<String, String> = user.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     m.insert(tags::STACK.into(), STACK.into());
     let tagged = match address.split_once("[\"") {
@@ -75,7 +75,7 @@ pub fn expected_tags(user: &[(&str, &str)], address: &str) -> BTreeMap<String, S
 }
 
 /// Tags (or labels) in the shape one service's SDK returns them.
-pub trait SdkTags {
+pub(crate) trait SdkTags {
     fn into_map(self) -> BTreeMap<String, String>;
 }
 
@@ -99,12 +99,12 @@ impl SdkTags for Option<&HashMap<String, String>> {
 }
 
 /// Tags read back with the SDK, in the form [`expected_tags`] gives.
-pub fn tag_map(tags: impl SdkTags) -> BTreeMap<String, String> {
+pub(crate) fn tag_map(tags: impl SdkTags) -> BTreeMap<String, String> {
     tags.into_map()
 }
 
 /// A private emulator, a provider context for [`STACK`] in it, and SDK clients to read it back with.
-pub struct Harness {
+pub(crate) struct Harness {
     /// Dropping the emulator stops it, so it lives as long as the test.
     pub em: Emulator,
     pub cx: Context,
@@ -117,7 +117,7 @@ pub struct Harness {
 }
 
 impl Harness {
-    pub async fn start() -> Harness {
+    pub(crate) async fn start() -> Harness {
         init_tracing();
         let em = Emulator::start();
         let sdk = em.sdk_config().await;
@@ -133,13 +133,13 @@ impl Harness {
         }
     }
 
-    pub fn provider(&self, kind: &str) -> Arc<dyn Provider> {
+    pub(crate) fn provider(&self, kind: &str) -> Arc<dyn Provider> {
         self.registry.get(kind).unwrap_or_else(|| panic!("{kind} is registered"))
     }
 
     /// Creates the resource and checks that its outputs hold its ID and that the provider reads back the
     /// desired attributes.
-    pub async fn create(&self, kind: &str, address: &str, attrs: impl ToAttrs) -> Applied {
+    pub(crate) async fn create(&self, kind: &str, address: &str, attrs: impl ToAttrs) -> Applied {
         let address: Address = address.parse().unwrap();
         let attrs = attrs.to_attrs();
         let p = self.provider(kind);
@@ -152,7 +152,7 @@ impl Harness {
 
     /// Updates the resource and checks that the provider reads back the desired attributes under the ID the
     /// update returns (which some kinds change: a route table association is replaced).
-    pub async fn update(&self, kind: &str, address: &str, id: &str, attrs: impl ToAttrs) -> Applied {
+    pub(crate) async fn update(&self, kind: &str, address: &str, id: &str, attrs: impl ToAttrs) -> Applied {
         let address: Address = address.parse().unwrap();
         let attrs = attrs.to_attrs();
         let applied =
@@ -162,13 +162,13 @@ impl Harness {
     }
 
     /// [`Harness::update`] of a kind that AWS changes in place: the ID stays.
-    pub async fn update_in_place(&self, kind: &str, address: &str, id: &str, attrs: impl ToAttrs) -> Applied {
+    pub(crate) async fn update_in_place(&self, kind: &str, address: &str, id: &str, attrs: impl ToAttrs) -> Applied {
         let applied = self.update(kind, address, id, attrs).await;
         assert_eq!(applied.id, id, "{kind} keeps its ID when updated in place");
         applied
     }
 
-    pub async fn try_update(
+    pub(crate) async fn try_update(
         &self,
         kind: &str,
         address: &Address,
@@ -180,7 +180,7 @@ impl Harness {
 
     /// What the diff checks: `read`, given `want` as the prior state, reports the desired attributes in the
     /// provider's canonical form (less what AWS does not report). Returns the outputs read.
-    pub async fn assert_reads(&self, kind: &str, id: &str, want: &Attrs) -> Attrs {
+    pub(crate) async fn assert_reads(&self, kind: &str, id: &str, want: &Attrs) -> Attrs {
         let p = self.provider(kind);
         let observed = p.read(&self.cx, id, want).await.unwrap().unwrap_or_else(|| panic!("{kind} {id} exists"));
         let mut expected = p.canonical(want.clone());
@@ -192,14 +192,14 @@ impl Harness {
         observed.outputs
     }
 
-    pub async fn find(&self, kind: &str, address: &str, attrs: impl ToAttrs) -> Option<String> {
+    pub(crate) async fn find(&self, kind: &str, address: &str, attrs: impl ToAttrs) -> Option<String> {
         let address: Address = address.parse().unwrap();
         let attrs = attrs.to_attrs();
         self.provider(kind).find(&self.cx, &desired(&address, &attrs)).await.unwrap()
     }
 
     /// Deletes twice (the second finds it gone and succeeds) and checks that `read` then says it is gone.
-    pub async fn delete(&self, kind: &str, id: &str) {
+    pub(crate) async fn delete(&self, kind: &str, id: &str) {
         let p = self.provider(kind);
         p.delete(&self.cx, id, &Attrs::new()).await.unwrap_or_else(|e| panic!("delete {kind}: {e}"));
         p.delete(&self.cx, id, &Attrs::new()).await.unwrap_or_else(|e| panic!("delete {kind} again: {e}"));

@@ -2,20 +2,23 @@
 //! told not to: what tests of `NO_COLOR` and `--no-color` need to show that colour was on to begin with.
 
 use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::process::{Command, ExitStatus, Stdio};
 
 /// Runs `cmd` with stdout and stderr on one new terminal, and returns its status and everything it wrote there
 /// (line ends as the terminal makes them, `\r\n`).
-pub fn output_on_terminal(mut cmd: Command) -> (ExitStatus, String) {
-    let (mut controller, mut terminal) = (0, 0);
-    // SAFETY: openpty writes the two descriptors it opens; no name, settings or size are passed.
-    let opened = unsafe {
-        libc::openpty(&mut controller, &mut terminal, std::ptr::null_mut(), std::ptr::null(), std::ptr::null())
-    };
-    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors were just opened by openpty and are owned by nothing else.
-    let (controller, terminal) = unsafe { (OwnedFd::from_raw_fd(controller), OwnedFd::from_raw_fd(terminal)) };
+pub(crate) fn output_on_terminal(mut cmd: Command) -> (ExitStatus, String) {
+    let flags = rustix::pty::OpenptFlags::RDWR | rustix::pty::OpenptFlags::NOCTTY;
+    let controller = rustix::pty::openpt(flags).expect("open a pseudo-terminal");
+    rustix::pty::grantpt(&controller).expect("grantpt");
+    rustix::pty::unlockpt(&controller).expect("unlockpt");
+    let name = rustix::pty::ptsname(&controller, Vec::new()).expect("the terminal's name");
+    let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(name.as_bytes()));
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true).write(true).custom_flags(libc::O_NOCTTY);
+    let terminal: OwnedFd = open.open(&path).expect("open the terminal's end").into();
     cmd.stdin(Stdio::null()).stdout(terminal.try_clone().expect("dup the terminal")).stderr(terminal);
     let mut child = cmd.spawn().expect("run kbp on a terminal");
     // The command holds this process's copies of the terminal's end: without them, reading ends when kbp exits.
