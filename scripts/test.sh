@@ -83,6 +83,14 @@ echo "+ cargo fmt --check" >&2
 cargo fmt --check
 echo "+ cargo clippy --all-targets -- -D warnings" >&2
 cargo clippy --all-targets --quiet -- -D warnings
+# What kbp may depend on (deny.toml): licences, banned and duplicated crates, sources. cargo-deny is built once
+# per machine (about 8 minutes on 2 cores). Advisories need the RustSec database from GitHub, out of reach here.
+if ! cargo deny --version >/dev/null 2>&1; then
+  echo "+ cargo install cargo-deny --locked   # the dependency policy checker, once" >&2
+  cargo install cargo-deny --locked
+fi
+echo "+ cargo deny check licenses bans sources" >&2
+cargo deny --log-level error check licenses bans sources
 
 # The emulator extension's tests come first: every integration test below relies on the extension, and
 # nextest's summary stays the last line printed. A pytest failure stops the script (set -e).
