@@ -4,13 +4,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::*;
-use crate::graph::{Attrs, ResourceGraph};
+use crate::graph::{value, Attrs, ResourceGraph};
 use crate::plan::diff;
-use crate::providers::{Applied, Descriptor, Observed, Provider};
-use crate::state::{Backend, LocalBackend, State};
+use crate::providers::{Applied, Descriptor, Desired, Observed, Provider};
+use crate::state::{Backend, LocalBackend, ResourceState, State, Status};
 
 #[derive(Default)]
 struct Log {

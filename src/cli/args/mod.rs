@@ -7,6 +7,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::state::Location;
 
+mod state;
+pub(crate) use state::{ForceUnlockArgs, StateCommand, StateQuery};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "kbp",
@@ -553,90 +556,7 @@ pub struct GcArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum StateCommand {
-    /// List the addresses in state, with kind and ID.
-    List(StateQuery),
-    /// Show one resource's ID, attributes, outputs and dependencies.
-    Show {
-        /// Such as `vpc.main` or `subnet.private["us-west-2a"]`.
-        address: String,
-        #[command(flatten)]
-        query: StateQuery,
-    },
-    /// Print the whole state document (JSON) on stdout.
-    Pull(StateQuery),
-    /// Replace the state with a file; refused for another stack or lineage, an older serial, or a different
-    /// document at the same serial, unless --force.
-    Push {
-        /// A state file, as `kbp state pull` prints it.
-        file: PathBuf,
-        /// Replace whatever is there.
-        #[arg(long)]
-        force: bool,
-        #[command(flatten)]
-        query: StateQuery,
-    },
-    /// Forget resources: kbp stops managing them, and leaves what they name in AWS as it is.
-    Rm {
-        /// Addresses such as `vpc.main` or `subnet.private["us-west-2a"]`.
-        #[arg(required = true)]
-        addresses: Vec<String>,
-        #[command(flatten)]
-        query: StateQuery,
-    },
-    /// Rename a resource's address in state (after renaming it in the blueprint), so it is not replaced.
-    Mv {
-        from: String,
-        to: String,
-        #[command(flatten)]
-        query: StateQuery,
-    },
-    /// Move the state to another location (local file to S3 and back), both locked; serial and lineage are
-    /// kept, and the old location is left pointing to the new one.
-    Migrate {
-        /// The new location: a file path or s3://BUCKET/KEY[?region=…].
-        #[arg(long, value_name = "LOCATION", value_parser = parse_location)]
-        to: Location,
-        /// Replace a state already at the new location.
-        #[arg(long)]
-        force: bool,
-        #[command(flatten)]
-        query: StateQuery,
-    },
-}
-
-#[derive(Debug, Args)]
-pub struct StateQuery {
-    /// Find the state of this blueprint's stack (else `--state`, else the only state in `.kbp/`).
-    #[arg(short = 'f', long = "blueprint", value_name = "FILE")]
-    pub blueprint: Option<PathBuf>,
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
-    /// Where state lives: a file path or s3://BUCKET/KEY[?region=…] (overrides the blueprint's [state]).
-    #[arg(long, value_name = "LOCATION", env = "KBP_STATE", value_parser = parse_location)]
-    pub state: Option<Location>,
-    /// How long to wait for another run holding the state lock (commands that change state).
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
-    pub lock_timeout: Duration,
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `kbp force-unlock LOCK_ID`: for a lock left by a run that was killed (a local lock never needs it: the OS
-/// releases it with its process).
-#[derive(Debug, Args)]
-pub struct ForceUnlockArgs {
-    /// The lock ID, as the error of the blocked run shows it.
-    pub lock_id: String,
-    #[command(flatten)]
-    pub query: StateQuery,
-    /// Remove the lock without asking (required when stdin is not a terminal).
-    #[arg(long)]
-    pub auto_approve: bool,
-}
-
-pub(super) fn parse_location(s: &str) -> Result<Location, String> {
+fn parse_location(s: &str) -> Result<Location, String> {
     s.parse()
 }
 
@@ -645,49 +565,4 @@ pub(super) fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use clap::CommandFactory;
-
-    use super::*;
-
-    /// The CLI reference (docs/cli.md) names every command and every long flag the binary accepts, and the
-    /// README's command table every command.
-    #[test]
-    fn cli_reference_covers_every_command_and_flag() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-        let table = readme.split("## Commands").nth(1).expect("README has a command table");
-        let table = table.split("\n## ").next().unwrap_or_default();
-        for sub in Cli::command().get_subcommands().filter(|s| s.get_name() != "help") {
-            assert!(
-                table.contains(&format!("`kbp {}", sub.get_name())),
-                "README's command table lacks {}",
-                sub.get_name()
-            );
-        }
-        let section = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli.md")).unwrap();
-        let mut missing = Vec::new();
-        fn visit(cmd: &clap::Command, path: &str, section: &str, missing: &mut Vec<String>) {
-            for arg in cmd.get_arguments() {
-                if let Some(long) = arg.get_long() {
-                    if !["help", "version"].contains(&long) && !section.contains(&format!("--{long}")) {
-                        missing.push(format!("{path} --{long}"));
-                    }
-                }
-            }
-            for sub in cmd.get_subcommands() {
-                let p = format!("{path} {}", sub.get_name());
-                if sub.get_name() != "help" && !section.contains(&format!("`{p}")) {
-                    missing.push(p.clone());
-                }
-                visit(sub, &p, section, missing);
-            }
-        }
-        visit(&Cli::command(), "kbp", &section, &mut missing);
-        assert!(missing.is_empty(), "docs/cli.md lacks: {missing:?}");
-    }
-
-    #[test]
-    fn cli_definition_is_consistent() {
-        Cli::command().debug_assert();
-    }
-}
+mod tests;
