@@ -181,9 +181,16 @@ async fn execute(
     let operations = p.changes.iter().map(|c| if c.action.replaces() { 2 } else { 1 }).sum();
     let renderer = tokio::spawn(ui.every(run.progress_interval).render_counted(rx, Some(operations)));
     let walking = super::signals::walking(verb);
-    let outcome =
-        exec::walk(&p, cx.clone(), registry, state.clone(), run.parallelism as usize, tx, walking.interrupt.clone())
-            .await;
+    let w = exec::Walk {
+        cx: cx.clone(),
+        registry,
+        state: state.clone(),
+        parallelism: run.parallelism as usize,
+        events: tx,
+        interrupt: walking.interrupt.clone(),
+        sweep: None,
+    };
+    let outcome = exec::walk(&p, w).await;
     drop(walking);
     let _ = renderer.await;
     // A duplicate can only come from a create sent twice: one kbp retried after an unknown outcome (or resumed

@@ -183,31 +183,26 @@ fn operations(plan: &Plan, prior: &crate::state::State) -> DiGraph<Step, ()> {
     g
 }
 
-/// Carries out `plan` against AWS, reporting on `events`.
-pub async fn walk(
-    plan: &Plan,
-    cx: Arc<Context>,
-    registry: &Registry,
-    state: Arc<StateHandle>,
-    parallelism: usize,
-    events: UnboundedSender<Event>,
-    interrupt: Interrupt,
-) -> Outcome {
-    walk_with(plan, cx, registry, state, parallelism, events, interrupt, None).await
+/// What a walk works with besides its plan.
+pub struct Walk<'a> {
+    /// Where operations act: the AWS clients, the cluster's access, the stack's tags.
+    pub cx: Arc<Context>,
+    pub registry: &'a Registry,
+    /// The state each operation writes its result into.
+    pub state: Arc<StateHandle>,
+    /// How many operations run at once (at least one).
+    pub parallelism: usize,
+    /// Where every operation's start, progress and end are reported.
+    pub events: UnboundedSender<Event>,
+    /// Set by a signal: no operation starts after it, those running finish.
+    pub interrupt: Interrupt,
+    /// Destroy's discovery, run among the operations ([`Sweep`]); `None` for every other walk.
+    pub sweep: Option<Sweep<'a>>,
 }
 
-/// [`walk`] with a [`Sweep`] among its operations.
-#[allow(clippy::too_many_arguments)]
-pub async fn walk_with(
-    plan: &Plan,
-    cx: Arc<Context>,
-    registry: &Registry,
-    state: Arc<StateHandle>,
-    parallelism: usize,
-    events: UnboundedSender<Event>,
-    interrupt: Interrupt,
-    sweep: Option<Sweep<'_>>,
-) -> Outcome {
+/// Carries out `plan` against AWS as `w` says, reporting on `w.events`.
+pub async fn walk(plan: &Plan, w: Walk<'_>) -> Outcome {
+    let Walk { cx, registry, state, parallelism, events, interrupt, sweep } = w;
     let mut g = operations(plan, &state.snapshot());
     let mut discover = sweep.map(|s| (add_sweep(&mut g, s.before, s.gated), s.discover));
     cx.report_to(Some(events.clone()));

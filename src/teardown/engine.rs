@@ -151,17 +151,16 @@ impl<'a> Teardown<'a> {
         };
         let sweep = exec::Sweep { before: in_cluster_kind, gated: held_by_discovery, discover: Box::pin(discover) };
         let p = plan::diff_destroy(graph, &state.snapshot(), self.registry);
-        report.outcome = exec::walk_with(
-            &p,
-            self.cx.clone(),
-            self.registry,
-            state.clone(),
-            self.options.parallelism,
+        let w = exec::Walk {
+            cx: self.cx.clone(),
+            registry: self.registry,
+            state: state.clone(),
+            parallelism: self.options.parallelism,
             events,
             interrupt,
-            Some(sweep),
-        )
-        .await;
+            sweep: Some(sweep),
+        };
+        report.outcome = exec::walk(&p, w).await;
         if let Some(e) = failure.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
             return Err(e);
         }
@@ -199,7 +198,16 @@ pub async fn delete_duplicates(
     })?;
     let mut p = plan::diff_destroy(&ResourceGraph::default(), &state.snapshot(), registry);
     p.changes.retain(|c| added.contains(&c.address));
-    let outcome = exec::walk(&p, cx, registry, state.clone(), parallelism, events, Interrupt::default()).await;
+    let w = exec::Walk {
+        cx,
+        registry,
+        state: state.clone(),
+        parallelism,
+        events,
+        interrupt: Interrupt::default(),
+        sweep: None,
+    };
+    let outcome = exec::walk(&p, w).await;
     Ok((found, outcome))
 }
 

@@ -38,7 +38,16 @@ async fn delete_found(cx: &Arc<Context>, state: &State, found: &[Found]) -> Outc
     p.changes.retain(|c| added.contains(&c.address));
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = Arc::new(StateHandle::in_memory(all));
-    exec::walk(&p, cx.clone(), &registry, handle, 8, tx, Default::default()).await
+    let w = exec::Walk {
+        cx: cx.clone(),
+        registry: &registry,
+        state: handle,
+        parallelism: 8,
+        events: tx,
+        interrupt: Default::default(),
+        sweep: None,
+    };
+    exec::walk(&p, w).await
 }
 
 async fn vpc(ec2: &aws_sdk_ec2::Client, tags: &[(&str, &str)]) -> String {
