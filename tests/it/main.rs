@@ -21,6 +21,7 @@ mod crd_corpus;
 mod day_two;
 mod docs_links;
 mod fmt_and_schema;
+mod layers;
 mod render_cli;
 mod seed_patterns;
 mod token_cli;
