@@ -81,6 +81,21 @@ struct Harness {
     path: std::path::PathBuf,
 }
 
+impl Harness {
+    /// A walk against this harness's providers, writing `state`, with no interrupt and no sweep.
+    fn walk(&self, state: Arc<StateHandle>, parallelism: usize, events: UnboundedSender<Event>) -> Walk<'_> {
+        Walk {
+            cx: self.cx.clone(),
+            registry: &self.registry,
+            state,
+            parallelism,
+            events,
+            interrupt: Default::default(),
+            sweep: None,
+        }
+    }
+}
+
 fn harness(fail: Option<&'static str>) -> Harness {
     let log = Arc::new(Mutex::new(Log::default()));
     let mut registry = Registry::default();
@@ -97,19 +112,7 @@ async fn apply(h: &Harness, graph: &ResourceGraph, state: State, parallelism: us
     let plan = diff(graph, &state, &h.registry, &[]);
     let handle = Arc::new(StateHandle::new(Box::new(LocalBackend::new(&h.path)), state));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = walk(
-        &plan,
-        Walk {
-            cx: h.cx.clone(),
-            registry: &h.registry,
-            state: handle.clone(),
-            parallelism,
-            events: tx,
-            interrupt: Default::default(),
-            sweep: None,
-        },
-    )
-    .await;
+    let outcome = walk(&plan, h.walk(handle.clone(), parallelism, tx)).await;
     let mut events = Vec::new();
     while let Ok(e) = rx.try_recv() {
         events.push(e);
@@ -220,19 +223,7 @@ async fn destroy_deletes_dependents_first() {
     let plan = crate::plan::diff_destroy(&g, &state, &h.registry);
     let handle = Arc::new(StateHandle::new(Box::new(LocalBackend::new(&h.path)), state));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = walk(
-        &plan,
-        Walk {
-            cx: h.cx.clone(),
-            registry: &h.registry,
-            state: handle.clone(),
-            parallelism: 10,
-            events: tx,
-            interrupt: Default::default(),
-            sweep: None,
-        },
-    )
-    .await;
+    let outcome = walk(&plan, h.walk(handle.clone(), 10, tx)).await;
     assert!(outcome.ok());
     assert!(handle.snapshot().resources.is_empty());
     let mut order = Vec::new();
@@ -261,19 +252,7 @@ async fn an_interrupt_stops_new_operations_and_keeps_what_finished() {
             }
         }
     });
-    let outcome = walk(
-        &plan,
-        Walk {
-            cx: h.cx.clone(),
-            registry: &h.registry,
-            state: handle.clone(),
-            parallelism: 1,
-            events: tx,
-            interrupt,
-            sweep: None,
-        },
-    )
-    .await;
+    let outcome = walk(&plan, Walk { interrupt, ..h.walk(handle.clone(), 1, tx) }).await;
     watcher.await.unwrap();
     assert!(!outcome.ok());
     assert_eq!(outcome.done, 1);
@@ -301,19 +280,7 @@ async fn the_operation_with_the_longest_path_after_it_starts_first() {
     let plan = crate::plan::diff_destroy(&chain_behind_b(), &state, &h.registry);
     let handle = Arc::new(StateHandle::new(Box::new(LocalBackend::new(&h.path)), state));
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = walk(
-        &plan,
-        Walk {
-            cx: h.cx.clone(),
-            registry: &h.registry,
-            state: handle,
-            parallelism: 1,
-            events: tx,
-            interrupt: Default::default(),
-            sweep: None,
-        },
-    )
-    .await;
+    let outcome = walk(&plan, h.walk(handle, 1, tx)).await;
     assert!(outcome.ok(), "{outcome:?}");
     let calls = h.log.lock().unwrap().calls.clone();
     assert_eq!(calls, ["delete id-s", "delete id-a", "delete id-b", "delete id-c"]);
@@ -391,19 +358,7 @@ async fn destroy_with_sweep(h: &Harness, fails: bool) -> (Outcome, Vec<Event>, S
     };
     let sweep = Sweep { before: |k| k == "test_slow", gated: |k| k == "test_thing", discover: Box::pin(discover) };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = walk(
-        &plan,
-        Walk {
-            cx: h.cx.clone(),
-            registry: &h.registry,
-            state: handle.clone(),
-            parallelism: 10,
-            events: tx,
-            interrupt: Default::default(),
-            sweep: Some(sweep),
-        },
-    )
-    .await;
+    let outcome = walk(&plan, Walk { sweep: Some(sweep), ..h.walk(handle.clone(), 10, tx) }).await;
     let mut events = Vec::new();
     while let Ok(e) = rx.try_recv() {
         events.push(e);
