@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::{summarize, Action, AttrChange, Change, Deferred, Plan, FORMAT_VERSION};
 use crate::graph::value::{self, UNKNOWN};
-use crate::graph::{kinds, Address, Attrs, ResourceGraph};
+use crate::graph::{Address, Attrs, ResourceGraph};
 use crate::providers::Registry;
 use crate::state::{ResourceState, State, Status};
 
@@ -132,7 +132,7 @@ pub fn diff_replacing(
         .into_iter()
         .filter(|a| graph.get(a).is_none())
         .filter_map(|a| state.get(&a))
-        .map(|s| removal(s, registry, "removed from the blueprint", "removed from the blueprint"))
+        .map(|s| removal(s, registry, "removed from the blueprint"))
         .collect();
     changes.extend(removed);
 
@@ -144,30 +144,20 @@ pub fn diff_destroy(graph: &ResourceGraph, state: &State, registry: &Registry) -
     let changes = deletion_order(state)
         .into_iter()
         .filter_map(|a| state.get(&a))
-        .map(|s| removal(s, registry, "destroy", kept_because(&s.kind)))
+        .map(|s| removal(s, registry, "destroy"))
         .collect();
     finish(graph, state, changes, Vec::new(), 0, true)
 }
 
-/// Why destroy leaves a resource of `kind` in place.
-fn kept_because(kind: &str) -> &'static str {
-    match kind {
-        kinds::EXISTING_VPC | kinds::EXISTING_SUBNET => {
-            "the network `vpc.id` names is not the stack's; kbp never deletes it"
-        }
-        _ => "account-wide; kbp never deletes it",
-    }
-}
-
-/// The change that takes `s` out of the stack: a delete for `why`, or a forget (for `why_kept`) for a kind
-/// destroy leaves in place (account-wide resources, and a network the stack only uses).
-fn removal(s: &ResourceState, registry: &Registry, why: &str, why_kept: &str) -> Change {
-    let retain = registry.get(&s.kind).is_some_and(|p| p.retain_on_destroy());
+/// The change that takes `s` out of the stack: a delete for `why`, or a forget for a kind destroy leaves in
+/// place (account-wide resources, and a network the stack only uses), saying why its provider keeps it.
+fn removal(s: &ResourceState, registry: &Registry, why: &str) -> Change {
+    let kept = registry.get(&s.kind).and_then(|p| p.descriptor().kept_because);
     Change {
         address: s.address.clone(),
         kind: s.kind.clone(),
-        action: if retain { Action::Forget } else { Action::Delete },
-        reason: if retain { why_kept } else { why }.to_string(),
+        action: if kept.is_some() { Action::Forget } else { Action::Delete },
+        reason: kept.unwrap_or(why).to_string(),
         id: s.id.clone(),
         attributes: Vec::new(),
         objects: Vec::new(),

@@ -5,7 +5,8 @@
 
 use async_trait::async_trait;
 
-use super::{Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, Result};
+use super::tagged::Search;
+use super::{Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, Result, WithoutState};
 use crate::graph::Attrs;
 
 /// A kind teardown finds outside state and deletes; see the module documentation.
@@ -25,6 +26,14 @@ pub trait Leftover: Send + Sync {
 
     /// As [`Provider::discover`].
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>>;
+
+    /// Whether kbp's own tags also find it ([`Leftover::tagged`]), besides [`Leftover::discover`].
+    const FOUND_BY_TAGS: bool = false;
+
+    /// As [`Provider::tagged`], for a kind that says [`Leftover::FOUND_BY_TAGS`].
+    async fn tagged(&self, _cx: &Context, _search: &Search<'_>) -> Result<Vec<Found>> {
+        Ok(Vec::new())
+    }
 }
 
 /// The [`Provider`] of a [`Leftover`] kind.
@@ -33,7 +42,8 @@ pub struct DeleteOnly<T>(pub T);
 #[async_trait]
 impl<T: Leftover> Provider for DeleteOnly<T> {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(T::KIND)
+        let found = if T::FOUND_BY_TAGS { WithoutState::Tags } else { WithoutState::Discovered };
+        Descriptor::new(T::KIND).without_state(found)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
@@ -54,5 +64,9 @@ impl<T: Leftover> Provider for DeleteOnly<T> {
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         self.0.discover(cx, scope).await
+    }
+
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        self.0.tagged(cx, search).await
     }
 }

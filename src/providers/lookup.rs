@@ -25,6 +25,8 @@ pub trait Lookup: Send + Sync {
     const NOT_FOUND: &'static str;
     /// What to check in the blueprint when the ID is wrong.
     const HINT: &'static str;
+    /// Why destroy leaves it in place, as the plan says.
+    const KEPT_BECAUSE: &'static str;
 
     /// What the Describe call answers for one.
     type Found: Send + Sync;
@@ -82,7 +84,7 @@ impl<T: Lookup> Uses<T> {
 #[async_trait]
 impl<T: Lookup> Provider for Uses<T> {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(T::KIND).force_new(const { &[T::NAMED_BY] }).retained_on_destroy().looked_up()
+        Descriptor::new(T::KIND).force_new(const { &[T::NAMED_BY] }).retained_on_destroy(T::KEPT_BECAUSE).looked_up()
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

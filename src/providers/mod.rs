@@ -32,6 +32,7 @@ pub mod spec;
 pub mod sqs;
 pub mod stack_tags;
 pub mod sts;
+pub mod tagged;
 pub mod tags;
 pub mod wait;
 
@@ -158,8 +159,11 @@ pub struct Descriptor {
     pub force_new: &'static [&'static str],
     /// See [`Provider::adoptable_by_tags`].
     pub adoptable_by_tags: bool,
-    /// See [`Provider::retain_on_destroy`].
-    pub retain_on_destroy: bool,
+    /// Why destroy leaves it in place, when it does (account-wide resources, a network the stack only uses);
+    /// see [`Provider::retain_on_destroy`].
+    pub kept_because: Option<&'static str>,
+    /// How a destroy without state finds it; see [`WithoutState`].
+    pub without_state: WithoutState,
     /// See [`Provider::import_id`].
     pub import_id: Option<&'static str>,
     /// A lookup ([`lookup`]): its create only checks that what the blueprint names exists, and changes nothing.
@@ -199,7 +203,8 @@ impl Descriptor {
             kind,
             force_new: &[],
             adoptable_by_tags: false,
-            retain_on_destroy: false,
+            kept_because: None,
+            without_state: WithoutState::Unsaid,
             import_id: None,
             lookup: false,
             typical: Typical::ONE_CALL,
@@ -240,9 +245,24 @@ impl Descriptor {
         Descriptor { adoptable_by_tags: true, ..self }
     }
 
-    /// Left in place by a destroy; see [`Provider::retain_on_destroy`].
-    pub const fn retained_on_destroy(self) -> Self {
-        Descriptor { retain_on_destroy: true, ..self }
+    /// Left in place by a destroy, `because` (said in the plan); see [`Provider::retain_on_destroy`].
+    pub const fn retained_on_destroy(self, because: &'static str) -> Self {
+        Descriptor { kept_because: Some(because), without_state: WithoutState::Kept, ..self }
+    }
+
+    /// Found by its kbp tags when state is lost: [`WithoutState::Tags`], with [`Provider::tagged`].
+    pub const fn found_by_tags(self) -> Self {
+        Descriptor { without_state: WithoutState::Tags, ..self }
+    }
+
+    /// Deleted by AWS (or the cluster) with the resource of `kind` it belongs to: [`WithoutState::GoesWith`].
+    pub const fn goes_with(self, kind: &'static str) -> Self {
+        Descriptor { without_state: WithoutState::GoesWith(kind), ..self }
+    }
+
+    /// How a destroy without state finds it, when neither tags nor another kind does: see [`WithoutState`].
+    pub const fn without_state(self, how: WithoutState) -> Self {
+        Descriptor { without_state: how, ..self }
     }
 
     /// A lookup of what the stack uses but does not own; see [`lookup`].
@@ -326,7 +346,7 @@ pub trait Provider: Send + Sync {
     /// Whether destroy leaves the resource in place (account-wide resources such as service-linked roles):
     /// [`Descriptor::retain_on_destroy`].
     fn retain_on_destroy(&self) -> bool {
-        self.descriptor().retain_on_destroy
+        self.descriptor().kept_because.is_some()
     }
 
     /// What ID `kbp import` takes for this kind, in words for a hint ("its VPC ID, `vpc-…`"), or `None` when the
@@ -341,6 +361,35 @@ pub trait Provider: Send + Sync {
     async fn discover(&self, _cx: &Context, _scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         Ok(Vec::new())
     }
+
+    /// Lists the resources of this kind tagged for the stack `search` looks for, whatever state holds
+    /// (`kbp destroy --from-tags`, `kbp gc`, a create whose answer was lost), each naming what it uses. Asked
+    /// only of kinds whose descriptor says [`WithoutState::Tags`]; only reads.
+    async fn tagged(&self, _cx: &Context, _search: &tagged::Search<'_>) -> Result<Vec<Found>> {
+        let kind = self.kind();
+        Err(ProviderError::new(kind, "", format!("`{kind}` is said to be found by its tags, but lists none"))
+            .with_hint("this is a bug in kbp (its descriptor and its provider disagree); please report it"))
+    }
+}
+
+/// How `kbp destroy --from-tags` and `kbp gc`, which start from no state, find a kind's resources: every kind
+/// says ([`Descriptor::without_state`]), so a stack whose state is lost still leaves nothing behind, and a kind
+/// added without saying fails the registry's test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithoutState {
+    /// Not said yet: a kind kbp registers must not stay so.
+    Unsaid,
+    /// By its kbp tags: [`Provider::tagged`] lists them.
+    Tags,
+    /// Deleted with the resource of this kind it belongs to (a route with its table, an add-on with its
+    /// cluster, an object in the cluster with the cluster).
+    GoesWith(&'static str),
+    /// Made by others for the cluster, and found by [`Provider::discover`].
+    Discovered,
+    /// Never deleted by destroy ([`Descriptor::kept_because`]).
+    Kept,
+    /// Nothing finds it, for the reason given (it carries no tag of kbp's, or there is nothing in AWS to delete).
+    Untraced(&'static str),
 }
 
 /// The providers this build of kbp has, by kind.
@@ -461,6 +510,59 @@ mod tests {
         let tags = r.get(kinds::SUBNET_TAGS).expect("aws_subnet_tags is registered");
         assert!(!tags.retain_on_destroy() && !tags.adoptable_by_tags());
         assert_eq!(tags.force_new(), &["subnet_id"]);
+    }
+
+    #[test]
+    fn every_kind_says_how_a_destroy_without_state_finds_it() {
+        let r = Registry::builtin();
+        for p in r.providers() {
+            let d = p.descriptor();
+            assert_ne!(
+                d.without_state,
+                WithoutState::Unsaid,
+                "{}: say in its descriptor how `kbp destroy --from-tags` finds it (found_by_tags, goes_with, …)",
+                d.kind
+            );
+            assert_eq!(d.kept_because.is_some(), d.without_state == WithoutState::Kept, "{}", d.kind);
+            if let WithoutState::GoesWith(parent) = d.without_state {
+                let parent =
+                    r.get(parent).unwrap_or_else(|| panic!("{} goes with {parent}, which is registered", d.kind));
+                assert_eq!(
+                    parent.descriptor().without_state,
+                    WithoutState::Tags,
+                    "{} goes with a kind found by tags",
+                    d.kind
+                );
+            }
+        }
+        let mut by_tags: Vec<&str> = r
+            .providers()
+            .map(|p| p.descriptor())
+            .filter(|d| d.without_state == WithoutState::Tags)
+            .map(|d| d.kind)
+            .collect();
+        by_tags.sort_unstable();
+        let mut expected = vec![
+            kinds::VPC,
+            kinds::SUBNET,
+            kinds::INTERNET_GATEWAY,
+            kinds::NAT_GATEWAY,
+            kinds::EIP,
+            kinds::ROUTE_TABLE,
+            kinds::SECURITY_GROUP,
+            kinds::INSTANCE,
+            kinds::EKS_CLUSTER,
+            kinds::EKS_NODE_GROUP,
+            kinds::IAM_ROLE,
+            kinds::IAM_POLICY,
+            kinds::IAM_OIDC_PROVIDER,
+            kinds::IAM_INSTANCE_PROFILE,
+            kinds::EVENT_RULE,
+            kinds::SQS_QUEUE,
+            kinds::KMS_KEY,
+        ];
+        expected.sort_unstable();
+        assert_eq!(by_tags, expected);
     }
 
     #[test]

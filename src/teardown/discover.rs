@@ -18,9 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
-use super::stack::{stack, Identity};
+use super::stack;
 use crate::graph::kinds;
 use crate::graph::Address;
+use crate::providers::tagged::Owner;
 use crate::providers::{Context, DiscoveryScope, Found, Registry, Result};
 use crate::state::{ResourceState, State, Status};
 
@@ -44,12 +45,13 @@ pub async fn discover(
     cx: &Context,
     registry: &Registry,
     state: &State,
-    who: Identity<'_>,
+    who: Owner<'_>,
     look: Look,
     node_roles: &[String],
 ) -> Result<Vec<Found>> {
     let held = super::held_ids(state);
-    let all_tagged: Vec<Found> = stack(cx, who).await?.into_iter().filter(|f| !held.contains(&f.id)).collect();
+    let all_tagged: Vec<Found> =
+        stack(cx, registry, who).await?.into_iter().filter(|f| !held.contains(&f.id)).collect();
     // Everything tagged for the stack is never a controller's leftover, and its VPCs and roles are where to look.
     let mut keep = held.clone();
     let mut vpc_ids: Vec<String> =

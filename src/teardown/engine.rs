@@ -21,10 +21,10 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::discover::{self, Look};
-use super::stack::Identity;
 use crate::exec::{self, Event, Interrupt, Outcome};
 use crate::graph::ResourceGraph;
 use crate::plan::{self, Plan};
+use crate::providers::tagged::Owner;
 use crate::providers::{Context, Found, ProviderError, Registry, Result};
 use crate::state::{State, StateHandle};
 
@@ -75,8 +75,8 @@ impl<'a> Teardown<'a> {
         &self.cx.region
     }
 
-    fn who(&self) -> Identity<'_> {
-        Identity { name: &self.name, id: self.id.as_deref() }
+    fn who(&self) -> Owner<'_> {
+        Owner { name: &self.name, id: self.id.as_deref() }
     }
 
     /// What the stack owns beyond `state`; only reads.
@@ -187,8 +187,8 @@ pub async fn delete_duplicates(
     events: UnboundedSender<Event>,
 ) -> Result<(Vec<Found>, Outcome)> {
     let snapshot = state.snapshot();
-    let who = Identity { name: &snapshot.stack, id: Some(&snapshot.lineage) };
-    let found = super::orphans(&snapshot, super::stack(&cx, who).await?);
+    let who = Owner { name: &snapshot.stack, id: Some(&snapshot.lineage) };
+    let found = super::orphans(&snapshot, super::stack(&cx, registry, who).await?);
     if found.is_empty() {
         return Ok((found, Outcome::default()));
     }

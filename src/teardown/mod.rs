@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 
 pub use engine::{Options, Teardown};
 pub use orphans::{held_ids, orphans};
-pub use stack::{stack, Identity};
+pub use stack::stack;
 pub use stacks::stacks;
 
 /// A kbp stack found in the region by its tags.

@@ -13,10 +13,10 @@ use futures::{StreamExt, TryStreamExt};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-use super::stack::PARALLEL_LOOKUPS;
 use super::StackInfo;
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::send;
+use crate::providers::tagged::PARALLEL_LOOKUPS;
 use crate::providers::tags::{EXPIRES, OWNER, STACK, STACK_ID};
 use crate::providers::{stack_tags, Context, ProviderError};
 

@@ -11,10 +11,11 @@ use aws_sdk_ec2::types::{
 };
 use kbp::exec::{self, Outcome};
 use kbp::graph::ResourceGraph;
+use kbp::providers::tagged::Owner as Identity;
 use kbp::providers::{Context, Found, Registry};
 use kbp::state::{State, StateHandle};
+use kbp::teardown;
 use kbp::teardown::discover::{self, Look};
-use kbp::teardown::{self, Identity};
 
 const AMI: &str = "ami-12c6146b";
 const TRUST: &str = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
@@ -312,7 +313,7 @@ async fn a_stack_is_found_and_deleted_from_its_tags_alone() {
     iam.create_service_linked_role().aws_service_name("spot.amazonaws.com").send().await.unwrap();
 
     let s2_only = Identity { name: "s2", id: None };
-    let found = teardown::stack(&cx, s2_only).await.unwrap();
+    let found = teardown::stack(&cx, &Registry::builtin(), s2_only).await.unwrap();
     assert_eq!(kinds_and_ids(&found), s2, "found:\n{}", discover::describe(&found));
     let cluster = found.iter().find(|f| f.kind == "aws_eks_cluster").unwrap();
     assert!(cluster.uses.contains(&"s2-karpenter".to_string()), "the cluster holds its role: {cluster:?}");
@@ -351,8 +352,11 @@ async fn a_stack_is_found_and_deleted_from_its_tags_alone() {
     let spot = iam.get_role().role_name("AWSServiceRoleForEC2Spot").send().await;
     assert!(spot.is_ok(), "the Spot service-linked role stays");
 
-    assert!(teardown::stack(&cx, s2_only).await.unwrap().is_empty(), "nothing tagged kbp:stack=s2 is left");
-    let still = teardown::stack(&cx, Identity { name: "other", id: None }).await.unwrap();
+    assert!(
+        teardown::stack(&cx, &Registry::builtin(), s2_only).await.unwrap().is_empty(),
+        "nothing tagged kbp:stack=s2 is left"
+    );
+    let still = teardown::stack(&cx, &Registry::builtin(), Identity { name: "other", id: None }).await.unwrap();
     assert_eq!(kinds_and_ids(&still), other, "the other stack is intact");
 
     let outcome = delete_found(&cx, &State::new("s2", REGION), &found).await;

@@ -21,7 +21,7 @@ impl ReadOnly for Fake {
                 "aws_nat_gateway" => &["subnet_id", "allocation_id"],
                 _ => &[],
             },
-            retain_on_destroy: self.0 == "aws_iam_service_linked_role",
+            kept_because: (self.0 == "aws_iam_service_linked_role").then_some("account-wide; kbp never deletes it"),
             ..Descriptor::new(self.0)
         }
     }

@@ -5,10 +5,13 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{DomainType, ResourceType};
 use serde_json::json;
 
+use super::stack_search;
 use super::wait::Budget;
 use super::{describe_one, filtered, ids, matched, missing, object, optional_str, remove, remove_when_unused, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
+use crate::providers::tagged::{found, Search};
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -21,10 +24,26 @@ const SENDS: &[Constraint] = &[contract::EC2_TAGS];
 impl Provider for Eip {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::EIP)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["domain"])
             .adoptable_by_tags()
             .imported_by("its ID, `eipalloc-…`")
+    }
+
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let filters = || stack_search::filters(search);
+        let out = crate::providers::send::send(cx, "ec2:DescribeAddresses", &[], || {
+            cx.ec2().describe_addresses().set_filters(filters()).send()
+        })
+        .await?;
+        let ours = out.addresses().iter().filter(|a| stack_search::ours(search, a.tags()));
+        Ok(ours
+            .filter_map(|a| {
+                let detail = a.public_ip().unwrap_or_default().to_string();
+                Some(found(kinds::EIP, a.allocation_id()?, stack_search::name(a.tags()), detail, Vec::new()))
+            })
+            .collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

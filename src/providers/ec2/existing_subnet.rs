@@ -17,6 +17,7 @@ pub(crate) struct ExistingSubnet;
 #[async_trait]
 impl Lookup for ExistingSubnet {
     const KIND: &'static str = kinds::EXISTING_SUBNET;
+    const KEPT_BECAUSE: &'static str = super::existing_vpc::NETWORK_NOT_OURS;
     const NAMED_BY: &'static str = "subnet_id";
     const NOUN: &'static str = "subnet";
     const DESCRIBE: &'static str = "ec2:DescribeSubnets";

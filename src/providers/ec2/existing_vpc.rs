@@ -14,9 +14,13 @@ use crate::providers::{Context, Result};
 
 pub(crate) struct ExistingVpc;
 
+/// Why destroy leaves the network `vpc.id` names (the VPC and its subnets) in place.
+pub(crate) const NETWORK_NOT_OURS: &str = "the network `vpc.id` names is not the stack's; kbp never deletes it";
+
 #[async_trait]
 impl Lookup for ExistingVpc {
     const KIND: &'static str = kinds::EXISTING_VPC;
+    const KEPT_BECAUSE: &'static str = NETWORK_NOT_OURS;
     const NAMED_BY: &'static str = "vpc_id";
     const NOUN: &'static str = "VPC";
     const DESCRIBE: &'static str = "ec2:DescribeVpcs";

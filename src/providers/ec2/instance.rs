@@ -10,10 +10,12 @@ use aws_sdk_ec2::types::{Filter, Instance as AwsInstance, InstanceStateName};
 use serde_json::json;
 
 use super::object;
+use super::stack_search;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
 use crate::providers::send::{send, send_pages};
+use crate::providers::tagged::{found, Search};
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
@@ -49,6 +51,27 @@ impl Leftover for Instance {
             })
         })
         .await
+    }
+
+    const FOUND_BY_TAGS: bool = true;
+
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let filters = || stack_search::filters(search);
+        let out =
+            send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().set_filters(filters()).send())
+                .await?;
+        let all = out.reservations().iter().flat_map(|r| r.instances());
+        let terminated =
+            |i: &&AwsInstance| matches!(i.state().and_then(|s| s.name()), Some(InstanceStateName::Terminated));
+        let ours = all.filter(|i| stack_search::ours(search, i.tags())).filter(|i| !terminated(i));
+        Ok(ours
+            .map(|i| {
+                let mut uses: Vec<String> = i.subnet_id().map(str::to_string).into_iter().collect();
+                uses.extend(i.security_groups().iter().filter_map(|g| g.group_id().map(str::to_string)));
+                let id = i.instance_id().unwrap_or_default();
+                found(kinds::INSTANCE, id, stack_search::name(i.tags()), String::new(), uses)
+            })
+            .collect())
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttachmentStatus, InternetGatewayAttachment, ResourceType};
 use serde_json::json;
 
+use super::stack_search;
 use super::wait::Budget;
 use super::{
     describe_one, filtered, id_output, ids, matched, missing, nullable, object, optional_str, remove_when_unused,
@@ -12,6 +13,8 @@ use super::{
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
+use crate::providers::tagged::{found, Search};
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -26,10 +29,24 @@ const SENDS: &[Constraint] = &[contract::EC2_TAGS];
 impl Provider for InternetGateway {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::INTERNET_GATEWAY)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["vpc_id"])
             .adoptable_by_tags()
             .imported_by("its ID, `igw-…`")
+    }
+
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let gateways = stack_search::internet_gateways(cx, search).await?;
+        Ok(gateways
+            .iter()
+            .map(|g| {
+                let vpcs: Vec<String> = g.attachments().iter().filter_map(|a| a.vpc_id().map(str::to_string)).collect();
+                let detail = if vpcs.is_empty() { String::new() } else { format!("attached to {}", vpcs.join(", ")) };
+                let id = g.internet_gateway_id().unwrap_or_default();
+                found(kinds::INTERNET_GATEWAY, id, stack_search::name(g.tags()), detail, vpcs)
+            })
+            .collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -26,6 +26,7 @@ pub(crate) mod route;
 pub(crate) mod route_table;
 pub(crate) mod route_table_association;
 pub(crate) mod security_group;
+pub(crate) mod stack_search;
 pub(crate) mod subnet;
 pub(crate) mod subnet_tags;
 pub mod tagging;

@@ -6,12 +6,15 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType};
 use serde_json::json;
 
+use super::stack_search;
 use super::wait::{self, Budget, Poll};
 use super::{
     describe_one, filtered, id_output, ids, matched, missing, nullable, object, optional_str, remove, required_str,
     retag, send, tagging,
 };
 use crate::graph::{kinds, Attrs};
+use crate::providers::tagged::{found, Search};
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -28,6 +31,7 @@ const DELETE_BUDGET: Budget = Budget::minutes(10).expecting(DESCRIPTOR.typical.d
 const SENDS: &[Constraint] = &[contract::EC2_TAGS];
 
 const DESCRIPTOR: Descriptor = Descriptor::new(kinds::NAT_GATEWAY)
+    .found_by_tags()
     .sends(SENDS)
     .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
     .adoptable_by_tags()
@@ -38,6 +42,39 @@ const DESCRIPTOR: Descriptor = Descriptor::new(kinds::NAT_GATEWAY)
 impl Provider for NatGateway {
     fn descriptor(&self) -> Descriptor {
         DESCRIPTOR
+    }
+
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let filters = || stack_search::filters(search);
+        let (nats, gateways) = futures::try_join!(
+            send(cx, "ec2:DescribeNatGateways", &[], || cx.ec2().describe_nat_gateways().set_filter(filters()).send()),
+            stack_search::internet_gateways(cx, search),
+        )?;
+        let live = |n: &&aws_sdk_ec2::types::NatGateway| {
+            !matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed))
+        };
+        let ours = nats.nat_gateways().iter().filter(|n| stack_search::ours(search, n.tags())).filter(live);
+        Ok(ours
+            .map(|n| {
+                let mut uses: Vec<String> = n.subnet_id().map(str::to_string).into_iter().collect();
+                uses.extend(n.nat_gateway_addresses().iter().filter_map(|a| a.allocation_id().map(str::to_string)));
+                // Its public address keeps the internet gateway of its VPC from detaching: it goes first.
+                let attached = |g: &&aws_sdk_ec2::types::InternetGateway| {
+                    n.vpc_id().is_some() && g.attachments().iter().any(|a| a.vpc_id() == n.vpc_id())
+                };
+                uses.extend(
+                    gateways.iter().filter(attached).filter_map(|g| g.internet_gateway_id().map(str::to_string)),
+                );
+                let detail = format!("in {}", n.subnet_id().unwrap_or("?"));
+                found(
+                    kinds::NAT_GATEWAY,
+                    n.nat_gateway_id().unwrap_or_default(),
+                    stack_search::name(n.tags()),
+                    detail,
+                    uses,
+                )
+            })
+            .collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

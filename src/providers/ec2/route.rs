@@ -25,6 +25,7 @@ const TRANSIENT: &[&str] = &[
 impl Provider for Route {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::ROUTE)
+            .goes_with(kinds::ROUTE_TABLE)
             .force_new(&["route_table_id", "destination_cidr_block"])
             .imported_by("`<route table ID>_<destination CIDR>`, such as `rtb-…_0.0.0.0/0`")
     }

@@ -7,12 +7,15 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::ResourceType;
 use serde_json::json;
 
+use super::stack_search;
 use super::wait::Budget;
 use super::{
     describe_one, filtered, id_output, ids, matched, missing, object, remove, remove_when_unused, required_str, retag,
     send, tagging,
 };
 use crate::graph::{kinds, Attrs};
+use crate::providers::tagged::Search;
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -25,10 +28,21 @@ const SENDS: &[Constraint] = &[contract::EC2_TAGS];
 impl Provider for RouteTable {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::ROUTE_TABLE)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["vpc_id"])
             .adoptable_by_tags()
             .imported_by("its ID, `rtb-…`")
+    }
+
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let filters = || stack_search::filters(search);
+        let out = crate::providers::send::send(cx, "ec2:DescribeRouteTables", &[], || {
+            cx.ec2().describe_route_tables().set_filters(filters()).send()
+        })
+        .await?;
+        let ours = out.route_tables().iter().filter(|t| stack_search::ours(search, t.tags()));
+        Ok(ours.map(|t| stack_search::in_vpc(kinds::ROUTE_TABLE, t.route_table_id(), t.tags(), t.vpc_id())).collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

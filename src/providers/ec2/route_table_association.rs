@@ -15,7 +15,10 @@ pub(crate) struct RouteTableAssociation;
 #[async_trait]
 impl Provider for RouteTableAssociation {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::ROUTE_TABLE_ASSOCIATION).force_new(&["subnet_id"]).imported_by("its ID, `rtbassoc-…`")
+        Descriptor::new(kinds::ROUTE_TABLE_ASSOCIATION)
+            .goes_with(kinds::ROUTE_TABLE)
+            .force_new(&["subnet_id"])
+            .imported_by("its ID, `rtbassoc-…`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

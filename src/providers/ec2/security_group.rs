@@ -20,13 +20,15 @@ use aws_sdk_ec2::operation::describe_security_groups::DescribeSecurityGroupsOutp
 use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType, SecurityGroup as Group, Tag, UserIdGroupPair};
 use serde_json::json;
 
+use super::stack_search;
 use super::tagging::{self, Tagged};
 use super::wait::Budget;
 use super::{
     arn, describe_one, filtered, ids, matched, missing, object, remove, remove_when_unused, required_str, send,
 };
 use crate::graph::{kinds, Attrs};
-use crate::providers::tags::STACK;
+use crate::providers::tagged::{found, Search};
+use crate::providers::tags::{ADDRESS, STACK};
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
@@ -57,10 +59,30 @@ const SENDS: &[Constraint] = &[
 impl Provider for SecurityGroup {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::SECURITY_GROUP)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["name", "description", "vpc_id"])
             .adoptable_by_tags()
             .imported_by("its ID, `sg-…`")
+    }
+
+    /// By the tag, like the rest: the group of the node group kbp makes in a VPC it does not own (`[vpc] id`) is
+    /// the stack's too. A VPC's default group goes with its VPC.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let filters = || stack_search::filters(search);
+        let out = send(cx, "ec2:DescribeSecurityGroups", &[], || {
+            cx.ec2().describe_security_groups().set_filters(filters()).send()
+        })
+        .await?;
+        let ours = out.security_groups().iter().filter(|g| stack_search::ours(search, g.tags()));
+        Ok(ours
+            .filter(|g| g.group_name() != Some("default"))
+            .map(|g| {
+                let name = stack_search::tag(g.tags(), ADDRESS).or(g.group_name()).map(str::to_string);
+                let uses: Vec<String> = g.vpc_id().map(str::to_string).into_iter().collect();
+                found(kinds::SECURITY_GROUP, g.group_id().unwrap_or_default(), name, String::new(), uses)
+            })
+            .collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

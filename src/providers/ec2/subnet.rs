@@ -5,12 +5,15 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType};
 use serde_json::json;
 
+use super::stack_search;
 use super::wait::Budget;
 use super::{
     bool_attr, describe_one, filtered, ids, matched, missing, object, remove_when_unused, required_str, send, tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
+use crate::providers::tagged::Search;
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -25,10 +28,19 @@ const SENDS: &[Constraint] = &[contract::EC2_TAGS];
 impl Provider for Subnet {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::SUBNET)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["vpc_id", "cidr_block", "availability_zone"])
             .adoptable_by_tags()
             .imported_by("its ID, `subnet-…`")
+    }
+
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let filters = || stack_search::filters(search);
+        let out =
+            send(cx, "ec2:DescribeSubnets", &[], || cx.ec2().describe_subnets().set_filters(filters()).send()).await?;
+        let ours = out.subnets().iter().filter(|s| stack_search::ours(search, s.tags()));
+        Ok(ours.map(|s| stack_search::in_vpc(kinds::SUBNET, s.subnet_id(), s.tags(), s.vpc_id())).collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -47,7 +47,12 @@ const SENDS: &[Constraint] =
 #[async_trait]
 impl Provider for SubnetTags {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::SUBNET_TAGS).sends(SENDS).force_new(&["subnet_id"])
+        Descriptor::new(kinds::SUBNET_TAGS)
+            .without_state(crate::providers::WithoutState::Untraced(
+                "tags on a subnet the stack does not own carry no tag of kbp's",
+            ))
+            .sends(SENDS)
+            .force_new(&["subnet_id"])
     }
 
     /// The subnet's values of the keys the last apply managed: a key removed by hand reads as absent, so the

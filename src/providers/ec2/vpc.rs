@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttributeName, VpcState};
 use serde_json::{json, Value};
 
+use super::stack_search;
 use super::wait::{self, Budget, Poll};
 use super::{
     arn, bool_attr, describe_one, filtered, ids, matched, missing, object, remove_when_unused, required_str, send,
@@ -14,6 +15,8 @@ use super::{
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
+use crate::providers::tagged::{found, Search};
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -28,10 +31,21 @@ const SENDS: &[Constraint] = &[contract::EC2_TAGS];
 impl Provider for Vpc {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::VPC)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["cidr_block"])
             .adoptable_by_tags()
             .imported_by("its ID, `vpc-…`")
+    }
+
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let filters = || stack_search::filters(search);
+        let out = send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().set_filters(filters()).send()).await?;
+        let ours = out.vpcs().iter().filter(|v| stack_search::ours(search, v.tags()));
+        let name = |v: &aws_sdk_ec2::types::Vpc| stack_search::name(v.tags());
+        Ok(ours
+            .map(|v| found(kinds::VPC, v.vpc_id().unwrap_or_default(), name(v), String::new(), Vec::new()))
+            .collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

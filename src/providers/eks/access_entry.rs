@@ -66,6 +66,7 @@ const SENDS: &[Constraint] = &[contract::tags_of("EKS access entry")];
 impl Provider for AccessEntry {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .goes_with(kinds::EKS_CLUSTER)
             .sends(SENDS)
             .force_new(&["cluster_name", "principal_arn", "type"])
             .imported_by("`<cluster name>:<principal ARN>`")

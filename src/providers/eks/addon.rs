@@ -67,6 +67,7 @@ impl Spec {
 const SENDS: &[Constraint] = &[contract::tags_of("EKS add-on")];
 
 const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
+    .goes_with(kinds::EKS_CLUSTER)
     .sends(SENDS)
     .force_new(&["cluster_name", "addon_name"])
     .imported_by("`<cluster name>:<add-on name>`")

@@ -18,9 +18,13 @@ use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
 use crate::providers::send::send;
 use crate::providers::spec;
+use crate::providers::tagged::{arn_name, found, Search};
+use crate::providers::tags::ADDRESS;
 use crate::providers::wait::Budget;
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use std::sync::Arc;
 
 pub(crate) struct Cluster;
 
@@ -43,6 +47,7 @@ const SENDS: &[Constraint] = &[
 
 /// Its typical times are also what its waits expect ([`Budget::expecting`]).
 pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
+    .found_by_tags()
     .sends(SENDS)
     .force_new(&["name", "role_arn"])
     .imported_by("its cluster name")
@@ -52,6 +57,22 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
 impl Provider for Cluster {
     fn descriptor(&self) -> Descriptor {
         DESCRIPTOR
+    }
+
+    /// The cluster named after the stack, if it is this stack's, naming the subnets, groups, role and key it uses.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let Some(cluster) = stack_cluster(cx, search).await?.as_ref().clone() else { return Ok(Vec::new()) };
+        let name = cluster.tags().and_then(|t| t.get(ADDRESS)).cloned();
+        let status = cluster.status().map(|s| s.as_str().to_string()).unwrap_or_default();
+        let mut uses: Vec<String> = Vec::new();
+        if let Some(vpc) = cluster.resources_vpc_config() {
+            uses.extend(vpc.subnet_ids().iter().cloned());
+            uses.extend(vpc.security_group_ids().iter().cloned());
+        }
+        uses.extend(cluster.role_arn().map(arn_name));
+        let keys = cluster.encryption_config().iter().filter_map(|e| e.provider().and_then(|p| p.key_arn()));
+        uses.extend(keys.map(arn_name));
+        Ok(vec![found(KIND, search.stack(), name, status, uses)])
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {
@@ -145,6 +166,25 @@ impl Tracked for Described {
 }
 
 /// The cluster `name`, whose waits may each take `budget`.
+/// The cluster named after the stack `search` looks for, if its tags say it is that stack's: asked once per
+/// search, by the cluster's kind and its node groups'.
+pub(super) async fn stack_cluster(
+    cx: &Context,
+    search: &Search<'_>,
+) -> Result<Arc<Option<aws_sdk_eks::types::Cluster>>> {
+    search
+        .shared("eks:DescribeCluster", || async {
+            let stack = search.stack();
+            let r = send(cx, "eks:DescribeCluster", &[], || cx.eks().describe_cluster().name(stack).send()).await;
+            let cluster = absent_if_gone(r)?.and_then(|o| o.cluster);
+            let ours = |c: &aws_sdk_eks::types::Cluster| {
+                search.owner.owns(|k| c.tags().and_then(|t| t.get(k)).map(String::as_str))
+            };
+            Ok(cluster.filter(ours))
+        })
+        .await
+}
+
 pub(super) fn tracking<'a>(cx: &'a Context, name: &'a str, budget: Budget) -> Tracking<'a, Described> {
     Tracking::new(cx, Target::cluster(name), budget)
 }

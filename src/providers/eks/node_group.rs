@@ -20,9 +20,11 @@ use super::{join_id, send_naming_role, sort_sets, sorted, split_id, tagging};
 use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
-use crate::providers::send::send;
+use crate::providers::send::{send, send_pages};
 use crate::providers::spec;
+use crate::providers::tagged::{arn_name, found, Search};
 use crate::providers::wait::Budget;
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -111,6 +113,7 @@ const SENDS: &[Constraint] = &[
 ];
 
 const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
+    .found_by_tags()
     .sends(SENDS)
     .force_new(&[
         "cluster_name",
@@ -130,6 +133,41 @@ const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
 impl Provider for NodeGroup {
     fn descriptor(&self) -> Descriptor {
         DESCRIPTOR
+    }
+
+    /// The node groups of the stack's cluster (their ID is `<cluster>:<name>`), each naming its subnets and role.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        if super::cluster::stack_cluster(cx, search).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let stack = search.stack();
+        let groups = send_pages(
+            cx,
+            "eks:ListNodegroups",
+            |token| cx.eks().list_nodegroups().cluster_name(stack).set_next_token(token).send(),
+            |page| (page.nodegroups.unwrap_or_default(), page.next_token),
+        );
+        let names = absent_if_gone(groups.await)?.unwrap_or_default();
+        let described = futures::future::try_join_all(names.iter().map(|ng| async move {
+            let r = send(cx, "eks:DescribeNodegroup", &[], || {
+                cx.eks().describe_nodegroup().cluster_name(stack).nodegroup_name(ng).send()
+            })
+            .await;
+            Ok::<_, ProviderError>(absent_if_gone(r)?.and_then(|o| o.nodegroup))
+        }))
+        .await?;
+        Ok(names
+            .iter()
+            .zip(described)
+            .map(|(ng, described)| {
+                let mut uses = vec![stack.to_string()];
+                if let Some(d) = &described {
+                    uses.extend(d.subnets().iter().cloned());
+                    uses.extend(d.node_role().map(arn_name));
+                }
+                found(KIND, &join_id(stack, ng), Some(ng.clone()), String::new(), uses)
+            })
+            .collect())
     }
 
     /// Subnets are a set and taints are compared in (key, effect) order; instance types keep their order, which

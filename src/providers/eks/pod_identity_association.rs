@@ -35,6 +35,7 @@ const SENDS: &[Constraint] = &[contract::tags_of("EKS Pod Identity association")
 impl Provider for PodIdentityAssociation {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .goes_with(kinds::EKS_CLUSTER)
             .sends(SENDS)
             .force_new(&["cluster_name", "namespace", "service_account"])
             .imported_by("`<cluster name>:<association ID>`, such as `demo:a-…`")

@@ -17,6 +17,8 @@ use super::targets;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::send::{send, send_pages};
+use crate::providers::tagged::{self, found, owned_by_tags, Search};
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{
     spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
@@ -59,7 +61,40 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Rule {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).sends(SENDS).force_new(&["name"]).imported_by("its rule name")
+        Descriptor::new(KIND).found_by_tags().sends(SENDS).force_new(&["name"]).imported_by("its rule name")
+    }
+
+    /// The rules on the default bus tagged for the stack (kbp names them after it): from the stack's tag query,
+    /// or else every rule named after the stack, its tags read on its own. Rules on other buses are not kbp's.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        if let Some(tagged) = search.in_tag_query(cx, "events").await {
+            return Ok(tagged
+                .into_iter()
+                .filter_map(|(resource, address)| {
+                    let name = resource.strip_prefix("rule/").filter(|n| !n.contains('/'))?;
+                    Some(found(KIND, name, address, String::new(), Vec::new()))
+                })
+                .collect());
+        }
+        let rules = send_pages(
+            cx,
+            "events:ListRules",
+            |token| cx.eventbridge().list_rules().name_prefix(search.stack()).set_next_token(token).send(),
+            |page| {
+                let rules = page.rules().iter().filter_map(|r| Some((r.name()?.to_string(), r.arn()?.to_string())));
+                (rules.collect::<Vec<_>>(), page.next_token().map(str::to_string))
+            },
+        );
+        let listed = rules.await?.into_iter().map(|(name, arn)| tagged::Listed { id: name, tags_at: arn, name: None });
+        owned_by_tags(search.owner, KIND, listed, |arn| async move {
+            let r = send(cx, "events:ListTagsForResource", &[], || {
+                cx.eventbridge().list_tags_for_resource().resource_arn(&arn).send()
+            })
+            .await;
+            Ok(absent_if_gone(r)?
+                .map(|o| o.tags().iter().map(|t| (t.key().to_string(), t.value().to_string())).collect()))
+        })
+        .await
     }
 
     /// A pattern written as a JSON string compares as the object `read` parses it into.

@@ -33,6 +33,15 @@ pub(crate) trait Entity: Sized + Send {
     async fn get(cx: &Context, id: &str) -> Result<Option<Self>>;
 }
 
+/// An IAM entity's tags, from its Get call; empty when the entity vanished since it was listed.
+pub(crate) async fn entity_tags<T: Entity>(
+    cx: &Context,
+    id: &str,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let entity = T::get(cx, id).await?;
+    Ok(entity.iter().flat_map(|e| (T::TAGS)(e)).map(|t| (t.key.clone(), t.value.clone())).collect())
+}
+
 /// Implements [`Entity`] for an IAM type: its noun, its Get operation and the call that reads one by `id`
 /// (`|cx, id| request`), and where the answer holds it (`|out| entity`, an `Option`). NoSuchEntity is gone.
 macro_rules! entity {

@@ -17,6 +17,7 @@ use super::common::{
 use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_pages;
+use crate::providers::tagged::{owned_among, Search};
 use crate::providers::tags::user_tags;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
@@ -39,7 +40,18 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for InstanceProfile {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).sends(SENDS).force_new(&["name", "path"]).imported_by("its instance profile name")
+        Descriptor::new(KIND)
+            .found_by_tags()
+            .sends(SENDS)
+            .force_new(&["name", "path"])
+            .imported_by("its instance profile name")
+    }
+
+    /// The instance profiles tagged for the stack, each one's tags read on its own.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let names = all(cx).await?;
+        owned_among(search, KIND, names, |name| async move { Ok(tags_of(cx, &name).await?.into_iter().collect()) })
+            .await
     }
 
     // Tags come from GetInstanceProfile, which returns them as ListInstanceProfileTags does, in one call.

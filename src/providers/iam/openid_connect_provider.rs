@@ -10,11 +10,14 @@ use async_trait::async_trait;
 use aws_sdk_iam::operation::get_open_id_connect_provider::GetOpenIdConnectProviderOutput;
 use serde_json::{json, Value};
 
+use super::common::entity_tags;
 use super::common::{self, explain_taken, object, remove, required_str, send, Entity};
 use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
 use crate::providers::sts::caller_identity;
+use crate::providers::tagged::{owned_among, Search};
 use crate::providers::tags::user_tags;
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -29,9 +32,25 @@ const SENDS: &[Constraint] = &[contract::tags_of("IAM OIDC provider")];
 impl Provider for OpenIdConnectProvider {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["url"])
             .imported_by("its ARN, `arn:aws:iam::<account>:oidc-provider/…`")
+    }
+
+    /// The account's OIDC providers tagged for the stack, each one's tags read from its Get call.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let listed =
+            send(cx, "iam:ListOpenIDConnectProviders", &[], || cx.iam().list_open_id_connect_providers().send())
+                .await?;
+        let arns = listed.open_id_connect_provider_list().iter().filter_map(|p| p.arn().map(str::to_string)).collect();
+        owned_among(
+            search,
+            KIND,
+            arns,
+            |arn| async move { entity_tags::<GetOpenIdConnectProviderOutput>(cx, &arn).await },
+        )
+        .await
     }
 
     /// The URL with its scheme and the lists sorted, as `read` reports them.

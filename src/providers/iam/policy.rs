@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use aws_sdk_iam::types::PolicyVersion;
 use serde_json::{json, Value};
 
+use super::common::entity_tags;
 use super::common::{
     self, absent_if_gone, explain_taken, object, optional_str, path, remove, required, required_str, send, Entity,
     DELETE_CONFLICT,
@@ -14,10 +15,14 @@ use super::common::{
 use super::tagging::{self, Tagged};
 use super::{details, policy_doc, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
+use crate::providers::send::send_pages;
 use crate::providers::sts::caller_identity;
+use crate::providers::tagged::{owned_among, Search};
 use crate::providers::tags::user_tags;
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use aws_sdk_iam::types::PolicyScopeType;
 
 const KIND: &str = kinds::IAM_POLICY;
 /// IAM's limit of versions per managed policy.
@@ -38,9 +43,26 @@ const SENDS: &[Constraint] = &[
 impl Provider for Policy {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["name", "path", "description"])
             .imported_by("its policy ARN, `arn:aws:iam::<account>:policy/…`")
+    }
+
+    /// The account's own managed policies tagged for the stack, each policy's tags read from its Get call.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let arns = send_pages(
+            cx,
+            "iam:ListPolicies",
+            |marker| cx.iam().list_policies().scope(PolicyScopeType::Local).set_marker(marker).send(),
+            |page| {
+                let arns = page.policies().iter().filter_map(|p| p.arn().map(str::to_string)).collect::<Vec<_>>();
+                (arns, page.marker().filter(|_| page.is_truncated()).map(str::to_string))
+            },
+        )
+        .await?;
+        owned_among(search, KIND, arns, |arn| async move { entity_tags::<aws_sdk_iam::types::Policy>(cx, &arn).await })
+            .await
     }
 
     /// IAM has no call to rename, move or re-describe a managed policy.

@@ -13,9 +13,13 @@ use super::common::{
 use super::tagging::{self, Tagged};
 use super::{details, instance_profile, policy_doc, role_policy, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
+use crate::providers::tagged::{found, Search};
 use crate::providers::tags::user_tags;
+use crate::providers::tags::ADDRESS;
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use std::collections::BTreeMap;
 
 const KIND: &str = kinds::IAM_ROLE;
 const DEFAULT_MAX_SESSION: i32 = 3600;
@@ -27,6 +31,9 @@ const DEFAULT_MAX_SESSION: i32 = 3600;
 const PRINCIPAL_NOT_YET_VISIBLE: &str = "MalformedPolicyDocument.InvalidPrincipal";
 
 pub struct Role;
+
+/// Service-linked roles (the account-wide Spot role among them) live under this path.
+const SERVICE_ROLE_PATH: &str = "/aws-service-role/";
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
@@ -40,7 +47,27 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Role {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).sends(SENDS).force_new(&["name", "path"]).imported_by("its role name")
+        Descriptor::new(KIND).found_by_tags().sends(SENDS).force_new(&["name", "path"]).imported_by("its role name")
+    }
+
+    /// The roles tagged for the stack, with their tags from the account details; never a service-linked role
+    /// (the account-wide Spot role among them), which is no stack's to delete.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let roles = super::details::roles(cx).await?;
+        let kept = |r: &&aws_sdk_iam::types::RoleDetail| r.path().unwrap_or_default().starts_with(SERVICE_ROLE_PATH);
+        Ok(roles
+            .iter()
+            .filter(|r| !kept(r))
+            .filter_map(|r| {
+                let tags: BTreeMap<String, String> =
+                    r.tags().iter().map(|t| (t.key().to_string(), t.value().to_string())).collect();
+                let name = r.role_name()?;
+                search
+                    .owner
+                    .owns_map(&tags)
+                    .then(|| found(KIND, name, tags.get(ADDRESS).cloned(), String::new(), Vec::new()))
+            })
+            .collect())
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

@@ -29,7 +29,11 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for RolePolicy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).sends(SENDS).force_new(&["role", "name"]).imported_by("`<role name>:<policy name>`")
+        Descriptor::new(KIND)
+            .goes_with(kinds::IAM_ROLE)
+            .sends(SENDS)
+            .force_new(&["role", "name"])
+            .imported_by("`<role name>:<policy name>`")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

@@ -17,7 +17,10 @@ pub struct RolePolicyAttachment;
 #[async_trait]
 impl Provider for RolePolicyAttachment {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["role", "policy_arn"]).imported_by("`<role name>/<policy ARN>`")
+        Descriptor::new(KIND)
+            .goes_with(kinds::IAM_ROLE)
+            .force_new(&["role", "policy_arn"])
+            .imported_by("`<role name>/<policy ARN>`")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

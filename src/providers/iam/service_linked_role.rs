@@ -27,7 +27,7 @@ pub struct ServiceLinkedRole;
 #[async_trait]
 impl Provider for ServiceLinkedRole {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["aws_service_name"]).retained_on_destroy()
+        Descriptor::new(KIND).force_new(&["aws_service_name"]).retained_on_destroy("account-wide; kbp never deletes it")
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -12,6 +12,9 @@ use serde_json::{json, Value};
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, optional_str, required_str};
 use crate::providers::send::{remove, send, send_pages, send_unretried};
+use crate::providers::tagged::{found, Search, PARALLEL_LOOKUPS};
+use crate::providers::tags::ADDRESS;
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
@@ -32,7 +35,51 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Key {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).sends(SENDS).force_new(&["alias"]).adoptable_by_tags().imported_by("its key ID (a UUID)")
+        Descriptor::new(KIND)
+            .found_by_tags()
+            .sends(SENDS)
+            .force_new(&["alias"])
+            .adoptable_by_tags()
+            .imported_by("its key ID (a UUID)")
+    }
+
+    /// The customer managed keys tagged for the stack, but not those already pending deletion (which keep their
+    /// tags): from the stack's tag query, or else every key of the account, its tags read on its own.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        let candidates: Vec<(String, Option<Option<String>>)> = match search.in_tag_query(cx, "kms").await {
+            Some(tagged) => tagged
+                .into_iter()
+                .filter_map(|(resource, address)| Some((resource.strip_prefix("key/")?.to_string(), Some(address))))
+                .collect(),
+            None => all_ids(cx).await?.into_iter().map(|id| (id, None)).collect(),
+        };
+        let listed: Vec<Option<Found>> = futures::stream::iter(candidates)
+            .map(|(id, known)| async move {
+                if !live_customer_key(cx, &id).await? {
+                    return Ok(None);
+                }
+                // The tag query said whose it is; otherwise its tags are read.
+                let address = match known {
+                    Some(address) => address,
+                    None => {
+                        let r =
+                            send(cx, "kms:ListResourceTags", &[], || cx.kms().list_resource_tags().key_id(&id).send())
+                                .await;
+                        let Some(out) = absent_if_gone(r)? else { return Ok(None) };
+                        let tags: BTreeMap<String, String> =
+                            out.tags().iter().map(|t| (t.tag_key().to_string(), t.tag_value().to_string())).collect();
+                        if !search.owner.owns_map(&tags) {
+                            return Ok(None);
+                        }
+                        tags.get(ADDRESS).cloned()
+                    }
+                };
+                Ok::<_, ProviderError>(Some(found(KIND, &id, address, String::new(), Vec::new())))
+            })
+            .buffer_unordered(PARALLEL_LOOKUPS)
+            .try_collect()
+            .await?;
+        Ok(listed.into_iter().flatten().collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
@@ -196,6 +243,15 @@ async fn observe(cx: &Context, id: &str, prior: &Attrs, batch: bool) -> Result<O
 }
 
 /// The IDs of every key in the account and region, AWS managed ones included.
+/// Whether KMS key `id` is a customer key, not pending deletion (a key pending deletion keeps its tags).
+async fn live_customer_key(cx: &Context, id: &str) -> Result<bool> {
+    let r = send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(id).send()).await;
+    let Some(meta) = absent_if_gone(r)?.and_then(|o| o.key_metadata) else { return Ok(false) };
+    let customer = meta.key_manager() == Some(&aws_sdk_kms::types::KeyManagerType::Customer);
+    let pending = matches!(meta.key_state(), Some(KeyState::PendingDeletion | KeyState::PendingReplicaDeletion));
+    Ok(customer && !pending)
+}
+
 pub(crate) async fn all_ids(cx: &Context) -> Result<Vec<String>> {
     send_pages(
         cx,

@@ -18,10 +18,14 @@ use crate::graph::{kinds, Address, Attrs};
 // The generic wait loop; it is moving to `providers::wait` (ec2::wait re-exports it from there).
 use crate::providers::ec2::wait::{until, Budget, Poll};
 use crate::providers::send::send;
+use crate::providers::send::send_pages;
+use crate::providers::tagged::{found, owned_by_tags, Listed, Search, PARALLEL_LOOKUPS};
+use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
 };
+use futures::{StreamExt, TryStreamExt};
 
 pub(crate) struct Queue;
 
@@ -64,9 +68,41 @@ const SENDS: &[Constraint] = &[
 impl Provider for Queue {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
+            .found_by_tags()
             .sends(SENDS)
             .force_new(&["name"])
             .imported_by("its queue URL, `https://sqs.<region>.amazonaws.com/<account>/<name>`")
+    }
+
+    /// The queues tagged for the stack (kbp names them after it): from the stack's tag query, each asked for its
+    /// URL (it is gone if SQS knows none), or else every queue named after the stack, its tags read on its own.
+    async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
+        if let Some(tagged) = search.in_tag_query(cx, "sqs").await {
+            let lookups = tagged.into_iter().map(|(name, address)| async move {
+                let r = send(cx, "sqs:GetQueueUrl", &[], || cx.sqs().get_queue_url().queue_name(&name).send()).await;
+                let url = absent_if_gone(r)?.and_then(|o| o.queue_url);
+                let address = address.or(Some(name));
+                Ok::<_, ProviderError>(url.map(|url| found(KIND, &url, address, String::new(), Vec::new())))
+            });
+            let found: Vec<Option<Found>> =
+                futures::stream::iter(lookups).buffer_unordered(PARALLEL_LOOKUPS).try_collect().await?;
+            return Ok(found.into_iter().flatten().collect());
+        }
+        let urls = send_pages(
+            cx,
+            "sqs:ListQueues",
+            |token| cx.sqs().list_queues().queue_name_prefix(search.stack()).set_next_token(token).send(),
+            |page| (page.queue_urls().to_vec(), page.next_token().map(str::to_string)),
+        );
+        let listed = urls.await?.into_iter().map(|url| {
+            let name = url.rsplit('/').next().map(str::to_string);
+            Listed { id: url.clone(), tags_at: url, name }
+        });
+        owned_by_tags(search.owner, KIND, listed, |url| async move {
+            let r = send(cx, "sqs:ListQueueTags", &[], || cx.sqs().list_queue_tags().queue_url(&url).send()).await;
+            Ok(absent_if_gone(r)?.map(|o| o.tags.unwrap_or_default().into_iter().collect()))
+        })
+        .await
     }
 
     async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -38,7 +38,11 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for QueuePolicy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).sends(SENDS).force_new(&["queue_url"]).imported_by("its queue's URL")
+        Descriptor::new(KIND)
+            .goes_with(kinds::SQS_QUEUE)
+            .sends(SENDS)
+            .force_new(&["queue_url"])
+            .imported_by("its queue's URL")
     }
 
     fn canonical(&self, desired: Attrs) -> Attrs {

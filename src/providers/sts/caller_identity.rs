@@ -26,6 +26,7 @@ pub struct CallerIdentity;
 impl Provider for CallerIdentity {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(kinds::CALLER_IDENTITY)
+            .without_state(crate::providers::WithoutState::Untraced("who kbp runs as: nothing in AWS to delete"))
     }
 
     async fn read(&self, cx: &Context, _id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
