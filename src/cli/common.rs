@@ -230,8 +230,8 @@ pub(super) async fn lifetime_tags(
     ttl: std::time::Duration,
 ) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
     use crate::providers::tags::{EXPIRES, OWNER};
-    let me = cx.sts().get_caller_identity().send().await.context("asking STS who applies the sandbox")?;
-    let owner = me.arn().unwrap_or("unknown").to_string();
+    let me = crate::providers::sts::caller_identity::lookup(cx).await.context("asking STS who applies the sandbox")?;
+    let owner = me.arn;
     let expires = time::OffsetDateTime::now_utc() + ttl;
     let expires = expires
         .replace_nanosecond(0)

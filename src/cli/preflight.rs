@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::blueprint::Blueprint;
 use crate::graph::Resource;
-use crate::providers::{Context, ProviderError};
+use crate::providers::{Context, ProviderError, Registry};
 use crate::state::{State, Status};
 
 /// One reason the stack cannot be planned or applied as it is, and what to do about it.
@@ -80,14 +80,6 @@ impl From<Problem> for Failed {
     }
 }
 
-/// The per-call settings of every preflight request of service `$svc`: the short preflight timeout.
-macro_rules! quick {
-    ($svc:ident) => {
-        $svc::config::Builder::default().timeout_config($crate::aws::preflight_timeout_config())
-    };
-}
-pub(crate) use quick;
-
 /// Who is calling AWS, and nothing else: missing credentials or an unreachable endpoint fail here, in seconds
 /// and once, not once per operation after minutes of retries.
 pub(super) async fn identity(cx: &Context) -> anyhow::Result<Identity> {
@@ -104,6 +96,7 @@ pub(super) async fn stack(cx: &Context, bp: &Blueprint, state: &State) -> anyhow
         anyhow::anyhow!("the blueprint compiles to an invalid graph: {e}\n  hint: {hint}")
     })?;
     let me = caller(cx).shared();
+    let registry = Registry::builtin();
     // What `[[import]]` blocks take over is meant to exist already under its name.
     let importing: Vec<String> = bp.import.iter().map(|i| i.to.clone()).collect();
     let basics = async {
@@ -117,7 +110,7 @@ pub(super) async fn stack(cx: &Context, bp: &Blueprint, state: &State) -> anyhow
     };
     let others = async {
         let (mut found, offered, crds, network) = tokio::join!(
-            names::check(cx, &graph, state, me.clone(), &importing),
+            names::check(cx, &registry, &graph, state, me.clone(), &importing),
             offers::check(cx, bp, &graph, state),
             crds::check(bp),
             network::check(cx, bp)
@@ -144,8 +137,7 @@ pub(super) async fn stack(cx: &Context, bp: &Blueprint, state: &State) -> anyhow
 
 async fn caller(cx: &Context) -> Result<Identity, Problem> {
     const OP: &str = "sts:GetCallerIdentity";
-    let asked = cx.sts().get_caller_identity().customize().config_override(quick!(aws_sdk_sts)).send().await;
-    let me = asked.map_err(|e| cannot_call_aws(ProviderError::from_sdk(OP, e)))?;
+    let me = crate::providers::sts::caller_identity::ask_quickly(cx).await.map_err(cannot_call_aws)?;
     let arn = me.arn().unwrap_or_default();
     // `arn:aws-cn:sts::123:assumed-role/x/y` → `aws-cn`.
     let partition = arn.split(':').nth(1).filter(|p| !p.is_empty() && arn.starts_with("arn:"));
@@ -199,33 +191,19 @@ enum Region {
 /// the region itself does not answer, the list is asked for in a region of the same partition that every
 /// account has enabled. EKS is asked in the region by [`offers`].
 async fn region(cx: &Context) -> Region {
-    use aws_sdk_ec2::error::SdkError;
-    const OP: &str = "ec2:DescribeRegions";
+    use crate::providers::ec2::regions::{all, Asked};
     let region = cx.region.as_str();
-    // Few attempts in the region itself: a region that does not exist fails every one of them (a DNS error
-    // counts as transient), and the answer is asked for elsewhere right after.
-    let few = crate::aws::retry_config().with_max_attempts(3);
-    let asked = cx.ec2().describe_regions().all_regions(true).customize();
-    let asked = asked.config_override(quick!(aws_sdk_ec2).retry_config(few)).send().await;
-    let e = match asked {
-        Ok(out) => return judge(region, out.regions(), None),
-        Err(e) => e,
+    let failed = match all(cx, Asked::Here).await {
+        Ok(regions) => return judge(region, &regions, None),
+        Err(failed) => failed,
     };
-    let timed_out = match &e {
-        SdkError::TimeoutError(_) => true,
-        SdkError::DispatchFailure(d) => d.is_timeout(),
-        _ => false,
-    };
-    let e = ProviderError::from_sdk(OP, e);
     let elsewhere = anchor(region);
-    if timed_out || elsewhere == region {
-        return Region::Usable(Some(unreachable_ec2(region, e)));
+    if failed.timed_out || elsewhere == region {
+        return Region::Usable(Some(unreachable_ec2(region, failed.error)));
     }
-    let asked = cx.ec2().describe_regions().all_regions(true).customize();
-    let overrides = quick!(aws_sdk_ec2).region(aws_config::Region::new(elsewhere));
-    match asked.config_override(overrides).send().await {
-        Ok(out) => judge(region, out.regions(), Some(e)),
-        Err(_) => Region::Usable(Some(unreachable_ec2(region, e))),
+    match all(cx, Asked::In(elsewhere)).await {
+        Ok(regions) => judge(region, &regions, Some(failed.error)),
+        Err(_) => Region::Usable(Some(unreachable_ec2(region, failed.error))),
     }
 }
 

@@ -24,6 +24,7 @@ pub mod kms;
 pub mod kubernetes;
 pub mod logs;
 pub mod lookup;
+pub mod preflight;
 #[cfg(test)]
 pub mod read_only;
 pub mod retry;
@@ -164,6 +165,9 @@ pub struct Descriptor {
     pub kept_because: Option<&'static str>,
     /// How a destroy without state finds it; see [`WithoutState`].
     pub without_state: WithoutState,
+    /// The account- or region-unique name its create claims, which preflight checks is free; see
+    /// [`Provider::name_holder`].
+    pub unique_name: Option<preflight::UniqueName>,
     /// See [`Provider::import_id`].
     pub import_id: Option<&'static str>,
     /// A lookup ([`lookup`]): its create only checks that what the blueprint names exists, and changes nothing.
@@ -205,6 +209,7 @@ impl Descriptor {
             adoptable_by_tags: false,
             kept_because: None,
             without_state: WithoutState::Unsaid,
+            unique_name: None,
             import_id: None,
             lookup: false,
             typical: Typical::ONE_CALL,
@@ -258,6 +263,12 @@ impl Descriptor {
     /// Deleted by AWS (or the cluster) with the resource of `kind` it belongs to: [`WithoutState::GoesWith`].
     pub const fn goes_with(self, kind: &'static str) -> Self {
         Descriptor { without_state: WithoutState::GoesWith(kind), ..self }
+    }
+
+    /// Claiming the unique name in attribute `attr`, which people call `what` (`IAM role`): see
+    /// [`Provider::name_holder`].
+    pub const fn unique_name(self, what: &'static str, attr: &'static str) -> Self {
+        Descriptor { unique_name: Some(preflight::UniqueName { what, attr }), ..self }
     }
 
     /// How a destroy without state finds it, when neither tags nor another kind does: see [`WithoutState`].
@@ -360,6 +371,19 @@ pub trait Provider: Send + Sync {
     /// controller), for teardown. Only reads; most kinds have none.
     async fn discover(&self, _cx: &Context, _scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
         Ok(Vec::new())
+    }
+
+    /// Who holds `name` now, the [`Descriptor::unique_name`] the desired `attrs` claim, for preflight (under its
+    /// short timeout, [`preflight::quick`]), once [`Context::caller`] is known. Asked only of kinds whose
+    /// descriptor names a unique name; only reads.
+    async fn name_holder(&self, _cx: &Context, _name: &str, _attrs: &Attrs) -> Result<preflight::Holder> {
+        let kind = self.kind();
+        Err(ProviderError::new(
+            kind,
+            "",
+            format!("`{kind}` is said to claim a unique name, but cannot say who holds one"),
+        )
+        .with_hint("this is a bug in kbp (its descriptor and its provider disagree); please report it"))
     }
 
     /// Lists the resources of this kind tagged for the stack `search` looks for, whatever state holds

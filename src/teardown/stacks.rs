@@ -14,8 +14,6 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::StackInfo;
-use crate::providers::attrs::absent_if_gone;
-use crate::providers::send::send;
 use crate::providers::tagged::PARALLEL_LOOKUPS;
 use crate::providers::tags::{EXPIRES, OWNER, STACK, STACK_ID};
 use crate::providers::{stack_tags, Context, ProviderError};
@@ -46,10 +44,8 @@ pub async fn stacks(cx: &Context, creation_times: bool) -> Result<Vec<StackInfo>
     if creation_times {
         let created: Vec<(StackKey, Option<OffsetDateTime>)> = futures::stream::iter(clusters)
             .map(|(key, name)| async move {
-                let r = send(cx, "eks:DescribeCluster", &[], || cx.eks().describe_cluster().name(&name).send()).await;
-                let cluster = absent_if_gone(r)?.and_then(|o| o.cluster);
-                let at = cluster
-                    .and_then(|c| c.created_at().and_then(|t| OffsetDateTime::from_unix_timestamp(t.secs()).ok()));
+                let created = crate::providers::eks::cluster::created_at(cx, &name).await?;
+                let at = created.and_then(|t| OffsetDateTime::from_unix_timestamp(t.secs()).ok());
                 Ok::<_, ProviderError>((key, at))
             })
             .buffer_unordered(PARALLEL_LOOKUPS)

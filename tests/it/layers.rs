@@ -113,3 +113,54 @@ fn the_layer_check_sees_an_import_that_runs_up_or_sideways() {
         ["graph", "plan", "state"].map(String::from).into()
     );
 }
+
+/// The modules that may call AWS themselves: the providers, the state backend (S3), the catalog (EC2's and the
+/// Pricing API's lists) and the credentials module that builds every client.
+const CALLS_AWS: &[&str] = &["providers", "state", "catalog", "aws"];
+
+/// The places in a file's code (up to its test module) that call an AWS service: a client from the provider
+/// context (`cx.ec2()`, …) or one built by hand (`aws_client!`, `Client::new`).
+fn aws_calls(text: &str) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+    let call = regex::Regex::new(
+        r"\.(ec2|iam|kms|eks|elbv2|logs|sqs|eventbridge|sts|tagging)\(\)\s*\.|aws_client!|aws_sdk_[a-z0-9]+::Client::",
+    )
+    .expect("a valid pattern");
+    code.lines()
+        .map(|l| l.split("//").next().unwrap_or_default())
+        .filter(|l| call.is_match(l))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn only_the_providers_state_catalog_and_credentials_call_aws() {
+    let src = repo().join("src");
+    let mut seen = 0;
+    let mut outside = Vec::new();
+    for entry in std::fs::read_dir(&src).expect("src/") {
+        let path = entry.expect("an entry of src/").path();
+        let name = path.file_stem().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        if !(path.is_dir() || path.extension().is_some_and(|e| e == "rs")) || ["lib", "main"].contains(&name.as_str()) {
+            continue;
+        }
+        for file in files_of(&src, &name) {
+            let text = std::fs::read_to_string(&file).expect("a readable source file");
+            let calls = aws_calls(&text);
+            seen += calls.len();
+            if !CALLS_AWS.contains(&name.as_str()) {
+                let shown = file.strip_prefix(repo()).unwrap_or(&file).display().to_string();
+                outside.extend(calls.into_iter().map(|c| format!("{shown}: {c}")));
+            }
+        }
+    }
+    assert!(seen > 100, "the scan sees the providers' calls ({seen} seen)");
+    assert!(outside.is_empty(), "AWS calls outside providers/, state/, catalog/ and aws.rs:\n{}", outside.join("\n"));
+}
+
+#[test]
+fn the_aws_call_scan_sees_a_client_call() {
+    assert_eq!(aws_calls("let r = cx.eks().describe_cluster().name(n).send().await;").len(), 1);
+    assert_eq!(aws_calls("let c = crate::aws_client!(aws_sdk_ec2, sdk);").len(), 1);
+    assert!(aws_calls("let e = cx.eks_endpoint(); // cx.ec2().x\n#[cfg(test)]\nmod tests { cx.ec2().y }").is_empty());
+}

@@ -3,22 +3,20 @@
 //! already this stack's (tagged `kbp:stack` with its name: kbp adopts it when its create answers "already
 //! exists"). A name held by anyone else would fail that create half-way through an apply.
 //!
-//! The names are read from the compiled graph, as the providers read them; a name state already holds for the
-//! same address is the stack's own and is not asked about. Each kind is looked up with the read call its
-//! provider uses, under the preflight timeout.
+//! The names are read from the compiled graph, as the providers read them: each kind's descriptor says which
+//! attribute holds the unique name it claims ([`UniqueName`]), and its provider says who holds one
+//! ([`Provider::name_holder`], with the read call the provider uses, under the preflight timeout). A name state
+//! already holds for the same address is the stack's own and is not asked about.
+//!
+//! [`Provider::name_holder`]: crate::providers::Provider::name_holder
 
-use std::collections::HashMap;
-
-use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use futures::future::join_all;
 use serde_json::Value;
 
-use super::{quick, unchanged, Caller, Problem};
-use crate::graph::kinds;
+use super::{unchanged, Caller, Problem};
 use crate::graph::{Address, Resource, ResourceGraph};
-use crate::providers::attrs::absent_if_gone;
-use crate::providers::tags::STACK;
-use crate::providers::{Context, ProviderError};
+use crate::providers::preflight::{Holder, UniqueName};
+use crate::providers::{Context, Registry};
 use crate::state::State;
 
 /// A unique name the stack will create.
@@ -29,14 +27,9 @@ struct Claim<'a> {
     name: String,
 }
 
-/// Whoever holds a name: nobody, or a resource tagged with this `kbp:stack` (or untagged).
-enum Holder {
-    Nobody,
-    Stack(Option<String>),
-}
-
 pub(super) async fn check(
     cx: &Context,
+    registry: &Registry,
     graph: &ResourceGraph,
     state: &State,
     me: impl Caller,
@@ -45,23 +38,26 @@ pub(super) async fn check(
     let claims: Vec<Claim> = graph
         .resources()
         .filter(|r| !importing.contains(&r.address.to_string()))
-        .filter_map(|r| claim(r, state))
+        .filter_map(|r| claim(r, registry.get(&r.kind)?.descriptor().unique_name?, state))
         .collect();
-    let checked = join_all(claims.iter().map(|c| {
-        let me = me.clone();
-        async move {
-            match holder(cx, c, me).await {
-                Ok(Holder::Nobody) => None,
-                Ok(Holder::Stack(Some(stack))) if stack == cx.stack => None,
-                Ok(Holder::Stack(tagged)) => Some(taken(c, &cx.stack, tagged.as_deref())),
-                Err(e) => {
-                    let what = format!("cannot check whether {} {} is free", c.what, c.name);
-                    Some(Problem::call(
-                        &what,
-                        e,
-                        "kbp reads it to know whether it may create it; check the permissions kbp runs with",
-                    ))
-                }
+    if claims.is_empty() {
+        return Vec::new();
+    }
+    // An IAM policy's ARN holds the account: the holders are asked once the caller is known (`cx.caller()`).
+    let _ = me.await;
+    let checked = join_all(claims.iter().map(|c| async move {
+        let provider = registry.get(&c.resource.kind)?;
+        match provider.name_holder(cx, &c.name, &c.resource.attrs).await {
+            Ok(Holder::Nobody) => None,
+            Ok(Holder::Stack(Some(stack))) if stack == cx.stack => None,
+            Ok(Holder::Stack(tagged)) => Some(taken(c, &cx.stack, tagged.as_deref())),
+            Err(e) => {
+                let what = format!("cannot check whether {} {} is free", c.what, c.name);
+                Some(Problem::call(
+                    &what,
+                    e,
+                    "kbp reads it to know whether it may create it; check the permissions kbp runs with",
+                ))
             }
         }
     }))
@@ -70,111 +66,10 @@ pub(super) async fn check(
 }
 
 /// The unique name `r` will create, if it has one and state does not already hold the resource under it.
-fn claim<'a>(r: &'a Resource, state: &State) -> Option<Claim<'a>> {
-    let (what, key) = match r.kind.as_str() {
-        kinds::IAM_ROLE => ("IAM role", "name"),
-        kinds::IAM_POLICY => ("IAM policy", "name"),
-        kinds::IAM_INSTANCE_PROFILE => ("IAM instance profile", "name"),
-        kinds::EKS_CLUSTER => ("EKS cluster", "name"),
-        kinds::SQS_QUEUE => ("SQS queue", "name"),
-        kinds::EVENT_RULE => ("EventBridge rule", "name"),
-        kinds::KMS_KEY => ("KMS alias", "alias"),
-        _ => return None,
-    };
+fn claim<'a>(r: &'a Resource, unique: UniqueName, state: &State) -> Option<Claim<'a>> {
     // A name only known once something else exists (a reference) cannot be asked about now.
-    let name = r.attrs.get(key).and_then(Value::as_str)?;
-    (!unchanged(state, r, key)).then(|| Claim { resource: r, what, name: name.to_string() })
-}
-
-async fn holder(cx: &Context, c: &Claim<'_>, me: impl Caller) -> Result<Holder, ProviderError> {
-    let name = c.name.as_str();
-    let found = match c.resource.kind.as_str() {
-        kinds::IAM_ROLE => {
-            let r = cx.iam().get_role().role_name(name).customize().config_override(quick!(aws_sdk_iam));
-            read("iam:GetRole", r.send().await)?.map(|out| iam_holder(out.role.as_ref().map(|r| r.tags())))
-        }
-        kinds::IAM_POLICY => {
-            // The ARN follows from the name, the path and the account; without a caller there is no account,
-            // and preflight reports that instead.
-            let Ok(me) = me.await else { return Ok(Holder::Nobody) };
-            let path = c.resource.attrs.get("path").and_then(Value::as_str).unwrap_or("/");
-            let arn = format!("arn:{}:iam::{}:policy{path}{name}", me.partition, me.account);
-            let r = cx.iam().get_policy().policy_arn(&arn).customize().config_override(quick!(aws_sdk_iam));
-            read("iam:GetPolicy", r.send().await)?.map(|out| iam_holder(out.policy.as_ref().map(|p| p.tags())))
-        }
-        kinds::IAM_INSTANCE_PROFILE => {
-            let r = cx.iam().get_instance_profile().instance_profile_name(name).customize();
-            let r = read("iam:GetInstanceProfile", r.config_override(quick!(aws_sdk_iam)).send().await)?;
-            r.map(|out| iam_holder(out.instance_profile.as_ref().map(|p| p.tags())))
-        }
-        kinds::EKS_CLUSTER => {
-            let r = cx.eks().describe_cluster().name(name).customize().config_override(quick!(aws_sdk_eks));
-            read("eks:DescribeCluster", r.send().await)?.map(|out| holder_of(out.cluster.and_then(|c| c.tags)))
-        }
-        kinds::SQS_QUEUE => match queue_url(cx, name).await? {
-            None => None,
-            Some(url) => {
-                let r = cx.sqs().list_queue_tags().queue_url(url).customize().config_override(quick!(aws_sdk_sqs));
-                read("sqs:ListQueueTags", r.send().await)?.map(|out| holder_of(out.tags))
-            }
-        },
-        kinds::EVENT_RULE => {
-            let r = cx.eventbridge().describe_rule().name(name).customize();
-            match read("events:DescribeRule", r.config_override(quick!(aws_sdk_eventbridge)).send().await)? {
-                None => None,
-                Some(rule) => {
-                    let r = cx.eventbridge().list_tags_for_resource().resource_arn(rule.arn.unwrap_or_default());
-                    let r = r.customize().config_override(quick!(aws_sdk_eventbridge)).send().await;
-                    let tags = read("events:ListTagsForResource", r)?
-                        .map(|out| out.tags().iter().map(|t| (t.key().to_string(), t.value().to_string())).collect());
-                    Some(holder_of(tags))
-                }
-            }
-        }
-        kinds::KMS_KEY => alias_holder(cx, name).await?,
-        _ => None,
-    };
-    Ok(found.unwrap_or(Holder::Nobody))
-}
-
-/// The answer of a read, `None` when what it reads does not exist.
-fn read<O, E>(op: &str, r: Result<O, SdkError<E>>) -> Result<Option<O>, ProviderError>
-where
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-{
-    absent_if_gone(r.map_err(|e| ProviderError::from_sdk(op, e)))
-}
-
-fn holder_of(tags: Option<HashMap<String, String>>) -> Holder {
-    Holder::Stack(tags.unwrap_or_default().remove(STACK))
-}
-
-fn iam_holder(tags: Option<&[aws_sdk_iam::types::Tag]>) -> Holder {
-    let stack = tags.unwrap_or_default().iter().find(|t| t.key() == STACK);
-    Holder::Stack(stack.map(|t| t.value().to_string()))
-}
-
-async fn queue_url(cx: &Context, name: &str) -> Result<Option<String>, ProviderError> {
-    let r = cx.sqs().get_queue_url().queue_name(name).customize().config_override(quick!(aws_sdk_sqs));
-    Ok(read("sqs:GetQueueUrl", r.send().await)?.and_then(|out| out.queue_url))
-}
-
-/// Whoever holds KMS alias `alias`: the key it names, by that key's tags.
-async fn alias_holder(cx: &Context, alias: &str) -> Result<Option<Holder>, ProviderError> {
-    let r = cx.kms().describe_key().key_id(alias).customize().config_override(quick!(aws_sdk_kms));
-    let Some(id) = read("kms:DescribeKey", r.send().await)?.and_then(|k| k.key_metadata).map(|m| m.key_id) else {
-        return Ok(None);
-    };
-    let r = cx.kms().list_resource_tags().key_id(id).customize().config_override(quick!(aws_sdk_kms));
-    match r.send().await.map_err(|e| ProviderError::from_sdk("kms:ListResourceTags", e)) {
-        Ok(out) => {
-            let tags = out.tags().iter().map(|t| (t.tag_key().to_string(), t.tag_value().to_string())).collect();
-            Ok(Some(holder_of(Some(tags))))
-        }
-        // Another account's key, or an AWS-managed one: not the stack's.
-        Err(e) if e.code.contains("AccessDenied") => Ok(Some(Holder::Stack(None))),
-        Err(e) => Err(e),
-    }
+    let name = r.attrs.get(unique.attr).and_then(Value::as_str)?;
+    (!unchanged(state, r, unique.attr)).then(|| Claim { resource: r, what: unique.what, name: name.to_string() })
 }
 
 fn taken(c: &Claim<'_>, stack: &str, tagged: Option<&str>) -> Problem {

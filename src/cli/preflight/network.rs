@@ -9,10 +9,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use aws_sdk_ec2::types::{Filter, RouteTable, SecurityGroup, Subnet};
+use aws_sdk_ec2::types::{RouteTable, SecurityGroup, Subnet};
 
-use super::{quick, Problem};
+use super::Problem;
 use crate::blueprint::{Blueprint, ExistingNetwork};
+use crate::providers::ec2::existing_vpc::survey;
 use crate::providers::{Context, ProviderError};
 
 const ANYWHERE: &str = "0.0.0.0/0";
@@ -34,50 +35,23 @@ pub(super) async fn check(cx: &Context, bp: &Blueprint) -> Vec<Problem> {
 /// The problems of existing network `v`; `private_only` when the cluster's endpoint is private only.
 async fn existing(cx: &Context, v: &ExistingNetwork, private_only: bool) -> Result<Vec<Problem>, ProviderError> {
     let (region, vpc_id) = (&cx.region, v.id.as_str());
-    let by = |name: &str, values: Vec<String>| Filter::builder().name(name).set_values(Some(values)).build();
-    let vpcs = {
-        let r = cx.ec2().describe_vpcs().filters(by("vpc-id", vec![vpc_id.to_string()])).customize();
-        r.config_override(quick!(aws_sdk_ec2))
-            .send()
-            .await
-            .map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcs", e))?
-    };
-    if vpcs.vpcs().is_empty() {
+    let (private, public) = (&v.private_subnet_ids, &v.public_subnet_ids);
+    let listed: Vec<String> = private.iter().chain(public).cloned().collect();
+    let Some(found) = survey(cx, vpc_id, listed, &v.security_group_ids).await? else {
         return Ok(vec![Problem::new(
             format!("vpc.id: VPC {vpc_id} does not exist in {region}"),
             "check the ID (`aws ec2 describe-vpcs`) and `cluster.region`; kbp makes a VPC of its own when `vpc.id` \
              is left out",
         )]);
-    }
+    };
+    let (subnets, groups) = (&found.subnets, &found.security_groups);
 
-    let (private, public) = (&v.private_subnet_ids, &v.public_subnet_ids);
-    let listed: Vec<String> = private.iter().chain(public).cloned().collect();
-    let subnets = {
-        let r = cx.ec2().describe_subnets().filters(by("subnet-id", listed)).customize();
-        r.config_override(quick!(aws_sdk_ec2))
-            .send()
-            .await
-            .map_err(|e| ProviderError::from_sdk("ec2:DescribeSubnets", e))?
-    };
-    let tables = {
-        let r = cx.ec2().describe_route_tables().filters(by("vpc-id", vec![vpc_id.to_string()])).customize();
-        let out = r.config_override(quick!(aws_sdk_ec2)).send().await;
-        out.map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))?
-    };
-    let groups = if v.security_group_ids.is_empty() {
-        Vec::new()
-    } else {
-        let r = cx.ec2().describe_security_groups().filters(by("group-id", v.security_group_ids.clone()));
-        let out = r.customize().config_override(quick!(aws_sdk_ec2)).send().await;
-        out.map_err(|e| ProviderError::from_sdk("ec2:DescribeSecurityGroups", e))?.security_groups().to_vec()
-    };
-
-    let mut problems = subnet_problems(vpc_id, region, "vpc.private_subnet_ids", private, subnets.subnets());
-    problems.extend(subnet_problems(vpc_id, region, "vpc.public_subnet_ids", public, subnets.subnets()));
-    problems.extend(zone_problem(private, subnets.subnets()));
-    problems.extend(group_problems(vpc_id, region, &v.security_group_ids, &groups));
+    let mut problems = subnet_problems(vpc_id, region, "vpc.private_subnet_ids", private, subnets);
+    problems.extend(subnet_problems(vpc_id, region, "vpc.public_subnet_ids", public, subnets));
+    problems.extend(zone_problem(private, subnets));
+    problems.extend(group_problems(vpc_id, region, &v.security_group_ids, groups));
     if !private_only {
-        problems.extend(route_problems(private, tables.route_tables()));
+        problems.extend(route_problems(private, &found.route_tables));
     }
     Ok(problems)
 }

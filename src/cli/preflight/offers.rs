@@ -9,14 +9,12 @@
 
 use futures::future::join_all;
 
-use super::{quick, unchanged, Problem};
+use super::{unchanged, Problem};
 use crate::blueprint::versions::minor;
 use crate::blueprint::Blueprint;
 use crate::graph::kinds;
 use crate::graph::ResourceGraph;
-use crate::providers::attrs::absent_if_gone;
-use crate::providers::send::all_pages;
-use crate::providers::{Context, ProviderError};
+use crate::providers::Context;
 use crate::state::{State, Status};
 
 const SPOT_ROLE: &str = "AWSServiceRoleForEC2Spot";
@@ -55,7 +53,7 @@ async fn kubernetes(cx: &Context, bp: &Blueprint, graph: &ResourceGraph, state: 
             if cluster_unchanged {
                 Ok(None)
             } else {
-                cluster_versions(cx).await.map(Some)
+                crate::providers::eks::cluster::offered_versions(cx).await.map(Some)
             }
         },
         join_all(addons.iter().map(|(name, pinned)| addon(cx, version, name, *pinned))),
@@ -109,41 +107,9 @@ fn upgrade_path(from: &str, to: &str) -> Option<Problem> {
     ))
 }
 
-/// The Kubernetes versions EKS offers for new clusters in the region, newest first as EKS lists them.
-async fn cluster_versions(cx: &Context) -> Result<Vec<String>, ProviderError> {
-    all_pages(|token| async move {
-        let r = cx.eks().describe_cluster_versions().set_next_token(token).customize();
-        let page = r.config_override(quick!(aws_sdk_eks)).send().await;
-        let page = page.map_err(|e| ProviderError::from_sdk("eks:DescribeClusterVersions", e))?;
-        let unsupported = |s: Option<&aws_sdk_eks::types::VersionStatus>| {
-            matches!(s, Some(aws_sdk_eks::types::VersionStatus::Unsupported))
-        };
-        let versions = page
-            .cluster_versions()
-            .iter()
-            .filter(|v| !unsupported(v.version_status()))
-            .filter_map(|v| v.cluster_version().map(str::to_string))
-            .collect();
-        Ok((versions, page.next_token().map(str::to_string)))
-    })
-    .await
-}
-
 /// A problem if EKS offers add-on `name` for Kubernetes `version` not at all, or not at `pinned`.
 async fn addon(cx: &Context, version: &str, name: &str, pinned: Option<&str>) -> Option<Problem> {
-    let listed = all_pages(|token| async move {
-        let r = cx.eks().describe_addon_versions().addon_name(name).kubernetes_version(version);
-        let page = r.set_next_token(token).customize().config_override(quick!(aws_sdk_eks)).send().await;
-        let page = page.map_err(|e| ProviderError::from_sdk("eks:DescribeAddonVersions", e))?;
-        let versions: Vec<String> = page
-            .addons()
-            .iter()
-            .filter(|a| a.addon_name() == Some(name))
-            .flat_map(|a| a.addon_versions().iter().filter_map(|v| v.addon_version().map(str::to_string)))
-            .collect();
-        Ok((versions, page.next_token().map(str::to_string)))
-    })
-    .await;
+    let listed = crate::providers::eks::addon::offered_versions(cx, name, version).await;
     let offered = match listed {
         Ok(offered) => offered,
         Err(e) => {
@@ -177,10 +143,9 @@ async fn spot_role(cx: &Context, bp: &Blueprint, graph: &ResourceGraph) -> Optio
     if made_here {
         return None;
     }
-    let r = cx.iam().get_role().role_name(SPOT_ROLE).customize().config_override(quick!(aws_sdk_iam)).send().await;
-    match absent_if_gone(r.map_err(|e| ProviderError::from_sdk("iam:GetRole", e))) {
-        Ok(Some(_)) => None,
-        Ok(None) => Some(Problem::new(
+    match crate::providers::iam::service_linked_role::exists(cx, SPOT_ROLE).await {
+        Ok(true) => None,
+        Ok(false) => Some(Problem::new(
             format!("node pools may launch Spot capacity, but the account has no EC2 Spot service-linked role ({SPOT_ROLE}) and karpenter.spot = false does not make it"),
             "set karpenter.spot = true, or create it once for the account: \
              `aws iam create-service-linked-role --aws-service-name spot.amazonaws.com`",

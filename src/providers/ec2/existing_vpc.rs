@@ -10,7 +10,10 @@ use serde_json::json;
 use super::{object, vpc};
 use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
+use crate::providers::preflight::quick;
+use crate::providers::ProviderError;
 use crate::providers::{Context, Result};
+use aws_sdk_ec2::types::Filter;
 
 pub(crate) struct ExistingVpc;
 
@@ -39,4 +42,57 @@ impl Lookup for ExistingVpc {
     fn outputs(found: &Vpc) -> Attrs {
         object(json!({ "id": found.vpc_id(), "cidr_block": found.cidr_block() }))
     }
+}
+
+/// What preflight reads of a network someone else owns: the subnets and security groups the blueprint lists,
+/// and the VPC's route tables.
+pub(crate) struct Survey {
+    pub subnets: Vec<aws_sdk_ec2::types::Subnet>,
+    pub route_tables: Vec<aws_sdk_ec2::types::RouteTable>,
+    pub security_groups: Vec<aws_sdk_ec2::types::SecurityGroup>,
+}
+
+/// VPC `vpc_id`'s listed subnets and security groups and its route tables, under the preflight timeout; `None`
+/// when the VPC does not exist (nothing else is asked then).
+pub(crate) async fn survey(
+    cx: &Context,
+    vpc_id: &str,
+    subnet_ids: Vec<String>,
+    group_ids: &[String],
+) -> Result<Option<Survey>> {
+    let by = |name: &str, values: Vec<String>| Filter::builder().name(name).set_values(Some(values)).build();
+    let ec2 = cx.ec2();
+    let vpcs = ec2.describe_vpcs().filters(by("vpc-id", vec![vpc_id.to_string()])).customize();
+    let vpcs = vpcs
+        .config_override(quick!(aws_sdk_ec2))
+        .send()
+        .await
+        .map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcs", e))?;
+    if vpcs.vpcs().is_empty() {
+        return Ok(None);
+    }
+    let subnets = ec2.describe_subnets().filters(by("subnet-id", subnet_ids)).customize();
+    let subnets = subnets
+        .config_override(quick!(aws_sdk_ec2))
+        .send()
+        .await
+        .map_err(|e| ProviderError::from_sdk("ec2:DescribeSubnets", e))?;
+    let tables = ec2.describe_route_tables().filters(by("vpc-id", vec![vpc_id.to_string()])).customize();
+    let tables = tables
+        .config_override(quick!(aws_sdk_ec2))
+        .send()
+        .await
+        .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))?;
+    let security_groups = if group_ids.is_empty() {
+        Vec::new()
+    } else {
+        let r = ec2.describe_security_groups().filters(by("group-id", group_ids.to_vec())).customize();
+        let out = r.config_override(quick!(aws_sdk_ec2)).send().await;
+        out.map_err(|e| ProviderError::from_sdk("ec2:DescribeSecurityGroups", e))?.security_groups().to_vec()
+    };
+    Ok(Some(Survey {
+        subnets: subnets.subnets().to_vec(),
+        route_tables: tables.route_tables().to_vec(),
+        security_groups,
+    }))
 }

@@ -22,6 +22,7 @@ pub(crate) mod internet_gateway;
 pub(crate) mod launch_template;
 pub(crate) mod nat_gateway;
 pub(crate) mod network_interface;
+pub mod regions;
 pub(crate) mod route;
 pub(crate) mod route_table;
 pub(crate) mod route_table_association;

@@ -20,6 +20,7 @@ use super::{join_id, missing, split_id, tagging, vanished};
 use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
+use crate::providers::preflight::quick;
 use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
@@ -285,6 +286,23 @@ fn is_empty(v: &Value) -> bool {
 
 fn outputs(id: &str, a: &Described) -> Attrs {
     object(json!({ "id": id, "arn": a.addon_arn(), "version": a.addon_version() }))
+}
+
+/// The versions of add-on `name` EKS offers for Kubernetes `kubernetes`; for preflight, under its short timeout.
+pub(crate) async fn offered_versions(cx: &Context, name: &str, kubernetes: &str) -> Result<Vec<String>> {
+    crate::providers::send::all_pages(|token| async move {
+        let r = cx.eks().describe_addon_versions().addon_name(name).kubernetes_version(kubernetes);
+        let page = r.set_next_token(token).customize().config_override(quick!(aws_sdk_eks)).send().await;
+        let page = page.map_err(|e| ProviderError::from_sdk("eks:DescribeAddonVersions", e))?;
+        let versions: Vec<String> = page
+            .addons()
+            .iter()
+            .filter(|a| a.addon_name() == Some(name))
+            .flat_map(|a| a.addon_versions().iter().filter_map(|v| v.addon_version().map(str::to_string)))
+            .collect();
+        Ok((versions, page.next_token().map(str::to_string)))
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use super::{send_naming_role, sort_sets, sorted, tagging};
 use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
+use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::tagged::{arn_name, found, Search};
@@ -48,6 +49,7 @@ const SENDS: &[Constraint] = &[
 /// Its typical times are also what its waits expect ([`Budget::expecting`]).
 pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
     .found_by_tags()
+    .unique_name("EKS cluster", "name")
     .sends(SENDS)
     .force_new(&["name", "role_arn"])
     .imported_by("its cluster name")
@@ -57,6 +59,12 @@ pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
 impl Provider for Cluster {
     fn descriptor(&self) -> Descriptor {
         DESCRIPTOR
+    }
+
+    async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {
+        let r = cx.eks().describe_cluster().name(name).customize().config_override(quick!(aws_sdk_eks));
+        let found = read("eks:DescribeCluster", r.send().await)?;
+        Ok(found.map_or(Holder::Nobody, |out| Holder::tagged(out.cluster.and_then(|c| c.tags).unwrap_or_default())))
     }
 
     /// The cluster named after the stack, if it is this stack's, naming the subnets, groups, role and key it uses.
@@ -238,4 +246,31 @@ fn outputs(c: &Described) -> Attrs {
         "platform_version": c.platform_version(),
         "version": c.version(),
     }))
+}
+
+/// The Kubernetes versions EKS offers for new clusters in the region, newest first as EKS lists them; for
+/// preflight, under its short timeout.
+pub(crate) async fn offered_versions(cx: &Context) -> Result<Vec<String>> {
+    crate::providers::send::all_pages(|token| async move {
+        let r = cx.eks().describe_cluster_versions().set_next_token(token).customize();
+        let page = r.config_override(quick!(aws_sdk_eks)).send().await;
+        let page = page.map_err(|e| ProviderError::from_sdk("eks:DescribeClusterVersions", e))?;
+        let unsupported = |s: Option<&aws_sdk_eks::types::VersionStatus>| {
+            matches!(s, Some(aws_sdk_eks::types::VersionStatus::Unsupported))
+        };
+        let versions = page
+            .cluster_versions()
+            .iter()
+            .filter(|v| !unsupported(v.version_status()))
+            .filter_map(|v| v.cluster_version().map(str::to_string))
+            .collect();
+        Ok((versions, page.next_token().map(str::to_string)))
+    })
+    .await
+}
+
+/// When cluster `name` was created, if it exists and says.
+pub(crate) async fn created_at(cx: &Context, name: &str) -> Result<Option<aws_smithy_types::DateTime>> {
+    let r = send(cx, "eks:DescribeCluster", &[], || cx.eks().describe_cluster().name(name).send()).await;
+    Ok(absent_if_gone(r)?.and_then(|o| o.cluster).and_then(|c| c.created_at))
 }

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use super::targets;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
+use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::send::{send, send_pages};
 use crate::providers::tagged::{self, found, owned_by_tags, Search};
 use crate::providers::Found;
@@ -61,7 +62,25 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Rule {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).found_by_tags().sends(SENDS).force_new(&["name"]).imported_by("its rule name")
+        Descriptor::new(KIND)
+            .found_by_tags()
+            .unique_name("EventBridge rule", "name")
+            .sends(SENDS)
+            .force_new(&["name"])
+            .imported_by("its rule name")
+    }
+
+    async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {
+        let r = cx.eventbridge().describe_rule().name(name).customize();
+        let Some(rule) = read("events:DescribeRule", r.config_override(quick!(aws_sdk_eventbridge)).send().await)?
+        else {
+            return Ok(Holder::Nobody);
+        };
+        let r = cx.eventbridge().list_tags_for_resource().resource_arn(rule.arn.unwrap_or_default());
+        let r = r.customize().config_override(quick!(aws_sdk_eventbridge)).send().await;
+        let tags = read("events:ListTagsForResource", r)?
+            .map(|out| out.tags().iter().map(|t| (t.key().to_string(), t.value().to_string())).collect::<Vec<_>>());
+        Ok(Holder::tagged(tags.unwrap_or_default()))
     }
 
     /// The rules on the default bus tagged for the stack (kbp names them after it): from the stack's tag query,

@@ -33,6 +33,12 @@ pub(crate) trait Entity: Sized + Send {
     async fn get(cx: &Context, id: &str) -> Result<Option<Self>>;
 }
 
+/// Who holds an IAM name, by the tags its Get call answered with.
+pub(crate) fn holder(tags: Option<&[Tag]>) -> crate::providers::preflight::Holder {
+    let tags = tags.unwrap_or_default().iter().map(|t| (t.key().to_string(), t.value().to_string()));
+    crate::providers::preflight::Holder::tagged(tags)
+}
+
 /// An IAM entity's tags, from its Get call; empty when the entity vanished since it was listed.
 pub(crate) async fn entity_tags<T: Entity>(
     cx: &Context,

@@ -16,6 +16,7 @@ use super::common::{
 };
 use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
+use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::send::send_pages;
 use crate::providers::tagged::{owned_among, Search};
 use crate::providers::tags::user_tags;
@@ -42,9 +43,16 @@ impl Provider for InstanceProfile {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
             .found_by_tags()
+            .unique_name("IAM instance profile", "name")
             .sends(SENDS)
             .force_new(&["name", "path"])
             .imported_by("its instance profile name")
+    }
+
+    async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {
+        let r = cx.iam().get_instance_profile().instance_profile_name(name).customize();
+        let found = read("iam:GetInstanceProfile", r.config_override(quick!(aws_sdk_iam)).send().await)?;
+        Ok(found.map_or(Holder::Nobody, |out| super::common::holder(out.instance_profile.as_ref().map(|p| p.tags()))))
     }
 
     /// The instance profiles tagged for the stack, each one's tags read on its own.

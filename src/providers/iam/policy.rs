@@ -15,6 +15,7 @@ use super::common::{
 use super::tagging::{self, Tagged};
 use super::{details, policy_doc, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
+use crate::providers::preflight::{self, quick, read};
 use crate::providers::send::send_pages;
 use crate::providers::sts::caller_identity;
 use crate::providers::tagged::{owned_among, Search};
@@ -44,9 +45,21 @@ impl Provider for Policy {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
             .found_by_tags()
+            .unique_name("IAM policy", "name")
             .sends(SENDS)
             .force_new(&["name", "path", "description"])
             .imported_by("its policy ARN, `arn:aws:iam::<account>:policy/…`")
+    }
+
+    /// The ARN follows from the name, the path and the account; before preflight knows the caller there is no
+    /// account, and preflight reports that instead.
+    async fn name_holder(&self, cx: &Context, name: &str, attrs: &Attrs) -> Result<preflight::Holder> {
+        let Some(me) = cx.caller() else { return Ok(preflight::Holder::Nobody) };
+        let path = attrs.get("path").and_then(serde_json::Value::as_str).unwrap_or("/");
+        let arn = format!("arn:{}:iam::{}:policy{path}{name}", me.partition, me.account_id);
+        let r = cx.iam().get_policy().policy_arn(&arn).customize().config_override(quick!(aws_sdk_iam));
+        let found = read("iam:GetPolicy", r.send().await)?;
+        Ok(found.map_or(preflight::Holder::Nobody, |out| super::common::holder(out.policy.as_ref().map(|p| p.tags()))))
     }
 
     /// The account's own managed policies tagged for the stack, each policy's tags read from its Get call.

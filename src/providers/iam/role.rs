@@ -13,6 +13,7 @@ use super::common::{
 use super::tagging::{self, Tagged};
 use super::{details, instance_profile, policy_doc, role_policy, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
+use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::tagged::{found, Search};
 use crate::providers::tags::user_tags;
 use crate::providers::tags::ADDRESS;
@@ -47,7 +48,18 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Role {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).found_by_tags().sends(SENDS).force_new(&["name", "path"]).imported_by("its role name")
+        Descriptor::new(KIND)
+            .found_by_tags()
+            .unique_name("IAM role", "name")
+            .sends(SENDS)
+            .force_new(&["name", "path"])
+            .imported_by("its role name")
+    }
+
+    async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {
+        let r = cx.iam().get_role().role_name(name).customize().config_override(quick!(aws_sdk_iam));
+        let found = read("iam:GetRole", r.send().await)?;
+        Ok(found.map_or(Holder::Nobody, |out| super::common::holder(out.role.as_ref().map(|r| r.tags()))))
     }
 
     /// The roles tagged for the stack, with their tags from the account details; never a service-linked role

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::common::{absent_if_gone, object, required_str, send, vanished, Entity};
 use super::role::Described as Role;
 use crate::graph::{kinds, Attrs};
+use crate::providers::preflight::{quick, read};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::IAM_SERVICE_LINKED_ROLE;
@@ -139,6 +140,13 @@ fn service_of_path(path: &str) -> Option<&str> {
 fn applied(role: &Role) -> Applied {
     let name = role.role_name();
     Applied { id: name.to_string(), outputs: object(json!({"id": name, "name": name, "arn": role.arn()})) }
+}
+
+/// Whether the account has the IAM role `name` (a service-linked role's, such as `AWSServiceRoleForEC2Spot`);
+/// for preflight, under its short timeout.
+pub(crate) async fn exists(cx: &Context, name: &str) -> Result<bool> {
+    let r = cx.iam().get_role().role_name(name).customize().config_override(quick!(aws_sdk_iam)).send().await;
+    Ok(read("iam:GetRole", r)?.is_some())
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::{absent_if_gone, optional_str, required_str};
+use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::send::{remove, send, send_pages, send_unretried};
 use crate::providers::tagged::{found, Search, PARALLEL_LOOKUPS};
 use crate::providers::tags::ADDRESS;
@@ -37,10 +38,28 @@ impl Provider for Key {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
             .found_by_tags()
+            .unique_name("KMS alias", "alias")
             .sends(SENDS)
             .force_new(&["alias"])
             .adoptable_by_tags()
             .imported_by("its key ID (a UUID)")
+    }
+
+    /// Whoever holds the alias: the key it names, by that key's tags.
+    async fn name_holder(&self, cx: &Context, alias: &str, _attrs: &Attrs) -> Result<Holder> {
+        let r = cx.kms().describe_key().key_id(alias).customize().config_override(quick!(aws_sdk_kms));
+        let Some(id) = read("kms:DescribeKey", r.send().await)?.and_then(|k| k.key_metadata).map(|m| m.key_id) else {
+            return Ok(Holder::Nobody);
+        };
+        let r = cx.kms().list_resource_tags().key_id(id).customize().config_override(quick!(aws_sdk_kms));
+        match r.send().await.map_err(|e| ProviderError::from_sdk("kms:ListResourceTags", e)) {
+            Ok(out) => {
+                Ok(Holder::tagged(out.tags().iter().map(|t| (t.tag_key().to_string(), t.tag_value().to_string()))))
+            }
+            // Another account's key, or an AWS-managed one: not the stack's.
+            Err(e) if e.code.contains("AccessDenied") => Ok(Holder::Stack(None)),
+            Err(e) => Err(e),
+        }
     }
 
     /// The customer managed keys tagged for the stack, but not those already pending deletion (which keep their

@@ -17,6 +17,7 @@ use super::{absent_if_gone, all_attributes, attributes, name_of, set_attributes,
 use crate::graph::{kinds, Address, Attrs};
 // The generic wait loop; it is moving to `providers::wait` (ec2::wait re-exports it from there).
 use crate::providers::ec2::wait::{until, Budget, Poll};
+use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::send::send;
 use crate::providers::send::send_pages;
 use crate::providers::tagged::{found, owned_by_tags, Listed, Search, PARALLEL_LOOKUPS};
@@ -69,9 +70,20 @@ impl Provider for Queue {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
             .found_by_tags()
+            .unique_name("SQS queue", "name")
             .sends(SENDS)
             .force_new(&["name"])
             .imported_by("its queue URL, `https://sqs.<region>.amazonaws.com/<account>/<name>`")
+    }
+
+    async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {
+        let r = cx.sqs().get_queue_url().queue_name(name).customize().config_override(quick!(aws_sdk_sqs));
+        let Some(url) = read("sqs:GetQueueUrl", r.send().await)?.and_then(|out| out.queue_url) else {
+            return Ok(Holder::Nobody);
+        };
+        let r = cx.sqs().list_queue_tags().queue_url(url).customize().config_override(quick!(aws_sdk_sqs));
+        let found = read("sqs:ListQueueTags", r.send().await)?;
+        Ok(found.map_or(Holder::Nobody, |out| Holder::tagged(out.tags.unwrap_or_default())))
     }
 
     /// The queues tagged for the stack (kbp names them after it): from the stack's tag query, each asked for its

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use crate::graph::{kinds, Attrs};
+use crate::providers::preflight::quick;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const OP: &str = "sts:GetCallerIdentity";
@@ -108,6 +109,14 @@ fn applied(me: Identity) -> Applied {
         _ => Attrs::new(),
     };
     Applied { id: me.account_id, outputs }
+}
+
+/// Who is calling AWS (GetCallerIdentity), for preflight, under its short timeout.
+pub(crate) async fn ask_quickly(
+    cx: &Context,
+) -> Result<aws_sdk_sts::operation::get_caller_identity::GetCallerIdentityOutput> {
+    let asked = cx.sts().get_caller_identity().customize().config_override(quick!(aws_sdk_sts)).send().await;
+    asked.map_err(|e| ProviderError::from_sdk("sts:GetCallerIdentity", e))
 }
 
 #[cfg(test)]
