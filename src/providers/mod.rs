@@ -2,7 +2,10 @@
 //! The engine knows resources only through this trait and the [`Registry`]; it never matches on a kind.
 //!
 //! Adding a kind: write `providers/<service>/<kind>.rs`, implement `Provider` (its [`Descriptor`] names the kind,
-//! one of [`crate::graph::kinds`], what forces a replacement and the AWS constraints of what it sends, [`contract`]), add one line to [`Registry::builtin`]. What
+//! one of [`crate::graph::kinds`], what forces a replacement, the AWS constraints of what it sends, [`contract`],
+//! how a destroy without state finds it, [`WithoutState`], and the unique name preflight checks, if any), add one
+//! line to [`Registry::builtin`]. Teardown's search by tags ([`tagged`]) and preflight ([`preflight`]) ask the
+//! registry; no stage outside this module names a kind. What
 //! providers share lives beside them: [`attrs`] (desired attributes, "gone" as absent), [`tags`] (kbp's tags and
 //! the tag diff every service applies with its own calls), [`send`] (one request or every page under the retry
 //! policy), [`answers`] (answers several kinds' batched reads share), [`wait`] (bounded waits), [`error`] (one

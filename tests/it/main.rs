@@ -42,6 +42,8 @@ mod provider_existing_network;
 mod provider_iam;
 mod provider_kms;
 mod provider_sqs_eventbridge;
+// A kind added through the providers alone, handled by every stage that asks the registry.
+mod add_a_kind;
 
 // What `kbp simulate` reads from AWS: the instance-type catalog and its cache.
 mod catalog;
