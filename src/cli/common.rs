@@ -9,9 +9,9 @@ use anyhow::{bail, Context as _};
 use super::args::{BlueprintArgs, RunArgs, StateArgs};
 use crate::blueprint::{self, Blueprint};
 use crate::diag::Severity;
-use crate::graph::{self, Address, ResourceGraph};
+use crate::graph::{self, ResourceGraph};
 
-use crate::providers::{Context, ProviderError};
+use crate::providers::Context;
 use crate::state::{self, Backend, Location, LockGuard, State};
 use crate::ui::json;
 
@@ -252,74 +252,6 @@ pub(super) async fn default_region(explicit: Option<&str>) -> anyhow::Result<Str
     }
 }
 
-/// The blueprint's `[[import]]` blocks whose address `state` lacks, read and added to it (see
-/// [`crate::plan::import::blocks`]); the entries added, for [`crate::plan::Plan::importing`].
-pub(super) async fn import_blocks(
-    cx: &Context,
-    registry: &crate::providers::Registry,
-    graph: &ResourceGraph,
-    bp: &Blueprint,
-    state: &mut State,
-) -> anyhow::Result<Vec<crate::state::ResourceState>> {
-    let mut blocks = Vec::new();
-    for b in &bp.import {
-        let to: Address = b.to.parse().map_err(|e| anyhow::anyhow!("[[import]] to `{}`: {e}", b.to))?;
-        blocks.push((to, b.id.clone()));
-    }
-    Ok(crate::plan::import::blocks(cx, registry, graph, state, &blocks).await?)
-}
-
-/// A failed [`plan::refresh`] as the one-line error (with its hint) a command reports.
-/// State refreshed from AWS and the cluster, or as recorded with `--refresh=false`.
-pub(super) async fn refreshed(
-    cx: Arc<Context>,
-    registry: &crate::providers::Registry,
-    state: &State,
-    graph: &ResourceGraph,
-    parallelism: usize,
-    refresh: bool,
-) -> anyhow::Result<crate::plan::Refreshed> {
-    if !refresh {
-        return Ok(crate::plan::Refreshed::as_recorded(state));
-    }
-    crate::plan::refresh(cx, registry, state, Some(graph), parallelism).await.map_err(refresh_failed)
-}
-
-/// The stored state with the blueprint's `[[moved]]` blocks carried out in memory, and the moves they made: plan
-/// and apply refresh and diff this, and applying writes the moves first ([`crate::plan::Plan::moved`]).
-pub(super) fn moved_state(
-    state: &State,
-    bp: &crate::blueprint::Blueprint,
-    graph: &ResourceGraph,
-) -> anyhow::Result<(State, Vec<crate::plan::Moved>)> {
-    let mut moved = state.clone();
-    let done = crate::plan::moves(&mut moved, &bp.moved, |a| graph.get(a).map(|r| r.kind.clone()))
-        .map_err(anyhow::Error::msg)?;
-    Ok((moved, done))
-}
-
-/// The plan of `graph` against `refreshed` as `shaping` asks: the replacements it requests, narrowed to its
-/// targets. Addresses that name nothing are refused.
-pub(super) fn shaped_plan(
-    graph: &ResourceGraph,
-    refreshed: &crate::plan::Refreshed,
-    registry: &crate::providers::Registry,
-    shaping: &super::args::Shaping,
-) -> anyhow::Result<crate::plan::Plan> {
-    use crate::plan::shape;
-    let in_state = |a: &Address| refreshed.state.get(a).is_some();
-    let replace = shape::addresses("--replace", &shaping.replace, graph, in_state).map_err(anyhow::Error::msg)?;
-    let targets = shape::addresses("--target", &shaping.targets, graph, in_state).map_err(anyhow::Error::msg)?;
-    let mut p = crate::plan::diff_replacing(graph, &refreshed.state, registry, &refreshed.gone, &replace);
-    shape::target(&mut p, graph, &targets);
-    Ok(p)
-}
-
-pub(super) fn refresh_failed((address, e): (Address, ProviderError)) -> anyhow::Error {
-    let hint = e.hint.as_deref().map(|h| format!("\n  hint: {h}")).unwrap_or_default();
-    anyhow::anyhow!("refreshing {address}: {e}{hint}")
-}
-
 /// Asks on the terminal; refuses (with what to do) when there is no terminal to ask on.
 pub(super) fn confirm(question: &str) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
@@ -330,103 +262,6 @@ pub(super) fn confirm(question: &str) -> anyhow::Result<bool> {
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line).context("reading the answer")?;
     Ok(line.trim() == "yes")
-}
-
-/// What a plan (to show, or to apply) says besides its changes, read from the refreshed `state`: what runs behind
-/// the control plane, what an upgrade brings, and the NodeClaims a NodePool's deletion drains.
-pub(super) async fn plan_notes(cx: &Context, p: &crate::plan::Plan, state: &State) -> Vec<String> {
-    let mut notes = crate::plan::skew::warnings(state);
-    notes.extend(upgrade_notes(cx, p, state).await);
-    notes.extend(node_pool_notes(cx, p, state).await);
-    notes
-}
-
-/// What a plan that upgrades the cluster should show besides its changes: EKS's upgrade insights for the target
-/// version, and the version each unpinned add-on moves to (EKS's default for the target). Empty for any other
-/// plan; read from EKS, so only when the cluster's version changes.
-async fn upgrade_notes(
-    cx: &crate::providers::Context,
-    p: &crate::plan::Plan,
-    state: &crate::state::State,
-) -> Vec<String> {
-    use crate::graph::kinds;
-    use serde_json::Value;
-    let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_string);
-    let Some((cluster, target)) = p.changes.iter().filter(|c| c.kind == kinds::EKS_CLUSTER).find_map(|c| {
-        let version = c.attributes.iter().find(|a| a.path == "version" && a.before.is_some())?;
-        Some((c.id.clone()?, text(&version.after)?))
-    }) else {
-        return Vec::new();
-    };
-    let mut notes = crate::providers::eks::insights::upgrade_lines(cx, &cluster, &target).await;
-    notes.extend(crate::plan::skew::rolled_by_karpenter(p, &target));
-    for c in p.changes.iter().filter(|c| c.kind == kinds::EKS_ADDON) {
-        let moves = c.attributes.iter().any(|a| a.path == "kubernetes_version" && a.before.is_some());
-        let desired = p.resources.iter().find(|r| r.address == c.address);
-        let unpinned = desired.is_some_and(|r| r.attrs.get("addon_version").is_none_or(Value::is_null));
-        let Some(name) = desired.and_then(|r| r.attrs.get("addon_name")).and_then(Value::as_str) else { continue };
-        if !(moves && unpinned) {
-            continue;
-        }
-        let installed = state.get(&c.address).and_then(|s| s.outputs.get("version")).and_then(Value::as_str);
-        let line = match crate::providers::eks::addon::default_version(cx, name, &target).await {
-            Ok(v) if Some(v.as_str()) == installed => {
-                format!("add-on {name} stays at {v}, EKS's default for Kubernetes {target}")
-            }
-            Ok(v) => format!(
-                "add-on {name} moves from {} to {v}, EKS's default for Kubernetes {target}",
-                installed.unwrap_or("its version")
-            ),
-            Err(e) => format!(
-                "add-on {name} moves to EKS's default for Kubernetes {target}, which kbp could not read now: {}",
-                e.message
-            ),
-        };
-        notes.push(line);
-    }
-    notes
-}
-
-/// What a plan that deletes or replaces a NodePool should say: Karpenter drains and terminates its NodeClaims,
-/// which a renamed pool does not keep. One line per pool that has any; a cluster kbp cannot reach says so.
-async fn node_pool_notes(cx: &crate::providers::Context, p: &crate::plan::Plan, state: &State) -> Vec<String> {
-    use crate::providers::kubernetes::node_claims;
-    let created: Vec<String> = p
-        .changes
-        .iter()
-        .filter(|c| c.kind == crate::graph::kinds::NODE_POOL && c.action == crate::plan::Action::Create)
-        .map(|c| c.address.to_string())
-        .collect();
-    let mut notes = Vec::new();
-    for c in p.changes.iter().filter(|c| c.kind == crate::graph::kinds::NODE_POOL) {
-        if !(c.action == crate::plan::Action::Delete || c.action.replaces()) {
-            continue;
-        }
-        let Some(entry) = state.get(&c.address) else { continue };
-        let Some(pool) = node_claims::pool_name(&entry.attributes) else { continue };
-        let renamed = match created.as_slice() {
-            [] => String::new(),
-            new => {
-                format!(" (renamed to {}? a NodePool's name is its identity: the new one starts empty)", new.join(", "))
-            }
-        };
-        match node_claims::of_pool(cx, &entry.attributes, pool).await {
-            Ok(claims) if claims.is_empty() => {}
-            Ok(claims) => notes.push(format!(
-                "{}: Karpenter drains and terminates the {} NodeClaims of NodePool `{pool}` when it goes{renamed}: {}\n  \
-                 hint: keep the pool's name to keep its nodes; otherwise expect their pods to be rescheduled, within \
-                 their disruption budgets",
-                c.address,
-                claims.len(),
-                claims.join(", ")
-            )),
-            Err(e) => notes.push(format!(
-                "{}: deleting NodePool `{pool}` drains its NodeClaims, which kbp could not list ({})",
-                c.address, e.message
-            )),
-        }
-    }
-    notes
 }
 
 /// The blueprint file, absolute, when its own `cluster.name` names the stack (no `--set cluster.name`, no
@@ -472,40 +307,4 @@ pub(super) fn refuse_renamed_cluster(locked: &Locked, naming: Option<&str>, new_
         }
     }
     Ok(())
-}
-
-/// The cluster's access entries made outside kbp: every principal EKS lists that no state entry holds, but the
-/// node group's role, whose entry EKS makes itself. A `--refresh-only` plan (`kbp drift`) reports them as drift
-/// of their own kind; a cluster kbp has not made yet has none.
-pub(super) async fn unmanaged_access_entries(
-    cx: &Context,
-    state: &State,
-) -> anyhow::Result<Vec<crate::plan::drift::Drift>> {
-    use crate::graph::kinds;
-    use serde_json::Value;
-    let ready = || state.resources.values().filter(|r| r.status == state::Status::Ready);
-    let Some(cluster) = ready().filter(|r| r.kind == kinds::EKS_CLUSTER).find_map(|r| r.id.clone()) else {
-        return Ok(Vec::new());
-    };
-    let text = |r: &state::ResourceState, key: &str| r.attributes.get(key).and_then(Value::as_str).map(str::to_string);
-    let held: Vec<String> = ready()
-        .filter(|r| r.kind == kinds::EKS_ACCESS_ENTRY)
-        .filter_map(|r| text(r, "principal_arn"))
-        .chain(ready().filter(|r| r.kind == kinds::EKS_NODE_GROUP).filter_map(|r| text(r, "node_role_arn")))
-        .map(|a| crate::providers::eks::access_entry::role_named(&a))
-        .collect();
-    let listed = crate::providers::eks::access_entry::principals(cx, &cluster)
-        .await
-        .map_err(|e| anyhow::anyhow!("listing the access entries of cluster {cluster}: {e}"))?;
-    Ok(listed
-        .into_iter()
-        .filter(|p| !held.contains(p))
-        .map(|p| crate::plan::drift::Drift {
-            address: Address::keyed("eks_access_entry", "unmanaged", &p),
-            kind: kinds::EKS_ACCESS_ENTRY.to_string(),
-            id: Some(format!("{cluster}:{p}")),
-            drifted: crate::plan::drift::Drifted::Unmanaged,
-            attributes: Vec::new(),
-        })
-        .collect())
 }

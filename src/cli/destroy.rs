@@ -71,7 +71,7 @@ async fn with_state(
     // so is not found either): the two run at once.
     let refresh = plan::refresh(cx.clone(), &registry, &locked.state, Some(graph), a.run.parallelism as usize);
     let (refreshed, found) = tokio::join!(refresh, teardown.discover(&locked.state));
-    let refreshed = refreshed.map_err(common::refresh_failed)?;
+    let refreshed = refreshed.map_err(crate::plan::make::refresh_failed)?;
     let found = found.context("looking for the stack's resources outside state")?;
     let p = teardown.plan_with(&refreshed.state, graph, &found);
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));

@@ -44,7 +44,7 @@ pub(super) async fn accept(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let registry = Registry::builtin();
     let refreshed = plan::refresh(cx, &registry, &locked.state, Some(&graph), a.run.parallelism as usize)
         .await
-        .map_err(common::refresh_failed)?;
+        .map_err(crate::plan::make::refresh_failed)?;
     let mut p = plan::diff(&graph, &refreshed.state, &registry, &refreshed.gone);
     p.drift = plan::drift::drift(&locked.state, &refreshed);
     p.refreshing_only();

@@ -63,7 +63,7 @@ pub(super) async fn run(a: PlanArgs, g: &Global) -> u8 {
             let naming = common::naming_blueprint(&a.stack.bp);
             common::refuse_renamed_cluster(&locked, naming.as_deref(), a.shaping.new_stack)?;
         }
-        let (state, moved) = common::moved_state(&locked.state, &bp, &graph)?;
+        let (state, moved) = plan::make::moved_state(&locked.state, &bp, &graph)?;
         let cx = common::aws(&bp.cluster.name, &bp.cluster.region, &a.stack.run).await;
         let me = if a.destroy {
             super::preflight::identity(&cx).await?
@@ -71,34 +71,28 @@ pub(super) async fn run(a: PlanArgs, g: &Global) -> u8 {
             super::preflight::stack(&cx, &bp, &state).await?
         };
         let registry = Registry::builtin();
-        let parallelism = a.stack.run.parallelism as usize;
-        let refresh = a.shaping.refresh || a.refresh_only;
-        let mut refreshed = common::refreshed(cx.clone(), &registry, &state, &graph, parallelism, refresh).await?;
-        let imported = if a.destroy || a.refresh_only {
-            Vec::new()
-        } else {
-            common::import_blocks(&cx, &registry, &graph, &bp, &mut refreshed.state).await?
+        let mode = match (a.destroy, a.refresh_only) {
+            (true, _) => plan::Mode::Destroy,
+            (false, true) => plan::Mode::RefreshOnly,
+            (false, false) => plan::Mode::Normal,
         };
-        let mut p = if a.destroy {
-            plan::diff_destroy(&graph, &refreshed.state, &registry)
-        } else {
-            common::shaped_plan(&graph, &refreshed, &registry, &a.shaping)?
-        };
-        p.adopting(&refreshed);
-        plan::objects::attach(&mut p, &state).await;
-        if !a.destroy && !a.refresh_only {
+        let made = plan::make(plan::Request {
+            mode,
+            cx: cx.clone(),
+            registry: &registry,
+            blueprint: &bp,
+            graph: &graph,
+            state: &state,
+            moved,
+            refresh: a.shaping.refresh,
+            parallelism: a.stack.run.parallelism as usize,
+            replace: &a.shaping.replace,
+            targets: &a.shaping.targets,
+        })
+        .await?;
+        let mut p = made.plan;
+        if mode == plan::Mode::Normal {
             common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
-        }
-        p.importing(imported);
-        if !a.destroy {
-            p.drift = plan::drift::drift(&state, &refreshed);
-        }
-        if !a.destroy && !a.refresh_only {
-            p.moved = moved;
-        }
-        if a.refresh_only {
-            p.refreshing_only();
-            p.drift.extend(common::unmanaged_access_entries(&cx, &refreshed.state).await?);
         }
         (p.account, p.partition) = (Some(me.account), Some(me.partition));
         // A saved plan is checked against the state as stored, not as refreshed in memory, and goes back to it.
@@ -107,10 +101,6 @@ pub(super) async fn run(a: PlanArgs, g: &Global) -> u8 {
             p.state_lineage = None;
         }
         p.state_location = Some(locked.location.clone());
-        if !a.destroy {
-            p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
-            p.warnings.extend(common::plan_notes(&cx, &p, &refreshed.state).await);
-        }
         if !a.destroy && !a.refresh_only {
             let catalog = catalog_for_cost(&cx.sdk, &bp.cluster.region, a.refresh_catalog).await;
             p.cost = Some(crate::simulate::cost::stack_cost(&bp, catalog.as_ref()));

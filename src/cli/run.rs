@@ -41,7 +41,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     let mut cx = common::context(&bp.cluster.name, &bp.cluster.region, &a.run).await;
     let naming = common::naming_blueprint(&bp_args);
     common::refuse_renamed_cluster(&locked, naming.as_deref(), a.shaping.new_stack)?;
-    let (state, moved) = common::moved_state(&locked.state, &bp, &graph)?;
+    let (state, moved) = crate::plan::make::moved_state(&locked.state, &bp, &graph)?;
     let me = super::preflight::stack(&cx, &bp, &state).await?;
     cx.applying = true;
     let ttl = match (a.ttl, &bp.cluster.ttl) {
@@ -54,19 +54,23 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     }
     let cx = Arc::new(cx);
     let registry = Registry::builtin();
-    let parallelism = a.run.parallelism as usize;
-    let mut refreshed =
-        common::refreshed(cx.clone(), &registry, &state, &graph, parallelism, a.shaping.refresh).await?;
-    let imported = common::import_blocks(&cx, &registry, &graph, &bp, &mut refreshed.state).await?;
-    let mut p = common::shaped_plan(&graph, &refreshed, &registry, &a.shaping)?;
-    p.adopting(&refreshed);
-    crate::plan::objects::attach(&mut p, &state).await;
-    p.moved = moved;
+    let made = crate::plan::make(crate::plan::Request {
+        mode: crate::plan::Mode::Normal,
+        cx: cx.clone(),
+        registry: &registry,
+        blueprint: &bp,
+        graph: &graph,
+        state: &state,
+        moved,
+        refresh: a.shaping.refresh,
+        parallelism: a.run.parallelism as usize,
+        replace: &a.shaping.replace,
+        targets: &a.shaping.targets,
+    })
+    .await?;
+    let (mut p, mut refreshed) = (made.plan, made.refreshed);
     common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
-    p.importing(imported);
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
-    p.warnings.splice(0..0, crate::blueprint::advisories(&bp));
-    p.warnings.extend(common::plan_notes(&cx, &p, &refreshed.state).await);
     // Which file names this stack, for the next plan to tell a rename in it from a second stack.
     if naming.is_some() {
         refreshed.state.blueprint = naming;

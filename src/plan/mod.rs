@@ -6,7 +6,9 @@ pub mod diff;
 pub mod drift;
 pub mod import;
 pub mod inputs;
+pub mod make;
 pub mod markdown;
+pub mod notes;
 pub mod objects;
 pub mod refresh;
 pub mod render;
@@ -21,6 +23,7 @@ use serde_json::Value;
 use crate::graph::{Address, Resource};
 
 pub use diff::{diff, diff_destroy, diff_replacing};
+pub use make::{make, Made, Mode, Request};
 pub use refresh::{refresh, Refreshed};
 
 pub const FORMAT_VERSION: u32 = 1;
