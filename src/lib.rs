@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod aws;
+pub mod backoff;
 pub mod blueprint;
 pub mod cache_dir;
 pub mod catalog;

@@ -12,6 +12,7 @@
 //! the same as a create that went through. Creates with a client token are idempotent at AWS already; this
 //! covers the ones without (CreateVpc, AllocateAddress, kms:CreateKey…) and the unique-name ones (IAM, EKS).
 
+use crate::backoff::{Attempt, Backoff};
 use std::time::{Duration, SystemTime};
 
 use super::{Applied, Context, Desired, Provider, ProviderError};
@@ -47,30 +48,37 @@ pub async fn create_once(
             return adopt(provider, cx, desired, &id).await;
         }
     }
-    let mut attempt = 1;
-    loop {
-        let e = match provider.create(cx, desired).await {
-            Ok(applied) => return Ok(applied),
-            Err(e) => e,
-        };
-        if e.is_already_exists() {
-            // Ours if it carries our tags (an attempt whose answer was lost), else someone else's: say so.
-            return match provider.find(cx, desired).await? {
-                Some(id) => adopt(provider, cx, desired, &id).await,
-                None => Err(e),
+    // After a create whose outcome is unknown, and the time it takes to land, what it made is looked for before
+    // the create is sent again.
+    Backoff::every(settle(), ATTEMPTS)
+        .run("create", |attempt| async move {
+            if attempt > 1 {
+                match provider.find(cx, desired).await {
+                    Ok(Some(id)) => return Attempt::Done(adopt(provider, cx, desired, &id).await),
+                    Ok(None) => {}
+                    Err(e) => return Attempt::Done(Err(e)),
+                }
+            }
+            let e = match provider.create(cx, desired).await {
+                Ok(applied) => return Attempt::Done(Ok(applied)),
+                Err(e) => e,
             };
-        }
-        if !e.outcome_unknown || attempt >= ATTEMPTS {
-            return Err(e);
-        }
-        tracing::warn!(address = %desired.address, error = %e, "outcome of the create unknown; looking for what it made");
-        cx.uncertain_create();
-        tokio::time::sleep(settle()).await;
-        if let Some(id) = provider.find(cx, desired).await? {
-            return adopt(provider, cx, desired, &id).await;
-        }
-        attempt += 1;
-    }
+            if e.is_already_exists() {
+                // Ours if it carries our tags (an attempt whose answer was lost), else someone else's: say so.
+                return Attempt::Done(match provider.find(cx, desired).await {
+                    Ok(Some(id)) => adopt(provider, cx, desired, &id).await,
+                    Ok(None) => Err(e),
+                    Err(found) => Err(found),
+                });
+            }
+            if !e.outcome_unknown || attempt >= ATTEMPTS {
+                return Attempt::Done(Err(e));
+            }
+            tracing::warn!(address = %desired.address, error = %e, "outcome of the create unknown; looking for what it made");
+            cx.uncertain_create();
+            Attempt::Again { why: format!("the create's outcome is unknown ({e})"), last: Err(e) }
+        })
+        .await
 }
 
 /// Takes `id` as the resource at `desired.address`: reads it, and updates it to the desired attributes.

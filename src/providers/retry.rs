@@ -6,8 +6,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use rand::Rng;
-
+use crate::backoff::{Attempt, Backoff};
 use crate::providers::Result;
 
 #[derive(Debug, Clone)]
@@ -45,29 +44,30 @@ impl RetryPolicy {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        let mut attempt = 1;
-        loop {
-            match call().await {
-                Ok(v) => return Ok(v),
-                Err(e) => {
-                    let retryable = transient.contains(&e.code.as_str());
-                    if !retryable || attempt >= self.max_attempts {
-                        return Err(e);
+        self.backoff()
+            .run("AWS request", |_| {
+                let answer = call();
+                async move {
+                    match answer.await {
+                        Err(e) if transient.contains(&e.code.as_str()) => {
+                            Attempt::Again { why: format!("{} answered {}", e.operation, e.code), last: Err(e) }
+                        }
+                        done => Attempt::Done(done),
                     }
-                    let delay = self.delay(attempt);
-                    tracing::debug!(operation = %e.operation, code = %e.code, attempt, ?delay, "retrying");
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
                 }
-            }
-        }
+            })
+            .await
     }
 
-    /// Full jitter: a random delay up to base × 2^(attempt-1), capped.
+    /// The policy's attempts and delays, with full jitter.
+    fn backoff(&self) -> Backoff {
+        Backoff { attempts: self.max_attempts, first: self.base_delay, max: self.max_delay, jitter: true }
+    }
+
+    /// A random delay up to base × 2^(attempt-1), capped.
+    #[cfg(test)]
     fn delay(&self, attempt: u32) -> Duration {
-        let cap = self.base_delay.saturating_mul(1u32 << (attempt - 1).min(16)).min(self.max_delay);
-        let ms = rand::rng().random_range(0..=cap.as_millis().max(1) as u64);
-        Duration::from_millis(ms)
+        self.backoff().delay(attempt)
     }
 }
 

@@ -2,6 +2,7 @@
 //! the blob checked against the manifest's size and digest. A registry that answers 401 gets one anonymous
 //! bearer token from the service its challenge names; connection failures, 5xx and 429 are tried again.
 
+use crate::backoff::{Attempt, Backoff};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, WWW_AUTHENTICATE};
@@ -19,8 +20,8 @@ const LEGACY_CHART_LAYER_MEDIA_TYPE: &str = "application/tar+gzip";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Tries per request when the connection fails or the registry answers 5xx or 429.
-const ATTEMPTS: u32 = 3;
-const FIRST_RETRY_DELAY: Duration = Duration::from_millis(500);
+const RETRY: Backoff =
+    Backoff { attempts: 3, first: Duration::from_millis(500), max: Duration::from_secs(2), jitter: false };
 /// Registries accept manifests up to 4 MiB (OCI distribution spec); anything larger is not a chart manifest.
 const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 const MAX_SMALL_BODY_BYTES: u64 = 1 << 20;
@@ -214,25 +215,23 @@ impl<'a> Registry<'a> {
     /// One GET, tried again on connection failures, timeouts, 5xx and 429; the body is read up to one byte past
     /// `limit`.
     async fn fetch(&self, url: &str, accept: &str, token: Option<&str>, limit: u64) -> Result<Fetched, OciError> {
-        let mut attempt = 1;
-        loop {
-            let failure = match self.fetch_once(url, accept, token, limit).await {
-                Ok(got) if attempt >= ATTEMPTS || !retryable(got.status) => return Ok(got),
-                Err(e) if attempt >= ATTEMPTS || e.is_builder() || e.is_redirect() => {
-                    return Err(OciError::Network {
-                        chart: self.chart.to_string(),
-                        registry: self.chart.registry.clone(),
-                        detail: chain(&e),
-                    })
+        let network = |e: &reqwest::Error| OciError::Network {
+            chart: self.chart.to_string(),
+            registry: self.chart.registry.clone(),
+            detail: chain(e),
+        };
+        RETRY
+            .run(url, |_| async {
+                match self.fetch_once(url, accept, token, limit).await {
+                    Ok(got) if retryable(got.status) => {
+                        Attempt::Again { why: format!("GET answered HTTP {}", got.status.as_u16()), last: Ok(got) }
+                    }
+                    Ok(got) => Attempt::Done(Ok(got)),
+                    Err(e) if e.is_builder() || e.is_redirect() => Attempt::Done(Err(network(&e))),
+                    Err(e) => Attempt::Again { why: format!("GET failed ({})", chain(&e)), last: Err(network(&e)) },
                 }
-                Ok(got) => format!("HTTP {}", got.status.as_u16()),
-                Err(e) => chain(&e),
-            };
-            let delay = FIRST_RETRY_DELAY * 2u32.pow(attempt - 1);
-            tracing::debug!(url, attempt, "GET failed ({failure}); trying again in {delay:?}");
-            tokio::time::sleep(delay).await;
-            attempt += 1;
-        }
+            })
+            .await
     }
 
     async fn fetch_once(&self, url: &str, accept: &str, token: Option<&str>, limit: u64) -> reqwest::Result<Fetched> {
