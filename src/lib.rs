@@ -3,6 +3,9 @@
 //!
 //! blueprint → graph → plan → exec → providers → state, with ui rendering the events of every stage.
 
+// The futures of a stack's search by tags nest every kind's: laying them out takes more than the default depth.
+#![recursion_limit = "256"]
+
 pub mod access;
 pub mod aws;
 pub mod backoff;
