@@ -29,7 +29,7 @@ pub struct Descriptor {
     pub lookup: bool,
     /// How long its operations usually take in AWS; see [`Descriptor::takes`].
     pub typical: Typical,
-    /// What AWS accepts of the names, tags, descriptions and documents it sends; see [`contract`](super::contract).
+    /// What AWS accepts of the names, tags, descriptions and documents it sends; see [`contract`].
     pub sends: &'static [contract::Constraint],
     /// Attributes that say where kbp reads an input (a directory, a chart's registry), not what it makes: a
     /// change of one alone plans nothing, so the same stack planned from another directory or machine (an
@@ -84,7 +84,7 @@ impl Descriptor {
         Descriptor { sources: attrs, ..self }
     }
 
-    /// Sending values AWS holds to `constraints` ([`contract`](super::contract)): `kbp validate` checks them before anything is made.
+    /// Sending values AWS holds to `constraints` ([`contract`]): `kbp validate` checks them before anything is made.
     pub const fn sends(self, constraints: &'static [contract::Constraint]) -> Self {
         Descriptor { sends: constraints, ..self }
     }

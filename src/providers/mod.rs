@@ -223,7 +223,7 @@ pub trait Provider: Send + Sync {
     }
 
     /// Whether destroy leaves the resource in place (account-wide resources such as service-linked roles):
-    /// [`Descriptor::retain_on_destroy`].
+    /// [`Descriptor::kept_because`].
     fn retain_on_destroy(&self) -> bool {
         self.descriptor().kept_because.is_some()
     }
@@ -242,7 +242,7 @@ pub trait Provider: Send + Sync {
     }
 
     /// Who holds `name` now, the [`Descriptor::unique_name`] the desired `attrs` claim, for preflight (under its
-    /// short timeout, [`preflight::quick`]), once [`Context::caller`] is known. Asked only of kinds whose
+    /// short timeout, `preflight::quick!`), once [`Context::caller`] is known. Asked only of kinds whose
     /// descriptor names a unique name; only reads.
     async fn name_holder(&self, _cx: &Context, _name: &str, _attrs: &Attrs) -> Result<preflight::Holder> {
         let kind = self.kind();

@@ -1,7 +1,7 @@
 //! What preflight asks of the providers before anything is made: who holds each account- or region-unique name
 //! the stack will create ([`UniqueName`], [`Provider::name_holder`](super::Provider::name_holder)), and the
 //! reads of the region, the caller and what EKS offers that each service's module answers. Every such request
-//! carries the short preflight timeout ([`quick!`]), so a stack that cannot be made fails in seconds.
+//! carries the short preflight timeout (`quick!`), so a stack that cannot be made fails in seconds.
 
 use std::collections::BTreeMap;
 
