@@ -105,15 +105,7 @@ impl Provider for Rule {
             },
         );
         let listed = rules.await?.into_iter().map(|(name, arn)| tagged::Listed { id: name, tags_at: arn, name: None });
-        owned_by_tags(search.owner, KIND, listed, |arn| async move {
-            let r = send(cx, "events:ListTagsForResource", &[], || {
-                cx.eventbridge().list_tags_for_resource().resource_arn(&arn).send()
-            })
-            .await;
-            Ok(absent_if_gone(r)?
-                .map(|o| o.tags().iter().map(|t| (t.key().to_string(), t.value().to_string())).collect()))
-        })
-        .await
+        owned_by_tags(search.owner, KIND, listed, |arn| async move { list_tags(cx, &arn).await }).await
     }
 
     /// A pattern written as a JSON string compares as the object `read` parses it into.

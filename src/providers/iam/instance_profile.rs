@@ -18,7 +18,7 @@ use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
 use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::send::send_pages;
-use crate::providers::tagged::{owned_among, Search};
+use crate::providers::tagged::{owned_among, Search, PARALLEL_LOOKUPS};
 use crate::providers::tags::user_tags;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
@@ -167,9 +167,6 @@ impl Provider for InstanceProfile {
             .collect())
     }
 }
-
-/// How many profiles' tags are read at once.
-const PARALLEL_LOOKUPS: usize = 8;
 
 /// The names of the profiles holding `role`; none when the role is gone.
 async fn profiles_of_role(cx: &Context, role: &str) -> Result<Vec<String>> {

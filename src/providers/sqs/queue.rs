@@ -110,11 +110,7 @@ impl Provider for Queue {
             let name = url.rsplit('/').next().map(str::to_string);
             Listed { id: url.clone(), tags_at: url, name }
         });
-        owned_by_tags(search.owner, KIND, listed, |url| async move {
-            let r = send(cx, "sqs:ListQueueTags", &[], || cx.sqs().list_queue_tags().queue_url(&url).send()).await;
-            Ok(absent_if_gone(r)?.map(|o| o.tags.unwrap_or_default().into_iter().collect()))
-        })
-        .await
+        owned_by_tags(search.owner, KIND, listed, |url| async move { list_tags(cx, &url).await }).await
     }
 
     async fn read(&self, cx: &Context, url: &str, _prior: &Attrs) -> Result<Option<Observed>> {
