@@ -3,7 +3,7 @@
 #   scripts/test.sh [extra nextest args, e.g. a filter]
 # Installs the pinned AWS emulator (moto) and builds the test control plane (scripts/kube.sh) and Karpenter's KWOK
 # provider (scripts/karpenter-kwok.sh) if needed, then checks the code's conventions (rustfmt, clippy with
-# Cargo.toml's [lints], cargo-deny's licences, bans and sources), runs the emulator extension's own tests (pytest,
+# Cargo.toml's [lints], cargo-deny's licences, bans, sources and advisories), runs the emulator extension's own tests (pytest,
 # emulator/tests), doctests (if any) and every test with cargo-nextest. Each integration test starts its own
 # emulator; nothing needs to be running beforehand.
 set -euo pipefail
@@ -83,14 +83,28 @@ echo "+ cargo fmt --check" >&2
 cargo fmt --check
 echo "+ cargo clippy --all-targets -- -D warnings" >&2
 cargo clippy --all-targets --quiet -- -D warnings
-# What kbp may depend on (deny.toml): licences, banned and duplicated crates, sources. cargo-deny is built once
-# per machine (about 8 minutes on 2 cores). Advisories need the RustSec database from GitHub, out of reach here.
+# What kbp may depend on (deny.toml): licences, banned and duplicated crates, sources, and the RustSec advisories.
+# cargo-deny is built once per machine (about 8 minutes on 2 cores). The advisory database is a git clone that
+# cargo-deny keeps under $CARGO_HOME/advisory-dbs: it is refreshed where GitHub answers; where it does not, the
+# clone already there is used as it is (its date is printed); with no clone at all, advisories are not checked
+# and the script says so. To give an offline machine one, clone https://github.com/rustsec/advisory-db to
+# $CARGO_HOME/advisory-dbs/advisory-db-3157b0e258782691 (the name cargo-deny gives its default database).
 if ! cargo deny --version >/dev/null 2>&1; then
   echo "+ cargo install cargo-deny --locked   # the dependency policy checker, once" >&2
   cargo install cargo-deny --locked
 fi
-echo "+ cargo deny check licenses bans sources" >&2
-cargo deny --log-level error check licenses bans sources
+advisory_db=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/advisory-dbs/advisory-db-*/.git 2>/dev/null | head -n 1 || true)
+if cargo deny --log-level off fetch db >/dev/null 2>&1; then
+  echo "+ cargo deny check   # advisories from a database fetched now" >&2
+  cargo deny --log-level error check
+elif [ -n "$advisory_db" ]; then
+  echo "+ cargo deny --offline check   # GitHub is out of reach: advisories from the clone of $(git --git-dir "$advisory_db" log -1 --format=%cs)" >&2
+  cargo deny --log-level error --offline check
+else
+  echo "+ cargo deny check licenses bans sources" >&2
+  echo "  advisories NOT checked: GitHub is out of reach and there is no advisory database under ${CARGO_HOME:-$HOME/.cargo}/advisory-dbs" >&2
+  cargo deny --log-level error check licenses bans sources
+fi
 
 # The emulator extension's tests come first: every integration test below relies on the extension, and
 # nextest's summary stays the last line printed. A pytest failure stops the script (set -e).
