@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::Subnet;
 use serde_json::{json, Value};
 
-use super::{object, subnet};
+use super::object;
 use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
 use crate::providers::{Context, ProviderError, Result};
@@ -27,7 +27,7 @@ impl Lookup for ExistingSubnet {
     type Found = Subnet;
 
     async fn describe(cx: &Context, id: &str) -> Result<Option<Subnet>> {
-        subnet::describe(cx, id, &[]).await
+        super::describe::one::<aws_sdk_ec2::types::Subnet>(cx, id, &[]).await
     }
 
     /// `vpc_id` is the VPC it is in: the compiler emits the existing VPC's `id` output there.

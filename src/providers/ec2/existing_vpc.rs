@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::Vpc;
 use serde_json::json;
 
-use super::{object, vpc};
+use super::object;
 use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
 use crate::providers::preflight::quick;
@@ -32,7 +32,7 @@ impl Lookup for ExistingVpc {
     type Found = Vpc;
 
     async fn describe(cx: &Context, id: &str) -> Result<Option<Vpc>> {
-        vpc::describe(cx, id, &[]).await
+        super::describe::one::<aws_sdk_ec2::types::Vpc>(cx, id, &[]).await
     }
 
     fn attrs(found: &Vpc) -> Attrs {

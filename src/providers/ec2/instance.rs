@@ -9,12 +9,12 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, Instance as AwsInstance, InstanceStateName};
 use serde_json::json;
 
-use super::object;
 use super::stack_search;
+use super::{describe, object};
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::{send, send_pages};
+use crate::providers::send::send;
 use crate::providers::tagged::{found, Search};
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
@@ -30,7 +30,7 @@ impl Leftover for Instance {
     const MADE_BY: &'static str = "Karpenter (or EKS, for a managed node group)";
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(i) = describe(cx, id).await? else { return Ok(None) };
+        let Some(i) = describe::one::<AwsInstance>(cx, id, &[]).await? else { return Ok(None) };
         if terminated(&i) {
             return Ok(None);
         }
@@ -44,7 +44,7 @@ impl Leftover for Instance {
             return Ok(());
         }
         until("ec2:DescribeInstances", &format!("instance {id} to terminate"), TERMINATE_BUDGET, || async {
-            Ok(match describe(cx, id).await? {
+            Ok(match describe::one::<AwsInstance>(cx, id, &[]).await? {
                 None => Poll::Done(()),
                 Some(i) if terminated(&i) => Poll::Done(()),
                 Some(i) => Poll::Pending(i.state().and_then(|s| s.name()).map_or("?", |s| s.as_str()).to_string()),
@@ -56,15 +56,10 @@ impl Leftover for Instance {
     const FOUND_BY_TAGS: bool = true;
 
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
-        let filters = || stack_search::filters(search);
-        let out =
-            send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().set_filters(filters()).send())
-                .await?;
-        let all = out.reservations().iter().flat_map(|r| r.instances());
-        let terminated =
-            |i: &&AwsInstance| matches!(i.state().and_then(|s| s.name()), Some(InstanceStateName::Terminated));
-        let ours = all.filter(|i| stack_search::ours(search, i.tags())).filter(|i| !terminated(i));
+        let ours = describe::ours::<AwsInstance>(cx, search).await?;
         Ok(ours
+            .iter()
+            .filter(|i| !terminated(i))
             .map(|i| {
                 let mut uses: Vec<String> = i.subnet_id().map(str::to_string).into_iter().collect();
                 uses.extend(i.security_groups().iter().filter_map(|g| g.group_id().map(str::to_string)));
@@ -85,7 +80,7 @@ impl Leftover for Instance {
         let mut seen = BTreeSet::new();
         let mut found = Vec::new();
         for f in queries {
-            for i in describe_instances(cx, f).await? {
+            for i in describe::all::<AwsInstance>(cx, vec![f]).await? {
                 let Some(id) = i.instance_id() else { continue };
                 if terminated(&i) || scope.keep.contains(id) || !seen.insert(id.to_string()) {
                     continue;
@@ -146,28 +141,6 @@ fn attrs(i: &AwsInstance) -> Attrs {
         "instance_type": i.instance_type().map(|t| t.as_str()),
         "subnet_id": i.subnet_id(),
     }))
-}
-
-async fn describe(cx: &Context, id: &str) -> Result<Option<AwsInstance>> {
-    let r = send(cx, "ec2:DescribeInstances", &[], || cx.ec2().describe_instances().instance_ids(id).send()).await;
-    Ok(absent_if_gone(r)?.and_then(|out| {
-        out.reservations().iter().flat_map(|r| r.instances()).find(|i| i.instance_id() == Some(id)).cloned()
-    }))
-}
-
-async fn describe_instances(cx: &Context, filter: Filter) -> Result<Vec<AwsInstance>> {
-    let filter = &filter;
-    send_pages(
-        cx,
-        "ec2:DescribeInstances",
-        |token| cx.ec2().describe_instances().filters(filter.clone()).set_next_token(token).send(),
-        |page| {
-            let instances =
-                page.reservations.unwrap_or_default().into_iter().flat_map(|r| r.instances.unwrap_or_default());
-            (instances.collect(), page.next_token)
-        },
-    )
-    .await
 }
 
 #[cfg(test)]

@@ -2,38 +2,29 @@
 //! internet gateway is of no use, and AWS has no call that creates one attached).
 
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{AttachmentStatus, InternetGatewayAttachment, ResourceType};
+use aws_sdk_ec2::types::{AttachmentStatus, InternetGateway as Gateway, InternetGatewayAttachment, ResourceType};
 use serde_json::json;
 
-use super::stack_search;
+use super::describe;
 use super::wait::Budget;
 use super::{
-    describe_one, filtered, id_output, ids, matched, missing, nullable, object, optional_str, remove_when_unused,
-    required_str, retag, send, tagging,
+    id_output, missing, nullable, object, optional_str, remove_when_unused, required_str, retag, send, stack_search,
+    tagged_kind, tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::tagged::{found, Search};
 use crate::providers::Found;
-use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub(crate) struct InternetGateway;
 
 const NOT_FOUND: &str = "InvalidInternetGatewayID.NotFound";
 
-/// What AWS accepts of what this kind sends ([`contract`]).
-const SENDS: &[Constraint] = &[contract::EC2_TAGS];
-
 #[async_trait]
 impl Provider for InternetGateway {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::INTERNET_GATEWAY)
-            .found_by_tags()
-            .sends(SENDS)
-            .force_new(&["vpc_id"])
-            .adoptable_by_tags()
-            .imported_by("its ID, `igw-…`")
+        tagged_kind(kinds::INTERNET_GATEWAY).force_new(&["vpc_id"]).imported_by("its ID, `igw-…`")
     }
 
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
@@ -50,25 +41,15 @@ impl Provider for InternetGateway {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        Ok(describe(cx, id).await?.as_ref().map(observe))
+        Ok(describe::one::<Gateway>(cx, id, &[]).await?.as_ref().map(observe))
     }
 
     async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
-        let found = filtered(
-            cx,
-            "ec2:DescribeInternetGateways",
-            "internet-gateway-id",
-            &ids(items),
-            |f, token| cx.ec2().describe_internet_gateways().filters(f).set_next_token(token).send(),
-            |page| (page.internet_gateways.unwrap_or_default(), page.next_token),
-        )
-        .await?;
-        Ok(matched(items, &found, |g| g.internet_gateway_id()).into_iter().map(|g| g.map(observe)).collect())
+        describe::observed(cx, items, observe).await
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let describe = |filters| cx.ec2().describe_internet_gateways().set_filters(filters).send();
-        tagging::find(cx, "ec2:DescribeInternetGateways", desired, describe, |found| found.internet_gateways()).await
+        describe::find::<Gateway>(cx, desired).await
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
@@ -87,11 +68,7 @@ impl Provider for InternetGateway {
             .internet_gateway()
             .and_then(|g| g.internet_gateway_id())
             .ok_or_else(|| missing("ec2:CreateInternetGateway", "internet gateway ID"))?;
-        let attached = send(cx, "ec2:AttachInternetGateway", &[NOT_FOUND, "InvalidVpcID.NotFound"], || {
-            cx.ec2().attach_internet_gateway().internet_gateway_id(id).vpc_id(vpc_id).send()
-        })
-        .await;
-        if let Err(e) = attached {
+        if let Err(e) = attach(cx, id, vpc_id).await {
             // The gateway is useless unattached and its ID would be lost with this error: take it back.
             if let Err(cleanup) = delete_gateway(cx, id).await {
                 tracing::warn!(id, error = %cleanup, "could not delete the internet gateway whose attach failed");
@@ -106,21 +83,17 @@ impl Provider for InternetGateway {
     async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let unattached = optional_str(prior, "vpc_id").is_none();
         if let (true, Some(vpc_id)) = (unattached, desired.attrs.get("vpc_id").and_then(|v| v.as_str())) {
-            let r = send(cx, "ec2:AttachInternetGateway", &[NOT_FOUND, "InvalidVpcID.NotFound"], || {
-                cx.ec2().attach_internet_gateway().internet_gateway_id(id).vpc_id(vpc_id).send()
-            })
-            .await;
-            match r {
+            match attach(cx, id, vpc_id).await {
                 // A retry of an attach whose answer was lost.
                 Err(e) if e.is("Resource.AlreadyAssociated") => {}
-                r => r.map(drop)?,
+                r => r?,
             }
         }
         retag(cx, id, desired).await
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
-        let Some(igw) = describe(cx, id).await? else { return Ok(()) };
+        let Some(igw) = describe::one::<Gateway>(cx, id, &[]).await? else { return Ok(()) };
         for vpc_id in igw.attachments().iter().filter(|a| is_attached(a)).filter_map(|a| a.vpc_id()) {
             // Detaching fails with DependencyViolation while a NAT gateway or instance in the VPC still has a
             // public address mapped; those are released minutes after their own delete returns.
@@ -138,7 +111,7 @@ impl Provider for InternetGateway {
     }
 }
 
-fn observe(igw: &aws_sdk_ec2::types::InternetGateway) -> Observed {
+fn observe(igw: &Gateway) -> Observed {
     // Detached reads as a null vpc_id, so the plan reattaches it (by replacement) instead of trusting state.
     let vpc_id = igw.attachments().iter().find(|a| is_attached(a)).and_then(|a| a.vpc_id());
     let attrs = json!({ "vpc_id": nullable(vpc_id), "tags": tagging::attr(igw.tags()) });
@@ -151,16 +124,19 @@ fn is_attached(a: &InternetGatewayAttachment) -> bool {
     !matches!(a.state(), Some(AttachmentStatus::Detached | AttachmentStatus::Detaching))
 }
 
+/// Attaches the gateway to the VPC; right after their creates, either may not be visible yet.
+async fn attach(cx: &Context, id: &str, vpc_id: &str) -> Result<()> {
+    send(cx, "ec2:AttachInternetGateway", &[NOT_FOUND, "InvalidVpcID.NotFound"], || {
+        cx.ec2().attach_internet_gateway().internet_gateway_id(id).vpc_id(vpc_id).send()
+    })
+    .await
+    .map(drop)
+}
+
 async fn delete_gateway(cx: &Context, id: &str) -> Result<()> {
     let (op, what) = ("ec2:DeleteInternetGateway", format!("internet gateway {id}"));
     remove_when_unused(cx, op, &what, &[], Budget::minutes(2), || {
         cx.ec2().delete_internet_gateway().internet_gateway_id(id).send()
     })
     .await
-}
-
-async fn describe(cx: &Context, id: &str) -> Result<Option<aws_sdk_ec2::types::InternetGateway>> {
-    let request = || cx.ec2().describe_internet_gateways().internet_gateway_ids(id).send();
-    let op = "ec2:DescribeInternetGateways";
-    describe_one(cx, op, &[], id, request, |out| out.internet_gateways(), |g| g.internet_gateway_id()).await
 }

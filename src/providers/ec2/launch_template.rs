@@ -8,8 +8,7 @@ use serde_json::json;
 use super::object;
 use crate::graph::{kinds, Attrs};
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::describe_one;
-use crate::providers::send::{remove, send_pages};
+use crate::providers::send::remove;
 use crate::providers::{Context, DiscoveryScope, Found, Observed, Result};
 
 pub(crate) struct LaunchTemplate;
@@ -22,7 +21,7 @@ impl Leftover for LaunchTemplate {
     const MADE_BY: &'static str = "Karpenter (for an EC2NodeClass)";
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let found = describe(cx, id).await?;
+        let found = super::describe::one::<AwsLaunchTemplate>(cx, id, &[]).await?;
         Ok(found.map(|t| Observed { attrs: attrs(&t), outputs: super::id_output(id) }))
     }
 
@@ -32,14 +31,8 @@ impl Leftover for LaunchTemplate {
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
-        let f = &Filter::builder().name(format!("tag:{CLUSTER_TAG}")).values(scope.cluster).build();
-        let all = send_pages(
-            cx,
-            "ec2:DescribeLaunchTemplates",
-            |token| cx.ec2().describe_launch_templates().filters(f.clone()).set_next_token(token).send(),
-            |page| (page.launch_templates.unwrap_or_default(), page.next_token),
-        )
-        .await?;
+        let f = Filter::builder().name(format!("tag:{CLUSTER_TAG}")).values(scope.cluster).build();
+        let all = super::describe::all::<AwsLaunchTemplate>(cx, vec![f]).await?;
         let ours = |t: &&AwsLaunchTemplate| {
             // Checked again: a tag filter an implementation ignores must not widen the match.
             t.tags().iter().any(|tag| tag.key() == Some(CLUSTER_TAG) && tag.value() == Some(scope.cluster))
@@ -62,12 +55,6 @@ impl Leftover for LaunchTemplate {
             })
             .collect())
     }
-}
-
-async fn describe(cx: &Context, id: &str) -> Result<Option<AwsLaunchTemplate>> {
-    let request = || cx.ec2().describe_launch_templates().launch_template_ids(id).send();
-    let op = "ec2:DescribeLaunchTemplates";
-    describe_one(cx, op, &[], id, request, |out| out.launch_templates(), |t| t.launch_template_id()).await
 }
 
 fn attrs(t: &AwsLaunchTemplate) -> Attrs {

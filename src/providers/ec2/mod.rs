@@ -8,12 +8,13 @@
 //! Also, delete only, what others leave for teardown to find: Karpenter's nodes, their launch templates and
 //! detached network interfaces, EBS volumes of PersistentVolumeClaims and VPC endpoints.
 //!
-//! Shared here: tagging, including the find-by-tags of adoptable kinds ([`tagging`]), deletes AWS refuses while
-//! something is still released ([`wait`]), and Describe calls by filter ([`filtered`]: teardown's lookups by
-//! `vpc-id`, refresh's batched reads by ID, matched back with [`matched`]). Attribute decoding and
+//! Shared here: each type's Describe call, named once and read through by one, by many, by filter, by the kbp
+//! tags of an address and by the stack's tag ([`describe`]); tagging ([`tagging`]); deletes AWS refuses while
+//! something is still released ([`wait`]). Attribute decoding and
 //! "gone" handling are every service's ([`crate::providers::attrs`], re-exported here). Not here: prefix lists
 //! (no blueprint needs them yet), or anything EKS creates in the VPC.
 
+pub(crate) mod describe;
 pub(crate) mod eip;
 pub(crate) mod existing_subnet;
 pub(crate) mod existing_vpc;
@@ -39,11 +40,20 @@ pub mod wait;
 use std::future::Future;
 
 use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_ec2::types::Filter;
 use serde_json::json;
 
-use super::{Applied, Context, Desired, ProviderError, Result};
+use super::contract::{self, Constraint};
+use super::{Applied, Context, Descriptor, Desired, ProviderError, Result};
 use crate::graph::Attrs;
+
+/// What every EC2 kind kbp creates sends of its own: tags within EC2's limits ([`contract`]).
+const TAGS_ONLY: &[Constraint] = &[contract::EC2_TAGS];
+
+/// The descriptor every EC2 kind kbp creates with its tags starts from: found by the stack's tag, adoptable by
+/// its kbp tags, its tags within EC2's limits.
+pub(crate) const fn tagged_kind(kind: &'static str) -> Descriptor {
+    Descriptor::new(kind).found_by_tags().sends(TAGS_ONLY).adoptable_by_tags()
+}
 
 /// Per-call settings for a create AWS would carry out twice if it arrived twice: no SDK retry (see
 /// [`crate::providers::send::send_unretried`]).
@@ -85,35 +95,6 @@ pub(crate) fn id_output(id: &str) -> Attrs {
 
 /// The most values EC2 takes in one filter.
 const MAX_FILTER_VALUES: usize = 200;
-
-/// Every item a paged Describe call lists under the filter `name` (`subnet-id`, `vpc-id`, …) with any of
-/// `values`: `request(filter, token)` sends it, `split` as in [`send_pages`]. A filter rather than the call's
-/// list of IDs, because that list fails the whole call when one ID no longer exists, while a filter leaves it
-/// out; the values go in chunks of the most a filter takes. None when there are no values: with nothing to
-/// filter on, the call would list the whole region.
-///
-/// [`send_pages`]: crate::providers::send::send_pages
-pub(crate) async fn filtered<O, E, T, F, Fut, S>(
-    cx: &Context,
-    op: &str,
-    name: &str,
-    values: &[String],
-    request: F,
-    split: S,
-) -> Result<Vec<T>>
-where
-    F: Fn(Filter, Option<String>) -> Fut,
-    Fut: Future<Output = Result<O, SdkError<E>>>,
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-    S: Fn(O) -> (Vec<T>, Option<String>),
-{
-    let mut out = Vec::new();
-    for chunk in chunks(values) {
-        let filter = Filter::builder().name(name).set_values(Some(chunk)).build();
-        out.extend(crate::providers::send::send_pages(cx, op, |token| request(filter.clone(), token), &split).await?);
-    }
-    Ok(out)
-}
 
 /// `values` without repeats, in chunks of at most [`MAX_FILTER_VALUES`].
 fn chunks(values: &[String]) -> Vec<Vec<String>> {

@@ -3,19 +3,18 @@
 //! (routes; the Elastic IP and subnet when destroying) is never touched too early.
 
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGatewayState, ResourceType};
+use aws_sdk_ec2::types::{ConnectivityType, Filter, NatGateway as Nat, NatGatewayState, ResourceType};
 use serde_json::json;
 
-use super::stack_search;
+use super::describe::{self, Described};
 use super::wait::{self, Budget, Poll};
 use super::{
-    describe_one, filtered, id_output, ids, matched, missing, nullable, object, optional_str, remove, required_str,
-    retag, send, tagging,
+    id_output, missing, nullable, object, optional_str, remove, required_str, retag, send, stack_search, tagged_kind,
+    tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::tagged::{found, Search};
 use crate::providers::Found;
-use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct NatGateway;
@@ -27,14 +26,8 @@ const NOT_FOUND: &[&str] = &["NatGatewayNotFound", "InvalidNatGatewayID.NotFound
 const CREATE_BUDGET: Budget = Budget::minutes(10).expecting(DESCRIPTOR.typical.create);
 const DELETE_BUDGET: Budget = Budget::minutes(10).expecting(DESCRIPTOR.typical.delete);
 
-/// What AWS accepts of what this kind sends ([`contract`]).
-const SENDS: &[Constraint] = &[contract::EC2_TAGS];
-
-const DESCRIPTOR: Descriptor = Descriptor::new(kinds::NAT_GATEWAY)
-    .found_by_tags()
-    .sends(SENDS)
+const DESCRIPTOR: Descriptor = tagged_kind(kinds::NAT_GATEWAY)
     .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
-    .adoptable_by_tags()
     .imported_by("its ID, `nat-…`")
     .takes(90, 1, 60);
 
@@ -45,16 +38,12 @@ impl Provider for NatGateway {
     }
 
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
-        let filters = || stack_search::filters(search);
-        let (nats, gateways) = futures::try_join!(
-            send(cx, "ec2:DescribeNatGateways", &[], || cx.ec2().describe_nat_gateways().set_filter(filters()).send()),
-            stack_search::internet_gateways(cx, search),
-        )?;
-        let live = |n: &&aws_sdk_ec2::types::NatGateway| {
-            !matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed))
-        };
-        let ours = nats.nat_gateways().iter().filter(|n| stack_search::ours(search, n.tags())).filter(live);
-        Ok(ours
+        let (nats, gateways) =
+            futures::try_join!(describe::ours::<Nat>(cx, search), stack_search::internet_gateways(cx, search))?;
+        let live = |n: &&Nat| !matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed));
+        Ok(nats
+            .iter()
+            .filter(live)
             .map(|n| {
                 let mut uses: Vec<String> = n.subnet_id().map(str::to_string).into_iter().collect();
                 uses.extend(n.nat_gateway_addresses().iter().filter_map(|a| a.allocation_id().map(str::to_string)));
@@ -78,30 +67,18 @@ impl Provider for NatGateway {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        Ok(describe(cx, id, &[]).await?.as_ref().and_then(observe))
+        Ok(describe::one::<Nat>(cx, id, &[]).await?.as_ref().and_then(observe))
     }
 
     async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
-        let found = filtered(
-            cx,
-            "ec2:DescribeNatGateways",
-            "nat-gateway-id",
-            &ids(items),
-            |f, token| cx.ec2().describe_nat_gateways().filter(f).set_next_token(token).send(),
-            |page| (page.nat_gateways.unwrap_or_default(), page.next_token),
-        )
-        .await?;
-        Ok(matched(items, &found, |n| n.nat_gateway_id()).into_iter().map(|n| n.and_then(observe)).collect())
+        Ok(describe::each::<Nat>(cx, items).await?.iter().map(|n| n.as_ref().and_then(observe)).collect())
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let op = "ec2:DescribeNatGateways";
         let mut filters = tagging::kbp_filters(desired);
         filters.push(Filter::builder().name("state").values("pending").values("available").build());
-        let filters = Some(filters);
-        let found = send(cx, op, &[], || cx.ec2().describe_nat_gateways().set_filter(filters.clone()).send()).await?;
-        let live: Vec<_> = found.nat_gateways().iter().filter(|n| !is_gone(n)).cloned().collect();
-        tagging::adopt(op, desired, &live)
+        let live: Vec<Nat> = describe::all::<Nat>(cx, filters).await?.into_iter().filter(|n| !is_gone(n)).collect();
+        tagging::adopt(Nat::OP, desired, &live)
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
@@ -129,7 +106,7 @@ impl Provider for NatGateway {
             &format!("NAT gateway {id} to become available"),
             CREATE_BUDGET,
             || async {
-                let Some(nat) = describe(cx, id, NOT_FOUND).await? else {
+                let Some(nat) = describe::one::<Nat>(cx, id, NOT_FOUND).await? else {
                     return Ok(Poll::Pending("not visible yet".to_string()));
                 };
                 match nat.state() {
@@ -157,7 +134,7 @@ impl Provider for NatGateway {
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
-        let Some(nat) = describe(cx, id, &[]).await? else { return Ok(()) };
+        let Some(nat) = describe::one::<Nat>(cx, id, &[]).await? else { return Ok(()) };
         // Failed gateways are removed by AWS itself; `deleting` ones only need the wait below.
         if matches!(nat.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) {
             return Ok(());
@@ -167,7 +144,7 @@ impl Provider for NatGateway {
         }
         // Its Elastic IP and its ENI in the subnet are released only when it reaches `deleted`.
         wait::until("ec2:DescribeNatGateways", &format!("NAT gateway {id} to be deleted"), DELETE_BUDGET, || async {
-            Ok(match describe(cx, id, &[]).await? {
+            Ok(match describe::one::<Nat>(cx, id, &[]).await? {
                 None => Poll::Done(()),
                 Some(n) if matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed)) => {
                     Poll::Done(())
@@ -180,7 +157,7 @@ impl Provider for NatGateway {
 }
 
 /// What `read` reports of `nat`; `None` once it is (being) deleted.
-fn observe(nat: &aws_sdk_ec2::types::NatGateway) -> Option<Observed> {
+fn observe(nat: &Nat) -> Option<Observed> {
     if is_gone(nat) {
         return None;
     }
@@ -197,11 +174,11 @@ fn observe(nat: &aws_sdk_ec2::types::NatGateway) -> Option<Observed> {
 
 /// Deleted gateways stay visible for about an hour; for kbp they are gone, as are failed ones (AWS deletes
 /// those itself) and ones being deleted (nothing can stop that).
-fn is_gone(nat: &aws_sdk_ec2::types::NatGateway) -> bool {
+fn is_gone(nat: &Nat) -> bool {
     matches!(nat.state(), Some(NatGatewayState::Deleted | NatGatewayState::Deleting | NatGatewayState::Failed))
 }
 
-fn failed(id: &str, nat: &aws_sdk_ec2::types::NatGateway) -> ProviderError {
+fn failed(id: &str, nat: &Nat) -> ProviderError {
     ProviderError::new(
         "ec2:CreateNatGateway",
         nat.failure_code().unwrap_or("NatGatewayFailed"),
@@ -211,10 +188,4 @@ fn failed(id: &str, nat: &aws_sdk_ec2::types::NatGateway) -> ProviderError {
         "fix what AWS names above (often the Elastic IP is already associated elsewhere, or the subnet is out of \
          free addresses), then run kbp again; AWS removes the failed gateway by itself",
     )
-}
-
-async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::NatGateway>> {
-    let request = || cx.ec2().describe_nat_gateways().nat_gateway_ids(id).send();
-    let op = "ec2:DescribeNatGateways";
-    describe_one(cx, op, transient, id, request, |out| out.nat_gateways(), |n| n.nat_gateway_id()).await
 }

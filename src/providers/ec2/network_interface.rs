@@ -4,11 +4,10 @@
 //! load balancer's, an endpoint's) with their owner, since AWS refuses to delete them directly.
 
 use async_trait::async_trait;
-use aws_sdk_ec2::operation::describe_network_interfaces::DescribeNetworkInterfacesOutput;
 use aws_sdk_ec2::types::{NetworkInterface as AwsInterface, NetworkInterfaceStatus};
 use serde_json::json;
 
-use super::{describe_one, object, remove_when_unused};
+use super::{object, remove_when_unused};
 use crate::graph::{kinds, Attrs};
 use crate::providers::delete_only::Leftover;
 use crate::providers::ec2::wait::Budget;
@@ -25,7 +24,7 @@ impl Leftover for NetworkInterface {
     const MADE_BY: &'static str = "the VPC CNI plugin or a node";
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let found = describe(cx, id).await?;
+        let found = super::describe::one::<AwsInterface>(cx, id, &[]).await?;
         Ok(found.map(|n| Observed { attrs: attrs(&n), outputs: super::id_output(id) }))
     }
 
@@ -88,21 +87,13 @@ fn detail(n: &AwsInterface) -> String {
     parts.join(", ")
 }
 
-async fn describe(cx: &Context, id: &str) -> Result<Option<AwsInterface>> {
-    let request = || cx.ec2().describe_network_interfaces().network_interface_ids(id).send();
-    let op = "ec2:DescribeNetworkInterfaces";
-    describe_one(cx, op, &[], id, request, |out| out.network_interfaces(), |n| n.network_interface_id()).await
-}
-
 fn attrs(n: &AwsInterface) -> Attrs {
     object(json!({ "subnet_id": n.subnet_id(), "description": n.description() }))
 }
 
 /// Every network interface in `vpcs`; none when there are none.
 pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<AwsInterface>> {
-    let request = |f, token| cx.ec2().describe_network_interfaces().filters(f).set_next_token(token).send();
-    let split = |page: DescribeNetworkInterfacesOutput| (page.network_interfaces.unwrap_or_default(), page.next_token);
-    super::filtered(cx, "ec2:DescribeNetworkInterfaces", "vpc-id", vpcs, request, split).await
+    super::describe::by_filter::<AwsInterface>(cx, "vpc-id", vpcs, &[]).await
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::RouteState;
 use serde_json::json;
 
-use super::route_table::{describe as describe_table, shared as shared_tables};
+use super::describe;
+use super::route_table::shared as shared_tables;
 use super::{id_output, nullable, object, optional_str, remove, required_str, send};
 use crate::graph::{kinds, Attrs};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -165,7 +166,7 @@ fn observe(id: &str, (table_id, destination): (&str, &str), route: &aws_sdk_ec2:
 
 /// The route for `destination` in the table, or `None` when the table or the route is gone.
 async fn current(cx: &Context, table_id: &str, destination: &str) -> Result<Option<aws_sdk_ec2::types::Route>> {
-    let table = describe_table(cx, table_id, &[]).await?;
+    let table = describe::one::<aws_sdk_ec2::types::RouteTable>(cx, table_id, &[]).await?;
     Ok(table.as_ref().and_then(|t| in_table(t, destination)).cloned())
 }
 

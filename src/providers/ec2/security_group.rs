@@ -16,16 +16,12 @@
 //! another group's rule references, for as long as the rule exists.
 
 use async_trait::async_trait;
-use aws_sdk_ec2::operation::describe_security_groups::DescribeSecurityGroupsOutput;
 use aws_sdk_ec2::types::{IpPermission, IpRange, ResourceType, SecurityGroup as Group, Tag, UserIdGroupPair};
 use serde_json::json;
 
-use super::stack_search;
-use super::tagging::{self, Tagged};
+use super::describe;
 use super::wait::Budget;
-use super::{
-    arn, describe_one, filtered, ids, matched, missing, object, remove, remove_when_unused, required_str, send,
-};
+use super::{arn, missing, object, remove, remove_when_unused, required_str, send, stack_search, tagged_kind, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::tagged::{found, Search};
 use crate::providers::tags::{ADDRESS, STACK};
@@ -58,24 +54,18 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for SecurityGroup {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::SECURITY_GROUP)
-            .found_by_tags()
+        tagged_kind(kinds::SECURITY_GROUP)
             .sends(SENDS)
             .force_new(&["name", "description", "vpc_id"])
-            .adoptable_by_tags()
             .imported_by("its ID, `sg-…`")
     }
 
     /// By the tag, like the rest: the group of the node group kbp makes in a VPC it does not own (`[vpc] id`) is
     /// the stack's too. A VPC's default group goes with its VPC.
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
-        let filters = || stack_search::filters(search);
-        let out = send(cx, "ec2:DescribeSecurityGroups", &[], || {
-            cx.ec2().describe_security_groups().set_filters(filters()).send()
-        })
-        .await?;
-        let ours = out.security_groups().iter().filter(|g| stack_search::ours(search, g.tags()));
+        let ours = describe::ours::<Group>(cx, search).await?;
         Ok(ours
+            .iter()
             .filter(|g| g.group_name() != Some("default"))
             .map(|g| {
                 let name = stack_search::tag(g.tags(), ADDRESS).or(g.group_name()).map(str::to_string);
@@ -86,25 +76,15 @@ impl Provider for SecurityGroup {
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        Ok(describe(cx, id, &[]).await?.map(|g| observe(cx, &g)))
+        Ok(describe::one::<Group>(cx, id, &[]).await?.map(|g| observe(cx, &g)))
     }
 
     async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
-        let found = filtered(
-            cx,
-            "ec2:DescribeSecurityGroups",
-            "group-id",
-            &ids(items),
-            |f, token| cx.ec2().describe_security_groups().filters(f).set_next_token(token).send(),
-            |page| (page.security_groups.unwrap_or_default(), page.next_token),
-        )
-        .await?;
-        Ok(matched(items, &found, |g| g.group_id()).into_iter().map(|g| g.map(|g| observe(cx, g))).collect())
+        describe::observed(cx, items, |g| observe(cx, g)).await
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let describe = |filters| cx.ec2().describe_security_groups().set_filters(filters).send();
-        tagging::find(cx, "ec2:DescribeSecurityGroups", desired, describe, |found| found.security_groups()).await
+        describe::find::<Group>(cx, desired).await
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
@@ -126,7 +106,7 @@ impl Provider for SecurityGroup {
 
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         tagging::reconcile(cx, id, desired).await?;
-        let g = describe(cx, id, &[]).await?.ok_or_else(|| vanished(id))?;
+        let g = describe::one::<Group>(cx, id, &[]).await?.ok_or_else(|| vanished(id))?;
         if !g.ip_permissions().iter().any(|p| is_within_group(p, id)) {
             allow_within_group(cx, id).await?;
         }
@@ -214,9 +194,7 @@ fn referenced(g: &Group) -> Vec<String> {
 
 /// Every security group in `vpcs`; none when there are none.
 pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>> {
-    let request = |f, token| cx.ec2().describe_security_groups().filters(f).set_next_token(token).send();
-    let split = |page: DescribeSecurityGroupsOutput| (page.security_groups.unwrap_or_default(), page.next_token);
-    super::filtered(cx, "ec2:DescribeSecurityGroups", "vpc-id", vpcs, request, split).await
+    describe::by_filter::<Group>(cx, "vpc-id", vpcs, &[]).await
 }
 
 /// Revokes the parts of rules that name `id` from the other groups in its VPC that go with the stack: every
@@ -224,9 +202,10 @@ pub(crate) async fn in_vpcs(cx: &Context, vpcs: &[String]) -> Result<Vec<Group>>
 /// made. A neighbour's rule is never edited: the delete is refused with what to remove instead of waiting out
 /// AWS's DependencyViolation.
 async fn revoke_references(cx: &Context, id: &str) -> Result<()> {
-    let Some(group) = describe(cx, id, &[]).await? else { return Ok(()) };
+    let Some(group) = describe::one::<Group>(cx, id, &[]).await? else { return Ok(()) };
     let Some(vpc) = group.vpc_id() else { return Ok(()) };
-    let vpc_tags = super::vpc::describe(cx, vpc, &[]).await?.map(|v| v.tags().to_vec()).unwrap_or_default();
+    let vpc_tags =
+        describe::one::<aws_sdk_ec2::types::Vpc>(cx, vpc, &[]).await?.map(|v| v.tags().to_vec()).unwrap_or_default();
     let stacks = |tags: &[Tag]| tags.iter().any(|t| t.key() == Some(STACK) && t.value() == Some(cx.stack.as_str()));
     let mut neighbours = Vec::new();
     for other in in_vpcs(cx, &[vpc.to_string()]).await?.iter().filter(|g| g.group_id() != Some(id)) {
@@ -278,23 +257,6 @@ fn referencing(perms: &[IpPermission], id: &str) -> Vec<IpPermission> {
             })
         })
         .collect()
-}
-
-impl Tagged for Group {
-    fn tag_list(&self) -> &[Tag] {
-        self.tags()
-    }
-    fn resource_id(&self) -> Option<&str> {
-        self.group_id()
-    }
-}
-
-/// The group `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
-/// create, `InvalidGroup.NotFound` is eventual consistency rather than absence).
-async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<Group>> {
-    let request = || cx.ec2().describe_security_groups().group_ids(id).send();
-    let op = "ec2:DescribeSecurityGroups";
-    describe_one(cx, op, transient, id, request, |out| out.security_groups(), |g| g.group_id()).await
 }
 
 /// Adds the rule that lets every member of the group reach every other on any protocol and port. A rule that is
@@ -358,7 +320,7 @@ fn vanished(id: &str) -> ProviderError {
 }
 
 async fn applied(cx: &Context, id: &str) -> Result<Applied> {
-    let g = describe(cx, id, &[NOT_FOUND]).await?.ok_or_else(|| vanished(id))?;
+    let g = describe::one::<Group>(cx, id, &[NOT_FOUND]).await?.ok_or_else(|| vanished(id))?;
     Ok(Applied { id: id.to_string(), outputs: outputs(cx, &g) })
 }
 

@@ -5,14 +5,14 @@
 
 use aws_sdk_ec2::types::{Filter, InternetGateway, Tag};
 
-use super::send;
+use super::describe::Described;
 use crate::providers::tagged::{found, Search};
 use crate::providers::tags::{ADDRESS, STACK};
 use crate::providers::{Context, Found, Result};
 
 /// The filters of a Describe call for what is tagged with the stack's name.
-pub(crate) fn filters(search: &Search<'_>) -> Option<Vec<Filter>> {
-    Some(vec![Filter::builder().name(format!("tag:{STACK}")).values(search.stack()).build()])
+pub(crate) fn filters(search: &Search<'_>) -> Vec<Filter> {
+    vec![Filter::builder().name(format!("tag:{STACK}")).values(search.stack()).build()]
 }
 
 /// Whether an EC2 resource with `tags` is the stack's.
@@ -41,14 +41,5 @@ pub(crate) async fn internet_gateways(
     cx: &Context,
     search: &Search<'_>,
 ) -> Result<std::sync::Arc<Vec<InternetGateway>>> {
-    search
-        .shared("ec2:DescribeInternetGateways", || async {
-            let ec2 = cx.ec2();
-            let out = send(cx, "ec2:DescribeInternetGateways", &[], || {
-                ec2.describe_internet_gateways().set_filters(filters(search)).send()
-            })
-            .await?;
-            Ok(out.internet_gateways().iter().filter(|g| ours(search, g.tags())).cloned().collect())
-        })
-        .await
+    search.shared(InternetGateway::OP, || super::describe::ours::<InternetGateway>(cx, search)).await
 }

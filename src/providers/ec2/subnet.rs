@@ -2,67 +2,45 @@
 //! whether instances launched in it get a public IP can.
 
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType};
+use aws_sdk_ec2::types::{AttributeBooleanValue, ResourceType, Subnet as AwsSubnet};
 use serde_json::json;
 
-use super::stack_search;
+use super::describe;
 use super::wait::Budget;
-use super::{
-    bool_attr, describe_one, filtered, ids, matched, missing, object, remove_when_unused, required_str, send, tagging,
-};
+use super::{bool_attr, missing, object, remove_when_unused, required_str, send, stack_search, tagged_kind, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::tagged::Search;
 use crate::providers::Found;
-use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct Subnet;
 
 const NOT_FOUND: &str = "InvalidSubnetID.NotFound";
 
-/// What AWS accepts of what this kind sends ([`contract`]).
-const SENDS: &[Constraint] = &[contract::EC2_TAGS];
-
 #[async_trait]
 impl Provider for Subnet {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::SUBNET)
-            .found_by_tags()
-            .sends(SENDS)
+        tagged_kind(kinds::SUBNET)
             .force_new(&["vpc_id", "cidr_block", "availability_zone"])
-            .adoptable_by_tags()
             .imported_by("its ID, `subnet-…`")
     }
 
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
-        let filters = || stack_search::filters(search);
-        let out =
-            send(cx, "ec2:DescribeSubnets", &[], || cx.ec2().describe_subnets().set_filters(filters()).send()).await?;
-        let ours = out.subnets().iter().filter(|s| stack_search::ours(search, s.tags()));
-        Ok(ours.map(|s| stack_search::in_vpc(kinds::SUBNET, s.subnet_id(), s.tags(), s.vpc_id())).collect())
+        let ours = describe::ours::<AwsSubnet>(cx, search).await?;
+        Ok(ours.iter().map(|s| stack_search::in_vpc(kinds::SUBNET, s.subnet_id(), s.tags(), s.vpc_id())).collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        Ok(describe(cx, id, &[]).await?.as_ref().map(observe))
+        Ok(describe::one::<AwsSubnet>(cx, id, &[]).await?.as_ref().map(observe))
     }
 
     async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
-        let found = filtered(
-            cx,
-            "ec2:DescribeSubnets",
-            "subnet-id",
-            &ids(items),
-            |f, token| cx.ec2().describe_subnets().filters(f).set_next_token(token).send(),
-            |page| (page.subnets.unwrap_or_default(), page.next_token),
-        )
-        .await?;
-        Ok(matched(items, &found, |s| s.subnet_id()).into_iter().map(|s| s.map(observe)).collect())
+        describe::observed(cx, items, observe).await
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let describe = |filters| cx.ec2().describe_subnets().set_filters(filters).send();
-        tagging::find(cx, "ec2:DescribeSubnets", desired, describe, |found| found.subnets()).await
+        describe::find::<AwsSubnet>(cx, desired).await
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
@@ -87,7 +65,7 @@ impl Provider for Subnet {
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         tagging::reconcile(cx, id, desired).await?;
         let want = bool_attr(desired.attrs, "map_public_ip_on_launch", false);
-        let current = describe(cx, id, &[]).await?.and_then(|s| s.map_public_ip_on_launch());
+        let current = describe::one::<AwsSubnet>(cx, id, &[]).await?.and_then(|s| s.map_public_ip_on_launch());
         if current != Some(want) {
             set_map_public_ip(cx, id, want).await?;
         }
@@ -102,12 +80,7 @@ impl Provider for Subnet {
     }
 }
 
-pub(crate) async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Subnet>> {
-    let request = || cx.ec2().describe_subnets().subnet_ids(id).send();
-    describe_one(cx, "ec2:DescribeSubnets", transient, id, request, |out| out.subnets(), |s| s.subnet_id()).await
-}
-
-fn observe(s: &aws_sdk_ec2::types::Subnet) -> Observed {
+fn observe(s: &AwsSubnet) -> Observed {
     let attrs = json!({
         "vpc_id": s.vpc_id(),
         "cidr_block": s.cidr_block(),
@@ -128,13 +101,13 @@ async fn set_map_public_ip(cx: &Context, id: &str, on: bool) -> Result<()> {
 }
 
 async fn applied(cx: &Context, id: &str) -> Result<Applied> {
-    let s = describe(cx, id, &[NOT_FOUND]).await?.ok_or_else(|| {
+    let s = describe::one::<AwsSubnet>(cx, id, &[NOT_FOUND]).await?.ok_or_else(|| {
         ProviderError::new("ec2:DescribeSubnets", NOT_FOUND, format!("subnet {id} is not visible after it was changed"))
             .with_hint("AWS may be slow to show it, or someone deleted it; run kbp again")
     })?;
     Ok(Applied { id: id.to_string(), outputs: outputs(&s) })
 }
 
-fn outputs(s: &aws_sdk_ec2::types::Subnet) -> Attrs {
+fn outputs(s: &AwsSubnet) -> Attrs {
     object(json!({ "id": s.subnet_id(), "arn": s.subnet_arn() }))
 }

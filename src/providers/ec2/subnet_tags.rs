@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::existing_subnet::ExistingSubnet;
-use super::{object, ok_if_gone, subnet, tagging};
+use super::{object, ok_if_gone, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
 use crate::providers::tags;
@@ -139,7 +139,7 @@ fn parse(desired: &Desired<'_>) -> Result<Spec> {
 
 /// Every tag of subnet `id` (kbp's and AWS's too), or `None` when it is gone.
 async fn current(cx: &Context, id: &str) -> Result<Option<Tags>> {
-    Ok(subnet::describe(cx, id, &[]).await?.map(|s| tagging::map(s.tags())))
+    Ok(super::describe::one::<aws_sdk_ec2::types::Subnet>(cx, id, &[]).await?.map(|s| tagging::map(s.tags())))
 }
 
 /// [`current`] of a subnet that must exist.

@@ -4,9 +4,7 @@
 //! subnets it does not own, `subnet_tags`).
 
 use std::collections::BTreeMap;
-use std::future::Future;
 
-use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_ec2::types::{Filter, ResourceType, Tag, TagSpecification};
 use serde_json::Value;
 
@@ -93,48 +91,6 @@ fn wildcard_safe(value: &str) -> String {
 pub trait Tagged {
     fn tag_list(&self) -> &[Tag];
     fn resource_id(&self) -> Option<&str>;
-}
-
-macro_rules! tagged {
-    ($($ty:ident => $id:ident),* $(,)?) => {$(
-        impl Tagged for aws_sdk_ec2::types::$ty {
-            fn tag_list(&self) -> &[Tag] {
-                self.tags()
-            }
-            fn resource_id(&self) -> Option<&str> {
-                self.$id()
-            }
-        }
-    )*};
-}
-
-tagged!(
-    Vpc => vpc_id,
-    Subnet => subnet_id,
-    InternetGateway => internet_gateway_id,
-    Address => allocation_id,
-    NatGateway => nat_gateway_id,
-    RouteTable => route_table_id,
-);
-
-/// Looks for the resource this stack made for this address with a Describe call that takes filters: `request`
-/// sends it with the [`kbp_filters`], `items` lists what it found; see [`adopt`].
-pub async fn find<O, E, T, F, Fut>(
-    cx: &Context,
-    op: &str,
-    desired: &Desired<'_>,
-    request: F,
-    items: impl Fn(&O) -> &[T],
-) -> Result<Option<String>>
-where
-    F: Fn(Option<Vec<Filter>>) -> Fut,
-    Fut: Future<Output = Result<O, SdkError<E>>>,
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-    T: Tagged,
-{
-    let filters = Some(kbp_filters(desired));
-    let found = send(cx, op, &[], || request(filters.clone())).await?;
-    adopt(op, desired, items(&found))
 }
 
 /// The ID of the one resource among `found` (a Describe call with [`kbp_filters`]) that carries this stack's

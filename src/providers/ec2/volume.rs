@@ -12,12 +12,11 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{Filter, InstanceStateName, Volume as AwsVolume, VolumeAttachmentState, VolumeState};
 use serde_json::json;
 
-use super::object;
+use super::{describe, object};
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::describe_one;
-use crate::providers::send::{send, send_pages};
+use crate::providers::send::send;
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
 
@@ -37,7 +36,7 @@ impl Leftover for Volume {
     const MADE_BY: &'static str = "the EBS CSI driver (for a PersistentVolumeClaim)";
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(v) = describe(cx, id).await? else { return Ok(None) };
+        let Some(v) = describe::one::<AwsVolume>(cx, id, &[]).await? else { return Ok(None) };
         if v.state() == Some(&VolumeState::Deleted) {
             return Ok(None);
         }
@@ -46,7 +45,7 @@ impl Leftover for Volume {
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
         until("ec2:DescribeVolumes", &format!("volume {id} to be deleted"), DELETE_BUDGET, || async {
-            let Some(v) = describe(cx, id).await? else { return Ok(Poll::Done(())) };
+            let Some(v) = describe::one::<AwsVolume>(cx, id, &[]).await? else { return Ok(Poll::Done(())) };
             match v.state() {
                 None | Some(VolumeState::Deleted) => Ok(Poll::Done(())),
                 Some(VolumeState::Available | VolumeState::Error) => {
@@ -77,7 +76,7 @@ impl Leftover for Volume {
         ];
         let mut seen = BTreeMap::new();
         for f in queries {
-            for v in describe_volumes(cx, f).await? {
+            for v in describe::all::<AwsVolume>(cx, vec![f]).await? {
                 if let Some(id) = v.volume_id() {
                     seen.entry(id.to_string()).or_insert(v);
                 }
@@ -187,23 +186,6 @@ async fn instance_state(cx: &Context, instance: &str) -> Result<Option<InstanceS
         let found = out.reservations().iter().flat_map(|r| r.instances()).find(|i| i.instance_id() == Some(instance));
         found.and_then(|i| i.state()?.name().cloned())
     }))
-}
-
-async fn describe(cx: &Context, id: &str) -> Result<Option<AwsVolume>> {
-    let request = || cx.ec2().describe_volumes().volume_ids(id).send();
-    describe_one(cx, "ec2:DescribeVolumes", &[], id, request, |out| out.volumes(), |v| v.volume_id()).await
-}
-
-async fn describe_volumes(cx: &Context, filter: Filter) -> Result<Vec<AwsVolume>> {
-    let filter = &filter;
-    // Without MaxResults DescribeVolumes does not page, and a large account's answer may be cut short.
-    send_pages(
-        cx,
-        "ec2:DescribeVolumes",
-        |token| cx.ec2().describe_volumes().filters(filter.clone()).max_results(500).set_next_token(token).send(),
-        |page| (page.volumes.unwrap_or_default(), page.next_token),
-    )
-    .await
 }
 
 fn tag_map(tags: &[aws_sdk_ec2::types::Tag]) -> BTreeMap<String, String> {

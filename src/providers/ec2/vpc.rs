@@ -4,52 +4,44 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_ec2::types::{AttributeBooleanValue, Filter, ResourceType, VpcAttributeName, VpcState};
+use aws_sdk_ec2::types::{
+    AttributeBooleanValue, Filter, ResourceType, RouteTable, SecurityGroup, Vpc as AwsVpc, VpcAttributeName, VpcState,
+};
 use serde_json::{json, Value};
 
-use super::stack_search;
+use super::describe;
 use super::wait::{self, Budget, Poll};
 use super::{
-    arn, bool_attr, describe_one, filtered, ids, matched, missing, object, remove_when_unused, required_str, send,
+    arn, bool_attr, ids, matched, missing, object, remove_when_unused, required_str, send, stack_search, tagged_kind,
     tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::tagged::{found, Search};
 use crate::providers::Found;
-use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct Vpc;
 
 const NOT_FOUND: &str = "InvalidVpcID.NotFound";
 
-/// What AWS accepts of what this kind sends ([`contract`]).
-const SENDS: &[Constraint] = &[contract::EC2_TAGS];
-
 #[async_trait]
 impl Provider for Vpc {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::VPC)
-            .found_by_tags()
-            .sends(SENDS)
-            .force_new(&["cidr_block"])
-            .adoptable_by_tags()
-            .imported_by("its ID, `vpc-…`")
+        tagged_kind(kinds::VPC).force_new(&["cidr_block"]).imported_by("its ID, `vpc-…`")
     }
 
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
-        let filters = || stack_search::filters(search);
-        let out = send(cx, "ec2:DescribeVpcs", &[], || cx.ec2().describe_vpcs().set_filters(filters()).send()).await?;
-        let ours = out.vpcs().iter().filter(|v| stack_search::ours(search, v.tags()));
-        let name = |v: &aws_sdk_ec2::types::Vpc| stack_search::name(v.tags());
+        let ours = describe::ours::<AwsVpc>(cx, search).await?;
+        let name = |v: &AwsVpc| stack_search::name(v.tags());
         Ok(ours
+            .iter()
             .map(|v| found(kinds::VPC, v.vpc_id().unwrap_or_default(), name(v), String::new(), Vec::new()))
             .collect())
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(vpc) = describe(cx, id, &[]).await? else { return Ok(None) };
+        let Some(vpc) = describe::one::<AwsVpc>(cx, id, &[]).await? else { return Ok(None) };
         let defaults = Defaults::look_up(cx, id).await?;
         Ok(Some(observe(cx, &vpc, Dns::read(cx, id).await?, &defaults)))
     }
@@ -57,15 +49,7 @@ impl Provider for Vpc {
     /// The VPCs and their defaults in one call each; the DNS settings are one call per VPC and setting, as
     /// DescribeVpcAttribute takes one of each.
     async fn read_many(&self, cx: &Context, items: &[(String, Attrs)]) -> Result<Vec<Option<Observed>>> {
-        let found = filtered(
-            cx,
-            "ec2:DescribeVpcs",
-            "vpc-id",
-            &ids(items),
-            |f, token| cx.ec2().describe_vpcs().filters(f).set_next_token(token).send(),
-            |page| (page.vpcs.unwrap_or_default(), page.next_token),
-        )
-        .await?;
+        let found = describe::with_ids::<AwsVpc>(cx, &ids(items)).await?;
         let live: Vec<String> = found.iter().filter_map(|v| v.vpc_id().map(str::to_string)).collect();
         let mut defaults = Defaults::of(cx, &live).await?;
         let mut out = Vec::new();
@@ -83,8 +67,7 @@ impl Provider for Vpc {
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let describe = |filters| cx.ec2().describe_vpcs().set_filters(filters).send();
-        tagging::find(cx, "ec2:DescribeVpcs", desired, describe, |found| found.vpcs()).await
+        describe::find::<AwsVpc>(cx, desired).await
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
@@ -98,7 +81,7 @@ impl Provider for Vpc {
         let id = created.vpc().and_then(|v| v.vpc_id()).ok_or_else(|| missing("ec2:CreateVpc", "VPC ID"))?;
         let vpc =
             wait::until("ec2:DescribeVpcs", &format!("VPC {id} to become available"), Budget::minutes(5), || async {
-                Ok(match describe(cx, id, &[NOT_FOUND]).await? {
+                Ok(match describe::one::<AwsVpc>(cx, id, &[NOT_FOUND]).await? {
                     Some(v) if v.state() == Some(&VpcState::Available) => Poll::Done(v),
                     Some(v) => Poll::Pending(v.state().map_or("no state", |s| s.as_str()).to_string()),
                     None => Poll::Pending("not visible yet".to_string()),
@@ -128,7 +111,7 @@ impl Provider for Vpc {
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         tagging::reconcile(cx, id, desired).await?;
         Dns::read(cx, id).await?.change_to(cx, id, Dns::desired(desired.attrs)).await?;
-        let vpc = describe(cx, id, &[]).await?.ok_or_else(|| {
+        let vpc = describe::one::<AwsVpc>(cx, id, &[]).await?.ok_or_else(|| {
             ProviderError::new("ec2:DescribeVpcs", NOT_FOUND, format!("VPC {id} disappeared during the update"))
                 .with_hint("someone deleted it outside kbp; run kbp again to recreate it")
         })?;
@@ -142,7 +125,7 @@ impl Provider for Vpc {
     }
 }
 
-fn observe(cx: &Context, vpc: &aws_sdk_ec2::types::Vpc, dns: Dns, defaults: &Defaults) -> Observed {
+fn observe(cx: &Context, vpc: &AwsVpc, dns: Dns, defaults: &Defaults) -> Observed {
     let attrs = json!({
         "cidr_block": vpc.cidr_block(),
         "enable_dns_support": dns.support,
@@ -150,13 +133,6 @@ fn observe(cx: &Context, vpc: &aws_sdk_ec2::types::Vpc, dns: Dns, defaults: &Def
         "tags": tagging::attr(vpc.tags()),
     });
     Observed { attrs: object(attrs), outputs: outputs(cx, vpc, defaults) }
-}
-
-/// The VPC `id`, or `None` when AWS does not know it. `transient` lists the codes to retry (right after
-/// create, `InvalidVpcID.NotFound` is eventual consistency rather than absence).
-pub(crate) async fn describe(cx: &Context, id: &str, transient: &[&str]) -> Result<Option<aws_sdk_ec2::types::Vpc>> {
-    let request = || cx.ec2().describe_vpcs().vpc_ids(id).send();
-    describe_one(cx, "ec2:DescribeVpcs", transient, id, request, |out| out.vpcs(), |v| v.vpc_id()).await
 }
 
 /// The VPC's two DNS attributes.
@@ -238,29 +214,13 @@ impl Defaults {
     /// The defaults of each of `vpcs`, by VPC ID: one call for the groups and one for the tables.
     async fn of(cx: &Context, vpcs: &[String]) -> Result<HashMap<String, Defaults>> {
         let (default, main) = (
-            Filter::builder().name("group-name").values("default").build(),
-            Filter::builder().name("association.main").values("true").build(),
+            [Filter::builder().name("group-name").values("default").build()],
+            [Filter::builder().name("association.main").values("true").build()],
         );
-        let groups = filtered(
-            cx,
-            "ec2:DescribeSecurityGroups",
-            "vpc-id",
-            vpcs,
-            |f, token| {
-                cx.ec2().describe_security_groups().filters(f).filters(default.clone()).set_next_token(token).send()
-            },
-            |page| (page.security_groups.unwrap_or_default(), page.next_token),
-        )
-        .await?;
-        let tables = filtered(
-            cx,
-            "ec2:DescribeRouteTables",
-            "vpc-id",
-            vpcs,
-            |f, token| cx.ec2().describe_route_tables().filters(f).filters(main.clone()).set_next_token(token).send(),
-            |page| (page.route_tables.unwrap_or_default(), page.next_token),
-        )
-        .await?;
+        let (groups, tables) = futures::try_join!(
+            describe::by_filter::<SecurityGroup>(cx, "vpc-id", vpcs, &default),
+            describe::by_filter::<RouteTable>(cx, "vpc-id", vpcs, &main),
+        )?;
         let mut out: HashMap<String, Defaults> = HashMap::new();
         for g in &groups {
             if let (Some(vpc), Some(id)) = (g.vpc_id(), g.group_id()) {
@@ -276,7 +236,7 @@ impl Defaults {
     }
 }
 
-fn outputs(cx: &Context, vpc: &aws_sdk_ec2::types::Vpc, defaults: &Defaults) -> Attrs {
+fn outputs(cx: &Context, vpc: &AwsVpc, defaults: &Defaults) -> Attrs {
     let id = vpc.vpc_id().unwrap_or_default();
     let owner = vpc.owner_id().unwrap_or_default();
     let mut out = object(json!({

@@ -4,7 +4,6 @@
 //! has finished (`deleted`, or no longer listed).
 
 use async_trait::async_trait;
-use aws_sdk_ec2::operation::describe_vpc_endpoints::DescribeVpcEndpointsOutput;
 use aws_sdk_ec2::types::{State, VpcEndpoint as AwsEndpoint};
 use serde_json::json;
 
@@ -12,7 +11,6 @@ use super::object;
 use crate::graph::{kinds, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::delete_only::Leftover;
-use crate::providers::send::describe_one;
 use crate::providers::send::send;
 use crate::providers::wait::{until, Budget, Poll};
 use crate::providers::{Context, DiscoveryScope, Found, Observed, ProviderError, Result};
@@ -28,12 +26,14 @@ impl Leftover for VpcEndpoint {
     const MADE_BY: &'static str = "someone other than kbp (by hand, or a controller)";
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
-        let Some(e) = describe(cx, id).await?.filter(|e| !is_gone(e)) else { return Ok(None) };
+        let Some(e) = super::describe::one::<AwsEndpoint>(cx, id, &[]).await?.filter(|e| !is_gone(e)) else {
+            return Ok(None);
+        };
         Ok(Some(Observed { attrs: attrs(&e), outputs: super::id_output(id) }))
     }
 
     async fn delete(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<()> {
-        let Some(e) = describe(cx, id).await? else { return Ok(()) };
+        let Some(e) = super::describe::one::<AwsEndpoint>(cx, id, &[]).await? else { return Ok(()) };
         if is_gone(&e) {
             return Ok(());
         }
@@ -51,7 +51,7 @@ impl Leftover for VpcEndpoint {
             }
         }
         until("ec2:DescribeVpcEndpoints", &format!("VPC endpoint {id} to be deleted"), DELETE_BUDGET, || async {
-            Ok(match describe(cx, id).await? {
+            Ok(match super::describe::one::<AwsEndpoint>(cx, id, &[]).await? {
                 None => Poll::Done(()),
                 Some(e) if is_gone(&e) => Poll::Done(()),
                 Some(e) => Poll::Pending(e.state().map_or("no state", |s| s.as_str()).to_string()),
@@ -61,9 +61,7 @@ impl Leftover for VpcEndpoint {
     }
 
     async fn discover(&self, cx: &Context, scope: &DiscoveryScope<'_>) -> Result<Vec<Found>> {
-        let request = |f, token| cx.ec2().describe_vpc_endpoints().filters(f).set_next_token(token).send();
-        let split = |page: DescribeVpcEndpointsOutput| (page.vpc_endpoints.unwrap_or_default(), page.next_token);
-        let all = super::filtered(cx, "ec2:DescribeVpcEndpoints", "vpc-id", scope.vpc_ids, request, split).await?;
+        let all = super::describe::by_filter::<AwsEndpoint>(cx, "vpc-id", scope.vpc_ids, &[]).await?;
         let mut found = Vec::new();
         for e in all {
             let Some(id) = e.vpc_endpoint_id() else { continue };
@@ -113,12 +111,6 @@ fn is_gone(e: &AwsEndpoint) -> bool {
 /// (`deleted`), which the SDK reads as an unknown variant, so the names are compared without regard to case.
 fn in_state(e: &AwsEndpoint, state: State) -> bool {
     e.state().is_some_and(|s| s.as_str().eq_ignore_ascii_case(state.as_str()))
-}
-
-async fn describe(cx: &Context, id: &str) -> Result<Option<AwsEndpoint>> {
-    let request = || cx.ec2().describe_vpc_endpoints().vpc_endpoint_ids(id).send();
-    let op = "ec2:DescribeVpcEndpoints";
-    describe_one(cx, op, &[], id, request, |out| out.vpc_endpoints(), |e| e.vpc_endpoint_id()).await
 }
 
 fn attrs(e: &AwsEndpoint) -> Attrs {
