@@ -52,10 +52,11 @@ pub(super) fn load(args: &BlueprintArgs, color: bool) -> Result<(Blueprint, Reso
 /// As [`load`]; `check_crds` false leaves out the check of the NodePools and EC2NodeClasses against the CRDs
 /// (and any chart pull for it).
 pub(super) fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> Result<(Blueprint, ResourceGraph), u8> {
-    let mut loaded = blueprint::check_layered(&args.blueprint, &args.overlays, &args.sets).map_err(|d| {
-        show_diagnostics(&d, color);
-        FAILED
-    })?;
+    let mut loaded =
+        blueprint::check_layered(&args.blueprint, &args.layers.overlays, &args.layers.sets).map_err(|d| {
+            show_diagnostics(&d, color);
+            FAILED
+        })?;
     let crds = if check_crds { super::crd_check::fetched(&mut loaded) } else { super::crd_check::at_hand(&loaded) };
     super::crd_check::name_fields(&mut loaded, crds.as_ref());
     let graph = graph::compile(&loaded.blueprint).map_err(|e| {
@@ -267,7 +268,7 @@ pub(super) fn confirm(question: &str) -> anyhow::Result<bool> {
 /// The blueprint file, absolute, when its own `cluster.name` names the stack (no `--set cluster.name`, no
 /// overlay that sets it): what state records, and what [`refuse_renamed_cluster`] compares.
 pub(super) fn naming_blueprint(args: &super::args::BlueprintArgs) -> Option<String> {
-    if args.sets.iter().any(|s| s.trim_start().starts_with("cluster.name")) || !args.overlays.is_empty() {
+    if args.layers.sets.iter().any(|s| s.trim_start().starts_with("cluster.name")) || !args.layers.overlays.is_empty() {
         return None;
     }
     std::fs::canonicalize(&args.blueprint).ok().map(|p| p.display().to_string())

@@ -26,11 +26,7 @@ pub(super) async fn run(a: DestroyArgs, g: &Global) -> u8 {
     let result = match (&a.from_tags, &a.blueprint) {
         (Some(name), _) => from_tags(&a, name, ui).await,
         (None, Some(path)) => {
-            let args = super::args::BlueprintArgs {
-                blueprint: path.clone(),
-                overlays: a.overlays.clone(),
-                sets: a.sets.clone(),
-            };
+            let args = super::args::BlueprintArgs::at(path, &a.layers);
             let (bp, graph) = match common::load(&args, ui.color) {
                 Ok(x) => x,
                 Err(code) => return code,

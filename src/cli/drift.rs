@@ -33,7 +33,7 @@ pub(super) fn plan_args(stack: StackArgs) -> PlanArgs {
 /// `kbp apply FILE --refresh-only`: refresh under the state lock, show the drift, and (once approved) write the
 /// refreshed resources into state in one write.
 pub(super) async fn accept(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
-    let bp_args = BlueprintArgs { blueprint: a.file.clone(), overlays: a.overlays.clone(), sets: a.sets.clone() };
+    let bp_args = BlueprintArgs::at(&a.file, &a.layers);
     let (bp, graph) = match common::load(&bp_args, ui.color) {
         Ok(x) => x,
         Err(code) => return Ok(code),

@@ -8,7 +8,7 @@ use crate::blueprint;
 use crate::kubernetes::oci;
 
 pub(super) async fn run(a: InitArgs, g: &Global) -> u8 {
-    let loaded = match blueprint::check_layered(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
+    let loaded = match blueprint::check_layered(&a.bp.blueprint, &a.bp.layers.overlays, &a.bp.layers.sets) {
         Ok(loaded) => loaded,
         Err(d) => {
             eprint!("{}", d.render(crate::color::enabled(g.no_color, crate::color::Stream::Stderr)));

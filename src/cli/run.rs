@@ -31,8 +31,7 @@ pub(super) async fn apply(a: ApplyArgs, g: &Global) -> u8 {
 }
 
 async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
-    let bp_args =
-        super::args::BlueprintArgs { blueprint: a.file.clone(), overlays: a.overlays.clone(), sets: a.sets.clone() };
+    let bp_args = super::args::BlueprintArgs::at(&a.file, &a.layers);
     let (bp, graph) = match common::load(&bp_args, ui.color) {
         Ok(x) => x,
         Err(code) => return Ok(code),
@@ -86,7 +85,7 @@ async fn apply_saved(p: Plan, a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
     if !s.targets.is_empty() || !s.replace.is_empty() || !s.refresh || s.adopt {
         bail!("--target, --replace, --refresh and --adopt do not apply to a saved plan: it was made with whatever they said\n  hint: pass them to `kbp plan --out` instead");
     }
-    if !a.sets.is_empty() {
+    if !a.layers.sets.is_empty() {
         bail!("--set does not apply to a saved plan: the plan already fixes every value\n  hint: make a new plan with the --set flags");
     }
     // Everything below changes nothing until `execute`; what the plan needs is checked first.

@@ -20,7 +20,7 @@ fn report_json(valid: bool, d: &Diagnostics) {
 
 pub(super) fn run(a: ValidateArgs, g: &Global) -> u8 {
     let color = crate::color::enabled(g.no_color, crate::color::Stream::Stderr);
-    let mut loaded = match blueprint::check_partial(&a.bp.blueprint, &a.bp.overlays, &a.bp.sets) {
+    let mut loaded = match blueprint::check_partial(&a.bp.blueprint, &a.bp.layers.overlays, &a.bp.layers.sets) {
         Ok(loaded) => loaded,
         Err(d) => return invalid(&d, a.json, color),
     };

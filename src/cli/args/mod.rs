@@ -256,6 +256,20 @@ pub struct OutputArgs {
 pub struct BlueprintArgs {
     /// The blueprint file (TOML).
     pub blueprint: PathBuf,
+    #[command(flatten)]
+    pub layers: Layers,
+}
+
+impl BlueprintArgs {
+    /// The blueprint at `path` with these overlays and overrides.
+    pub fn at(path: &std::path::Path, layers: &Layers) -> Self {
+        BlueprintArgs { blueprint: path.to_path_buf(), layers: layers.clone() }
+    }
+}
+
+/// What is laid over a blueprint file: overlay files, then `--set` overrides.
+#[derive(Debug, Args, Clone, Default)]
+pub struct Layers {
     /// A file laid over the blueprint (`kbp plan base.toml -f prod.toml`): its tables merge into the
     /// blueprint's key by key, its other values replace the blueprint's, later files win, and a problem is
     /// reported in the file that set the value. Repeatable.
@@ -410,16 +424,10 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// A blueprint file, or a plan saved by `kbp plan --out`.
+    /// A blueprint file, or a plan saved by `kbp plan --out` (which takes no overlay or `--set`).
     pub file: PathBuf,
-    /// A file laid over the blueprint (`kbp plan base.toml -f prod.toml`): its tables merge into the
-    /// blueprint's key by key, its other values replace the blueprint's, later files win, and a problem is
-    /// reported in the file that set the value. Repeatable.
-    #[arg(short = 'f', long = "overlay", value_name = "FILE")]
-    pub overlays: Vec<PathBuf>,
-    /// Override a blueprint field (not with a saved plan). Repeatable.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
+    #[command(flatten)]
+    pub layers: Layers,
     #[command(flatten)]
     pub state: StateArgs,
     #[command(flatten)]
@@ -502,14 +510,8 @@ pub struct DestroyArgs {
     /// The stack's blueprint (not with --from-tags).
     #[arg(required_unless_present = "from_tags", conflicts_with = "from_tags")]
     pub blueprint: Option<PathBuf>,
-    /// A file laid over the blueprint (`kbp plan base.toml -f prod.toml`): its tables merge into the
-    /// blueprint's key by key, its other values replace the blueprint's, later files win, and a problem is
-    /// reported in the file that set the value. Repeatable.
-    #[arg(short = 'f', long = "overlay", value_name = "FILE")]
-    pub overlays: Vec<PathBuf>,
-    /// Override a blueprint field. Repeatable.
-    #[arg(long = "set", value_name = "PATH=VALUE")]
-    pub sets: Vec<String>,
+    #[command(flatten)]
+    pub layers: Layers,
     /// Destroy the stack NAME found by its `kbp:stack` tags, without a state file (lost, or never here):
     /// everything tagged for it in the region, and what Karpenter made for its cluster.
     #[arg(long, value_name = "NAME")]
