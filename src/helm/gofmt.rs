@@ -96,12 +96,11 @@ pub(super) fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
+        if let Some(escaped) = short_escape(c) {
+            out.push_str(escaped);
+            continue;
+        }
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
             '\u{7}' => out.push_str("\\a"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
@@ -119,6 +118,19 @@ pub(super) fn quote(text: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// The escapes Go's `strconv.Quote` and `encoding/json` share: the quote, the backslash, and newline, return and
+/// tab by letter.
+pub(super) fn short_escape(c: char) -> Option<&'static str> {
+    Some(match c {
+        '"' => "\\\"",
+        '\\' => "\\\\",
+        '\n' => "\\n",
+        '\r' => "\\r",
+        '\t' => "\\t",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

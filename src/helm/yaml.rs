@@ -182,12 +182,11 @@ fn write_json(value: &Value, html: bool, indent: Option<&str>, depth: usize, out
 fn json_string(s: &str, html: bool, out: &mut String) {
     out.push('"');
     for c in s.chars() {
+        if let Some(escaped) = super::gofmt::short_escape(c) {
+            out.push_str(escaped);
+            continue;
+        }
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
             '<' | '>' | '&' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
             '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),

@@ -164,7 +164,8 @@ fn removal(s: &ResourceState, registry: &Registry, why: &str) -> Change {
     }
 }
 
-fn finish(
+/// The plan of `changes` to `state` toward `graph`, with nothing read or shaped yet.
+pub(super) fn finish(
     graph: &ResourceGraph,
     state: &State,
     changes: Vec<Change>,

@@ -60,6 +60,14 @@ pub struct Budget {
     pub expected: Option<Duration>,
 }
 
+/// A kind's budgets for its create, update and delete ([`Budget::for_each`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Budgets {
+    pub create: Budget,
+    pub update: Budget,
+    pub delete: Budget,
+}
+
 impl Budget {
     /// For operations of seconds to a few minutes: looks every 0.25 s for the first 16 s, then at most every 15 s
     /// (until a typical time is [expected](Budget::expecting)).
@@ -89,6 +97,16 @@ impl Budget {
     /// place. The wait then looks rarely before that due time; see the module documentation.
     pub const fn expecting(self, typical_secs: u32) -> Self {
         Budget { expected: Some(Duration::from_secs(typical_secs as u64)), ..self }
+    }
+
+    /// This budget for each of a kind's create, update and delete, each expecting the kind's typical time for
+    /// it ([`Typical`](super::Typical), from its descriptor).
+    pub const fn for_each(self, typical: super::Typical) -> Budgets {
+        Budgets {
+            create: self.expecting(typical.create),
+            update: self.expecting(typical.update),
+            delete: self.expecting(typical.delete),
+        }
     }
 
     /// How long to sleep before the next look, `elapsed` into the wait: [`LAG`] of the time waited, between the

@@ -3,7 +3,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::graph::value::UNKNOWN;
 use crate::graph::Address;
-use crate::plan::{summarize, Action, AttrChange, FORMAT_VERSION};
+use crate::plan::{Action, AttrChange};
 
 /// A change of the resource at `address`, whose kind is the address's type.
 fn change(action: Action, address: &str, reason: &str, id: Option<&str>) -> Change {
@@ -24,31 +24,10 @@ fn attr(path: &str, before: Option<Value>, after: Option<Value>, forces: bool) -
 }
 
 fn plan(changes: Vec<Change>, deferred: Vec<Deferred>, unchanged: usize, destroy: bool) -> Plan {
-    Plan {
-        format_version: FORMAT_VERSION,
-        kbp_version: "0.0.0-test".to_string(),
-        stack: "demo".to_string(),
-        region: "us-west-2".to_string(),
-        account: None,
-        partition: None,
-        destroy,
-        state_lineage: Some("lineage".to_string()),
-        state_serial: 7,
-        state_location: None,
-        summary: summarize(&changes),
-        changes,
-        deferred,
-        unchanged,
-        resources: Vec::new(),
-        moved: Vec::new(),
-        warnings: Vec::new(),
-        adopted: Vec::new(),
-        drift: Vec::new(),
-        refresh_only: false,
-        cost: None,
-        imported: Vec::new(),
-        inputs: Default::default(),
-    }
+    let mut state = crate::state::State::new("demo", "us-west-2");
+    (state.lineage, state.serial) = ("lineage".to_string(), 7);
+    let plan = crate::plan::diff::finish(&Default::default(), &state, changes, deferred, unchanged, destroy);
+    Plan { kbp_version: "0.0.0-test".to_string(), ..plan }
 }
 
 /// The controller's policy document, as IAM holds it: JSON inside a string, longer than a terminal line.

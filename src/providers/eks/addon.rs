@@ -23,7 +23,7 @@ use crate::providers::ec2::object;
 use crate::providers::preflight::quick;
 use crate::providers::send::send;
 use crate::providers::spec;
-use crate::providers::wait::Budget;
+use crate::providers::wait::{Budget, Budgets};
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -33,9 +33,7 @@ const KIND: &str = kinds::EKS_ADDON;
 /// Add-ons install in a minute or two; coredns waits for a node to run on. Each wait expects the operation's
 /// typical time ([`DESCRIPTOR`]).
 const BUDGET: Budget = Budget::long_minutes(20);
-const CREATE: Budget = BUDGET.expecting(DESCRIPTOR.typical.create);
-const UPDATE: Budget = BUDGET.expecting(DESCRIPTOR.typical.update);
-const DELETE: Budget = BUDGET.expecting(DESCRIPTOR.typical.delete);
+const WAITS: Budgets = BUDGET.for_each(DESCRIPTOR.typical);
 
 #[derive(Debug, Deserialize)]
 struct Spec {
@@ -127,7 +125,7 @@ impl Provider for Addon {
         .await
         .map_err(|e| explain_create(e, &s))?;
         let id = join_id(&s.cluster_name, &s.addon_name);
-        let a = tracking(cx, &s.cluster_name, &s.addon_name, CREATE).wait_active(Some(desired.address)).await?;
+        let a = tracking(cx, &s.cluster_name, &s.addon_name, WAITS.create).wait_active(Some(desired.address)).await?;
         Ok(Applied { outputs: outputs(&id, &a), id })
     }
 
@@ -139,7 +137,7 @@ impl Provider for Addon {
         let (cluster, name) = split_id(KIND, id, "add-on")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let address = Some(desired.address);
-        let addon = tracking(cx, cluster, name, UPDATE);
+        let addon = tracking(cx, cluster, name, WAITS.update);
         // EKS takes an update in these states; DEGRADED and UPDATE_FAILED are what an update may repair.
         let current = addon.wait_until(address, &["ACTIVE", "DEGRADED", "UPDATE_FAILED"]).await?;
 
@@ -177,7 +175,7 @@ impl Provider for Addon {
 
     async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<()> {
         let (cluster, name) = split_id(KIND, id, "name")?;
-        tracking(cx, cluster, name, CREATE).wait_active(Some(address)).await.map(drop)
+        tracking(cx, cluster, name, WAITS.create).wait_active(Some(address)).await.map(drop)
     }
 
     /// Not preserved: the add-on's Kubernetes objects go with it, as they came with it.
@@ -185,7 +183,7 @@ impl Provider for Addon {
         const OP: &str = "eks:DeleteAddon";
         let (cluster, name) = split_id(KIND, id, "add-on")?;
         let request = || cx.eks().delete_addon().cluster_name(cluster).addon_name(name).preserve(false).send();
-        tracking(cx, cluster, name, DELETE).delete(OP, None, request).await
+        tracking(cx, cluster, name, WAITS.delete).delete(OP, None, request).await
     }
 }
 

@@ -32,10 +32,9 @@ pub(crate) struct Cluster;
 const KIND: &str = kinds::EKS_CLUSTER;
 /// A new cluster takes about ten minutes to become ACTIVE; thirty leaves a margin.
 const CREATE_BUDGET: Budget = Budget::long_minutes(30).expecting(DESCRIPTOR.typical.create);
-/// Deleting takes a few minutes; within the same budget, the delete is retried while node groups still hold it.
 /// A version upgrade takes up to about twenty-five minutes; a configuration update a few.
 const UPDATE_BUDGET: Budget = Budget::long_minutes(45).expecting(DESCRIPTOR.typical.update);
-
+/// Deleting takes a few minutes; within the same budget, the delete is retried while node groups still hold it.
 const DELETE_BUDGET: Budget = Budget::long_minutes(20).expecting(DESCRIPTOR.typical.delete);
 /// Lists AWS treats as sets.
 const SETS: &[&str] = &["subnet_ids", "security_group_ids", "public_access_cidrs", "log_types"];

@@ -23,7 +23,7 @@ use crate::providers::ec2::object;
 use crate::providers::send::{send, send_pages};
 use crate::providers::spec;
 use crate::providers::tagged::{arn_name, found, Search};
-use crate::providers::wait::Budget;
+use crate::providers::wait::{Budget, Budgets};
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
@@ -34,9 +34,7 @@ const KIND: &str = kinds::EKS_NODE_GROUP;
 /// Instances must launch and join the cluster: usually three to five minutes, twenty at most. Each wait
 /// expects the operation's typical time ([`DESCRIPTOR`]).
 const BUDGET: Budget = Budget::long_minutes(20);
-const CREATE: Budget = BUDGET.expecting(DESCRIPTOR.typical.create);
-const UPDATE: Budget = BUDGET.expecting(DESCRIPTOR.typical.update);
-const DELETE: Budget = BUDGET.expecting(DESCRIPTOR.typical.delete);
+const WAITS: Budgets = BUDGET.for_each(DESCRIPTOR.typical);
 
 #[derive(Debug, Deserialize)]
 struct Spec {
@@ -234,7 +232,7 @@ impl Provider for NodeGroup {
         .await
         .map_err(|e| explain_taken(e, &s))?;
         let id = join_id(&s.cluster_name, &name);
-        let ng = tracking(cx, &s.cluster_name, &name, CREATE).wait_active(Some(desired.address)).await?;
+        let ng = tracking(cx, &s.cluster_name, &name, WAITS.create).wait_active(Some(desired.address)).await?;
         Ok(Applied { outputs: outputs(&id, &ng), id })
     }
 
@@ -243,7 +241,7 @@ impl Provider for NodeGroup {
         let (cluster, name) = split_id(KIND, id, "node group")?;
         let s: Spec = spec::parse(KIND, desired.attrs)?;
         let address = Some(desired.address);
-        let group = tracking(cx, cluster, name, UPDATE);
+        let group = tracking(cx, cluster, name, WAITS.update);
         // EKS refuses a change while another update of the group runs.
         let current = group.wait_active(address).await?;
 
@@ -295,7 +293,7 @@ impl Provider for NodeGroup {
 
     async fn wait_ready(&self, cx: &Context, address: &Address, id: &str) -> Result<()> {
         let (cluster, name) = split_id(KIND, id, "name")?;
-        tracking(cx, cluster, name, CREATE).wait_active(Some(address)).await.map(drop)
+        tracking(cx, cluster, name, WAITS.create).wait_active(Some(address)).await.map(drop)
     }
 
     /// The pods on the old group's nodes move to its successor's, within their disruption budgets.
@@ -310,7 +308,7 @@ impl Provider for NodeGroup {
         const OP: &str = "eks:DeleteNodegroup";
         let (cluster, name) = split_id(KIND, id, "node group")?;
         let request = || cx.eks().delete_nodegroup().cluster_name(cluster).nodegroup_name(name).send();
-        tracking(cx, cluster, name, DELETE).delete(OP, None, request).await
+        tracking(cx, cluster, name, WAITS.delete).delete(OP, None, request).await
     }
 }
 
