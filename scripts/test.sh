@@ -85,24 +85,26 @@ echo "+ cargo clippy --all-targets -- -D warnings" >&2
 cargo clippy --all-targets --quiet -- -D warnings
 # What kbp may depend on (deny.toml): licences, banned and duplicated crates, sources, and the RustSec advisories.
 # cargo-deny is built once per machine (about 8 minutes on 2 cores). The advisory database is a git clone that
-# cargo-deny keeps under $CARGO_HOME/advisory-dbs: it is refreshed where GitHub answers; where it does not, the
-# clone already there is used as it is (its date is printed); with no clone at all, advisories are not checked
+# cargo-deny keeps under $CARGO_HOME/advisory-dbs: it is refreshed from the clone's origin (GitHub, for the one
+# cargo-deny makes) where that answers; where it does not, the clone already there is used as it is (the date of
+# the advisories checked is printed either way); with no clone at all, advisories are not checked
 # and the script says so. To give an offline machine one, clone https://github.com/rustsec/advisory-db to
 # $CARGO_HOME/advisory-dbs/advisory-db-3157b0e258782691 (the name cargo-deny gives its default database).
 if ! cargo deny --version >/dev/null 2>&1; then
   echo "+ cargo install cargo-deny --locked   # the dependency policy checker, once" >&2
   cargo install cargo-deny --locked
 fi
-advisory_db=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/advisory-dbs/advisory-db-*/.git 2>/dev/null | head -n 1 || true)
+advisory_dbs="${CARGO_HOME:-$HOME/.cargo}/advisory-dbs"
+db_date() { git --git-dir "$(ls -d "$advisory_dbs"/advisory-db-*/.git | head -n 1)" log -1 --format=%cs; }
 if cargo deny --log-level off fetch db >/dev/null 2>&1; then
-  echo "+ cargo deny check   # advisories from a database fetched now" >&2
+  echo "+ cargo deny check   # advisories as of $(db_date), the database just refreshed" >&2
   cargo deny --log-level error check
-elif [ -n "$advisory_db" ]; then
-  echo "+ cargo deny --offline check   # GitHub is out of reach: advisories from the clone of $(git --git-dir "$advisory_db" log -1 --format=%cs)" >&2
+elif ls -d "$advisory_dbs"/advisory-db-*/.git >/dev/null 2>&1; then
+  echo "+ cargo deny --offline check   # the database is out of reach: advisories as of $(db_date), the clone at hand" >&2
   cargo deny --log-level error --offline check
 else
   echo "+ cargo deny check licenses bans sources" >&2
-  echo "  advisories NOT checked: GitHub is out of reach and there is no advisory database under ${CARGO_HOME:-$HOME/.cargo}/advisory-dbs" >&2
+  echo "  advisories NOT checked: the database is out of reach and there is no clone under $advisory_dbs" >&2
   cargo deny --log-level error check licenses bans sources
 fi
 
