@@ -133,31 +133,12 @@ impl Chart {
     /// A packaged chart (`helm package`, or the layer an OCI registry serves): a gzipped tar whose top-level
     /// directory is the chart's.
     pub fn from_archive(tgz: &[u8]) -> Result<Chart, ChartError> {
-        let unreadable =
-            |e: std::io::Error| ChartError::Unreadable { place: "the chart archive".into(), reason: e.to_string() };
-        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
-        let mut files = BTreeMap::new();
-        for entry in archive.entries().map_err(unreadable)? {
-            let entry = entry.map_err(unreadable)?;
-            if !entry.header().entry_type().is_file() {
-                continue;
-            }
-            let path = entry.path().map_err(unreadable)?.into_owned();
-            let parts: Option<Vec<String>> = path
-                .components()
-                .filter(|c| !matches!(c, Component::CurDir))
-                .map(|c| match c {
-                    Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
-                    _ => None,
-                })
-                .collect();
-            let Some(parts) = parts.filter(|p| p.len() >= 2) else { continue };
-            let mut text = String::new();
-            if entry.take(MAX_FILE_BYTES).read_to_string(&mut text).is_ok() {
-                files.insert(parts[1..].join("/"), text);
-            }
-        }
-        Chart::from_files(files)
+        let files = archive_files(tgz, MAX_FILE_BYTES)
+            .map_err(|e| ChartError::Unreadable { place: "the chart archive".into(), reason: e.to_string() })?;
+        // Below the chart's directory; a file that is not UTF-8 text is no template, values or CRD file.
+        let texts = files.into_iter().filter(|(parts, _)| parts.len() >= 2);
+        let texts = texts.filter_map(|(parts, bytes)| Some((parts[1..].join("/"), String::from_utf8(bytes).ok()?)));
+        Chart::from_files(texts.collect())
     }
 
     /// A chart from its files by path inside it (`Chart.yaml`, `templates/…`).
@@ -418,4 +399,31 @@ fn files_info(files: &BTreeMap<String, String>) -> Value {
     fields.insert("Get".into(), get);
     fields.insert("Lines".into(), lines);
     Value::Struct(std::rc::Rc::new(Struct { type_name: "chart.Files", fields, shown: None }))
+}
+
+/// Every file of a gzipped tar (a packaged chart), as its path's parts (without `.`) and its first `max` bytes.
+/// An entry whose path climbs out (`..`) or is absolute is left out.
+pub fn archive_files(tgz: &[u8], max: u64) -> std::io::Result<Vec<(Vec<String>, Vec<u8>)>> {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
+    let mut files = Vec::new();
+    for entry in archive.entries()? {
+        let entry = entry?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry.path()?.into_owned();
+        let parts: Option<Vec<String>> = path
+            .components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .map(|c| match c {
+                Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        let Some(parts) = parts else { continue };
+        let mut bytes = Vec::new();
+        entry.take(max).read_to_end(&mut bytes)?;
+        files.push((parts, bytes));
+    }
+    Ok(files)
 }

@@ -7,8 +7,8 @@
 //! and an entry that cannot be read is parsed again.
 
 use std::fs;
-use std::io::{self, Read};
-use std::path::{Component, Path};
+use std::io;
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -29,32 +29,15 @@ pub fn crds_from_chart(tgz: &[u8]) -> Result<Vec<Value>, OciError> {
 
 /// [`crds_from_chart`], each file's parse kept in (and taken from) the `parsed` directory when given.
 pub(super) fn crds_of_chart(tgz: &[u8], parsed: Option<&Path>) -> Result<Vec<Value>, OciError> {
-    let unreadable = |e: io::Error| OciError::Archive { reason: e.to_string() };
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
+    let files = crate::helm::chart::archive_files(tgz, MAX_CHART_FILE_BYTES)
+        .map_err(|e| OciError::Archive { reason: e.to_string() })?;
     let mut crds = Vec::new();
-    for entry in archive.entries().map_err(unreadable)? {
-        let entry = entry.map_err(unreadable)?;
-        if !entry.header().entry_type().is_file() {
+    for (parts, bytes) in files {
+        let path = parts.join("/");
+        if parts.len() < 3 || parts[1] != "crds" || !is_yaml(Path::new(&path)) {
             continue;
         }
-        let path = entry.path().map_err(unreadable)?.into_owned();
-        let mut parts = Vec::new();
-        for component in path.components() {
-            match component {
-                Component::Normal(part) => parts.push(part),
-                Component::CurDir => {}
-                _ => {
-                    parts.clear();
-                    break;
-                }
-            }
-        }
-        if parts.len() < 3 || parts[1] != "crds" || !is_yaml(&path) {
-            continue;
-        }
-        let mut text = Vec::new();
-        entry.take(MAX_CHART_FILE_BYTES).read_to_end(&mut text).map_err(unreadable)?;
-        crds.extend(crds_in(&text, &path.display().to_string(), parsed)?);
+        crds.extend(crds_in(&bytes, &path, parsed)?);
     }
     sorted(
         crds,

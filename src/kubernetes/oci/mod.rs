@@ -80,10 +80,7 @@ pub async fn release_chart(chart: &str, version: &str) -> Result<(crate::helm::c
     if let Some(local) = local_chart(chart)? {
         return Ok(local);
     }
-    let version = version.trim_start_matches('v');
-    let reference: ChartRef = chart.parse()?;
-    let cache = ChartCache::default_location()?;
-    let archive = cache.chart(&reference, version).await?;
+    let Pulled { reference, version, archive, .. } = pull(chart, version).await?;
     let place = format!("{reference} {version}");
     let chart = crate::helm::chart::Chart::from_archive(&archive)
         .map_err(|e| OciError::Chart { place: place.clone(), reason: e.to_string() })?;
@@ -149,11 +146,26 @@ pub async fn release_crds(
     if let Some(found) = local_crds(chart)? {
         return Ok(found);
     }
-    let version = version.trim_start_matches('v');
-    let chart: ChartRef = chart.parse()?;
+    let Pulled { reference, version, cache, archive } = pull(chart, version).await?;
+    let place = cache.place_of(&reference, &version)?.display().to_string();
+    Ok((crds_of_chart(&archive, parsed().as_deref())?, place))
+}
+
+/// An `oci://` chart's archive at `version` (a leading `v` dropped), through kbp's cache: pulled when not cached
+/// yet.
+struct Pulled {
+    reference: ChartRef,
+    version: String,
+    cache: ChartCache,
+    archive: Vec<u8>,
+}
+
+async fn pull(chart: &str, version: &str) -> Result<Pulled, OciError> {
+    let version = version.trim_start_matches('v').to_string();
+    let reference: ChartRef = chart.parse()?;
     let cache = ChartCache::default_location()?;
-    let archive = cache.chart(&chart, version).await?;
-    Ok((crds_of_chart(&archive, parsed().as_deref())?, cache.place_of(&chart, version)?.display().to_string()))
+    let archive = cache.chart(&reference, &version).await?;
+    Ok(Pulled { reference, version, cache, archive })
 }
 
 /// Where the CRDs that validate a blueprint were found, or why they were not.

@@ -61,34 +61,32 @@ pub(crate) async fn survey(
     group_ids: &[String],
 ) -> Result<Option<Survey>> {
     let by = |name: &str, values: Vec<String>| Filter::builder().name(name).set_values(Some(values)).build();
+    // Each call under the preflight timeout.
+    macro_rules! quickly {
+        ($op:literal, $call:expr) => {
+            $call
+                .customize()
+                .config_override(quick!(aws_sdk_ec2))
+                .send()
+                .await
+                .map_err(|e| ProviderError::from_sdk($op, e))
+        };
+    }
     let ec2 = cx.ec2();
-    let vpcs = ec2.describe_vpcs().filters(by("vpc-id", vec![vpc_id.to_string()])).customize();
-    let vpcs = vpcs
-        .config_override(quick!(aws_sdk_ec2))
-        .send()
-        .await
-        .map_err(|e| ProviderError::from_sdk("ec2:DescribeVpcs", e))?;
+    let vpcs = quickly!("ec2:DescribeVpcs", ec2.describe_vpcs().filters(by("vpc-id", vec![vpc_id.to_string()])))?;
     if vpcs.vpcs().is_empty() {
         return Ok(None);
     }
-    let subnets = ec2.describe_subnets().filters(by("subnet-id", subnet_ids)).customize();
-    let subnets = subnets
-        .config_override(quick!(aws_sdk_ec2))
-        .send()
-        .await
-        .map_err(|e| ProviderError::from_sdk("ec2:DescribeSubnets", e))?;
-    let tables = ec2.describe_route_tables().filters(by("vpc-id", vec![vpc_id.to_string()])).customize();
-    let tables = tables
-        .config_override(quick!(aws_sdk_ec2))
-        .send()
-        .await
-        .map_err(|e| ProviderError::from_sdk("ec2:DescribeRouteTables", e))?;
+    let subnets = quickly!("ec2:DescribeSubnets", ec2.describe_subnets().filters(by("subnet-id", subnet_ids)))?;
+    let tables = quickly!(
+        "ec2:DescribeRouteTables",
+        ec2.describe_route_tables().filters(by("vpc-id", vec![vpc_id.to_string()]))
+    )?;
     let security_groups = if group_ids.is_empty() {
         Vec::new()
     } else {
-        let r = ec2.describe_security_groups().filters(by("group-id", group_ids.to_vec())).customize();
-        let out = r.config_override(quick!(aws_sdk_ec2)).send().await;
-        out.map_err(|e| ProviderError::from_sdk("ec2:DescribeSecurityGroups", e))?.security_groups().to_vec()
+        let r = ec2.describe_security_groups().filters(by("group-id", group_ids.to_vec()));
+        quickly!("ec2:DescribeSecurityGroups", r)?.security_groups().to_vec()
     };
     Ok(Some(Survey {
         subnets: subnets.subnets().to_vec(),

@@ -63,19 +63,12 @@ impl ChartBundle {
 
     /// Whether the files are still those the digest was taken of.
     pub fn verify(&self) -> std::result::Result<(), String> {
-        let now = files_digest(&self.files);
-        if now == self.sha256 {
-            Ok(())
-        } else {
-            Err(format!("its chart does not match its digest (sha256 {} recorded, {now} found)", self.sha256))
-        }
+        super::unchanged(&self.sha256, &files_digest(&self.files), "its chart does not match its digest")
     }
 }
 
 fn files_digest(files: &BTreeMap<String, String>) -> String {
-    use sha2::Digest as _;
-    let bytes = serde_json::to_vec(files).expect("invariant: strings serialize");
-    sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+    super::json_digest(files)
 }
 
 async fn load_chart(chart: &str, version: &str) -> Result<Chart> {

@@ -45,19 +45,12 @@ impl CrdBundle {
 
     /// Whether the documents are still those the digest was taken of.
     pub fn verify(&self) -> std::result::Result<(), String> {
-        let now = digest(&self.documents);
-        if now == self.sha256 {
-            Ok(())
-        } else {
-            Err(format!("its CRDs do not match their digest (sha256 {} recorded, {now} found)", self.sha256))
-        }
+        super::unchanged(&self.sha256, &digest(&self.documents), "its CRDs do not match their digest")
     }
 }
 
 fn digest(documents: &[Value]) -> String {
-    use sha2::Digest as _;
-    let bytes = serde_json::to_vec(documents).expect("invariant: JSON values serialize");
-    sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+    super::json_digest(&documents)
 }
 
 /// The CRDs `attrs` name: those of the saved plan being applied when it carries them, else from `crds_dir` if

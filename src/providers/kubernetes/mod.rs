@@ -66,3 +66,20 @@ impl<P: Provider> Provider for InCluster<P> {
         }
     }
 }
+
+/// SHA-256 of `value` as JSON, in hex: what a saved plan's chart and CRD bundles record of what they carry.
+fn json_digest(value: &impl serde::Serialize) -> String {
+    use sha2::Digest as _;
+    let bytes = serde_json::to_vec(value).expect("invariant: the bundles' maps and JSON values serialize");
+    sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether what a bundle carries, of digest `now`, is still what its `recorded` digest was taken of; else
+/// `mismatch` ("its chart does not match its digest") with both digests.
+fn unchanged(recorded: &str, now: &str, mismatch: &str) -> std::result::Result<(), String> {
+    if now == recorded {
+        Ok(())
+    } else {
+        Err(format!("{mismatch} (sha256 {recorded} recorded, {now} found)"))
+    }
+}
