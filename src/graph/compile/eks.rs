@@ -10,6 +10,10 @@ use serde_json::json;
 use super::iam::role_address;
 use super::{kinds, Builder};
 use crate::blueprint::{Identity, NodeClass};
+use crate::graph::spec;
+use crate::graph::spec::eks_access_entry::AccessEntry;
+use crate::graph::spec::eks_node_group::{KubeTaint, NodeGroup, Scaling, UpdateConfig};
+use crate::graph::spec::eks_pod_identity_association::PodIdentityAssociation;
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -57,19 +61,19 @@ pub(super) fn compile(b: &mut Builder) {
         Resource::new(
             b.cluster(),
             kinds::EKS_CLUSTER,
-            json!({
-                "name": name,
-                "version": bp.cluster.version,
-                "role_arn": reference(&role_address("cluster"), "arn"),
-                "subnet_ids": private_subnets,
-                "security_group_ids": security_groups,
-                "endpoint_public_access": bp.cluster.endpoint_public_access,
-                "endpoint_private_access": bp.cluster.endpoint_private_access,
-                "public_access_cidrs": bp.cluster.public_access_cidrs,
-                "authentication_mode": "API",
-                "log_types": bp.cluster.log_types,
-                "encryption_key_arn": secrets_key.as_ref().map(|k| reference(k, "arn")),
-                "tags": b.tags(&[], None),
+            spec::attrs(&spec::eks_cluster::Cluster {
+                name: name.clone(),
+                version: bp.cluster.version.clone(),
+                role_arn: reference(&role_address("cluster"), "arn"),
+                subnet_ids: private_subnets.clone(),
+                security_group_ids: security_groups,
+                endpoint_public_access: bp.cluster.endpoint_public_access,
+                endpoint_private_access: bp.cluster.endpoint_private_access,
+                public_access_cidrs: bp.cluster.public_access_cidrs.clone(),
+                authentication_mode: "API".to_string(),
+                log_types: Some(bp.cluster.log_types.clone()),
+                encryption_key_arn: secrets_key.as_ref().map(|k| reference(k, "arn")),
+                tags: b.tag_map(&[], None),
             }),
         )
         .after(&Address::keyed("iam_role_policy_attachment", "cluster", "AmazonEKSClusterPolicy")),
@@ -78,15 +82,15 @@ pub(super) fn compile(b: &mut Builder) {
     b.add(Resource::new(
         Address::new("eks_access_entry", "admin"),
         kinds::EKS_ACCESS_ENTRY,
-        json!({
-            "cluster_name": reference(&cluster, "name"),
-            "principal_arn": reference(&b.caller(), "arn"),
-            "type": "STANDARD",
-            "policy_arns": ["arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"],
-            "namespace_policies": {},
-            "username": null,
-            "kubernetes_groups": [],
-            "tags": b.tags(&[], None),
+        spec::attrs(&AccessEntry {
+            cluster_name: reference(&cluster, "name"),
+            principal_arn: reference(&b.caller(), "arn"),
+            entry_type: "STANDARD".to_string(),
+            policy_arns: vec!["arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy".to_string()],
+            namespace_policies: BTreeMap::new(),
+            username: None,
+            kubernetes_groups: Vec::new(),
+            tags: b.tag_map(&[], None),
         }),
     ));
     // One entry per principal, of one type: validation keeps the node classes all Linux or all Windows.
@@ -94,35 +98,34 @@ pub(super) fn compile(b: &mut Builder) {
     b.add(Resource::new(
         Address::new("eks_access_entry", "karpenter_node"),
         kinds::EKS_ACCESS_ENTRY,
-        json!({
-            "cluster_name": reference(&cluster, "name"),
-            "principal_arn": reference(&role_address("karpenter_node"), "arn"),
-            "type": node_entry_type,
-            "policy_arns": [],
-            "namespace_policies": {},
-            "username": null,
-            "kubernetes_groups": [],
-            "tags": b.tags(&[], None),
+        spec::attrs(&AccessEntry {
+            cluster_name: reference(&cluster, "name"),
+            principal_arn: reference(&role_address("karpenter_node"), "arn"),
+            entry_type: node_entry_type.to_string(),
+            policy_arns: Vec::new(),
+            namespace_policies: BTreeMap::new(),
+            username: None,
+            kubernetes_groups: Vec::new(),
+            tags: b.tag_map(&[], None),
         }),
     ));
     // The blueprint's own entries, by principal.
     for (i, e) in bp.cluster.access_entries.iter().enumerate() {
         let (cluster_wide, namespaced): (Vec<_>, Vec<_>) = e.policies.iter().partition(|p| p.namespaces.is_empty());
-        let namespaced: serde_json::Map<String, serde_json::Value> =
-            namespaced.iter().map(|p| (p.arn(), json!(p.namespaces))).collect();
+        let namespaced = namespaced.iter().map(|p| (p.arn(), p.namespaces.clone())).collect();
         let field = format!("cluster.access_entries[{i}]");
         let entry = Resource::new(
             Address::keyed("eks_access_entry", "granted", &e.principal_arn),
             kinds::EKS_ACCESS_ENTRY,
-            json!({
-                "cluster_name": reference(&cluster, "name"),
-                "principal_arn": e.principal_arn,
-                "type": e.entry_type,
-                "policy_arns": cluster_wide.iter().map(|p| p.arn()).collect::<Vec<_>>(),
-                "namespace_policies": namespaced,
-                "username": e.username,
-                "kubernetes_groups": e.kubernetes_groups,
-                "tags": b.tags(&[], None),
+            spec::attrs(&AccessEntry {
+                cluster_name: reference(&cluster, "name"),
+                principal_arn: json!(e.principal_arn),
+                entry_type: e.entry_type.clone(),
+                policy_arns: cluster_wide.iter().map(|p| p.arn()).collect(),
+                namespace_policies: namespaced,
+                username: e.username.clone(),
+                kubernetes_groups: e.kubernetes_groups.clone(),
+                tags: b.tag_map(&[], None),
             }),
         )
         .from_fields("", &[&field])
@@ -134,9 +137,13 @@ pub(super) fn compile(b: &mut Builder) {
     let ng = &bp.node_group;
     let mut labels = ng.labels.clone();
     labels.insert(CONTROLLER_LABEL.0.to_string(), CONTROLLER_LABEL.1.to_string());
-    let mut taints =
-        vec![json!({"key": CONTROLLER_LABEL.0, "value": CONTROLLER_LABEL.1, "effect": CONTROLLER_TAINT_EFFECT})];
-    taints.extend(ng.taints.iter().map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect})));
+    let taint = |key: &str, value: Option<&str>, effect: &str| KubeTaint {
+        key: key.to_string(),
+        value: value.map(str::to_string),
+        effect: effect.to_string(),
+    };
+    let mut taints = vec![taint(CONTROLLER_LABEL.0, Some(CONTROLLER_LABEL.1), CONTROLLER_TAINT_EFFECT)];
+    taints.extend(ng.taints.iter().map(|t| taint(&t.key, t.value.as_deref(), &t.effect)));
     let mut ng_deps: Vec<Address> = super::iam::NODE_POLICIES
         .iter()
         .map(|p| Address::keyed("iam_role_policy_attachment", "node_group", p))
@@ -149,28 +156,35 @@ pub(super) fn compile(b: &mut Builder) {
     let mut node_group = Resource::new(
         Address::new("eks_node_group", "controller"),
         kinds::EKS_NODE_GROUP,
-        json!({
-            "cluster_name": reference(&cluster, "name"),
-            "name": ng.name,
-            "node_role_arn": reference(&role_address("node_group"), "arn"),
-            "subnet_ids": private_subnets,
-            "ami_type": ng.ami_type,
-            "instance_types": ng.instance_types,
-            "capacity_type": ng.capacity_type,
-            "scaling": { "min_size": ng.min_size, "max_size": ng.max_size, "desired_size": ng.desired_size },
-            "disk_size": ng.disk_size,
-            "labels": labels,
-            "taints": taints,
+        spec::attrs(&NodeGroup {
+            cluster_name: reference(&cluster, "name"),
+            name: ng.name.clone(),
+            node_role_arn: reference(&role_address("node_group"), "arn"),
+            subnet_ids: private_subnets,
+            ami_type: ng.ami_type.clone(),
+            instance_types: ng.instance_types.clone(),
+            capacity_type: ng.capacity_type.clone(),
+            scaling: Scaling {
+                min_size: count(ng.min_size),
+                max_size: count(ng.max_size),
+                desired_size: count(ng.desired_size),
+            },
+            disk_size: Some(count(ng.disk_size)),
+            labels,
+            taints,
             // The node group follows the control plane unless pinned: an upgrade moves it after the cluster and
             // the add-ons, in the same apply.
-            "version": ng.kubernetes_version(&bp.cluster),
-            "release_version": ng.release_version,
-            "update_config": {
-                "max_unavailable": ng.update_config.max_unavailable
-                    .or(ng.update_config.max_unavailable_percentage.is_none().then_some(1)),
-                "max_unavailable_percentage": ng.update_config.max_unavailable_percentage,
-            },
-            "tags": b.tags(&[], None),
+            version: Some(ng.kubernetes_version(&bp.cluster).to_string()),
+            release_version: ng.release_version.clone(),
+            update_config: Some(UpdateConfig {
+                max_unavailable: ng.update_config.max_unavailable.map(count).or(ng
+                    .update_config
+                    .max_unavailable_percentage
+                    .is_none()
+                    .then_some(1)),
+                max_unavailable_percentage: ng.update_config.max_unavailable_percentage.map(count),
+            }),
+            tags: b.tag_map(&[], None),
         }),
     );
     node_group.depends_on = ng_deps;
@@ -199,15 +213,19 @@ pub(super) fn compile(b: &mut Builder) {
         let mut r = Resource::new(
             addon_address(addon),
             kinds::EKS_ADDON,
-            json!({
-                "cluster_name": reference(&cluster, "name"),
-                "addon_name": addon,
-                "addon_version": cfg.version,
+            spec::attrs(&spec::eks_addon::Addon {
+                cluster_name: reference(&cluster, "name"),
+                addon_name: addon.clone(),
+                addon_version: cfg.version.clone(),
                 // An unpinned add-on moves to the default of the cluster's new version when this changes.
-                "kubernetes_version": bp.cluster.version,
-                "configuration_values": configuration_values(addon, cfg.configuration_values.as_deref(), &ng.taints),
-                "resolve_conflicts": "OVERWRITE",
-                "tags": b.tags(&[], None),
+                kubernetes_version: Some(bp.cluster.version.clone()),
+                configuration_values: Some(configuration_values(
+                    addon,
+                    cfg.configuration_values.as_deref(),
+                    &ng.taints,
+                )),
+                resolve_conflicts: Some("OVERWRITE".to_string()),
+                tags: b.tag_map(&[], None),
             }),
         );
         r = r.from_fields("kubernetes_version", &["cluster.version"]);
@@ -222,12 +240,12 @@ pub(super) fn compile(b: &mut Builder) {
         let mut assoc = Resource::new(
             Address::new("eks_pod_identity_association", "karpenter"),
             kinds::EKS_POD_IDENTITY_ASSOCIATION,
-            json!({
-                "cluster_name": reference(&cluster, "name"),
-                "namespace": bp.karpenter.namespace,
-                "service_account": "karpenter",
-                "role_arn": reference(&role_address("karpenter_controller"), "arn"),
-                "tags": b.tags(&[], None),
+            spec::attrs(&PodIdentityAssociation {
+                cluster_name: reference(&cluster, "name"),
+                namespace: bp.karpenter.namespace.clone(),
+                service_account: "karpenter".to_string(),
+                role_arn: reference(&role_address("karpenter_controller"), "arn"),
+                tags: b.tag_map(&[], None),
             }),
         );
         if bp.addons.contains_key("eks-pod-identity-agent") {
@@ -270,4 +288,9 @@ fn configuration_values(
     } else {
         cfg
     }
+}
+
+/// A count the blueprint bounds (node counts, GiB, percentages) as the `i32` EKS takes.
+fn count(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
 }

@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use aws_sdk_eks::types::{AccessScope, AccessScopeType};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{join_id, missing, send_naming_role, sort_sets, sorted, split_id, tagging, vanished};
@@ -34,21 +33,8 @@ const KIND: &str = kinds::EKS_ACCESS_ENTRY;
 /// Only STANDARD entries take access policies; node entries (EC2_LINUX, …) get their permissions from their type.
 const STANDARD: &str = "STANDARD";
 
-#[derive(Debug, Deserialize)]
-struct Spec {
-    cluster_name: String,
-    principal_arn: String,
-    #[serde(rename = "type")]
-    entry_type: String,
-    #[serde(default)]
-    policy_arns: Vec<String>,
-    #[serde(default)]
-    namespace_policies: BTreeMap<String, Vec<String>>,
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    kubernetes_groups: Vec<String>,
-}
+/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::eks_access_entry::AccessEntry<String>;
 
 impl Spec {
     /// Every policy with its scope: `None` cluster-wide, else the namespaces.

@@ -12,7 +12,6 @@
 
 use async_trait::async_trait;
 use aws_sdk_eks::types::{AddonInfo, Cluster, ResolveConflicts};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::lifecycle::{Target, Tracked, Tracking};
@@ -35,17 +34,8 @@ const KIND: &str = kinds::EKS_ADDON;
 const BUDGET: Budget = Budget::long_minutes(20);
 const WAITS: Budgets = BUDGET.for_each(DESCRIPTOR.typical);
 
-#[derive(Debug, Deserialize)]
-struct Spec {
-    cluster_name: String,
-    addon_name: String,
-    addon_version: Option<String>,
-    configuration_values: Option<Value>,
-    resolve_conflicts: Option<String>,
-    /// The cluster version an unpinned version follows (absent in attributes older kbp recorded).
-    #[serde(default)]
-    kubernetes_version: Option<String>,
-}
+/// The attributes the compiler emits for an add-on, references resolved ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::eks_addon::Addon<String>;
 
 impl Spec {
     /// The configuration as EKS takes it: a JSON document in a string; none for null or `{}`.
@@ -348,6 +338,7 @@ mod tests {
             configuration_values: Some(v),
             resolve_conflicts: None,
             kubernetes_version: None,
+            tags: Default::default(),
         };
         assert_eq!(s(json!({"replicaCount": 2})).configuration().as_deref(), Some(r#"{"replicaCount":2}"#));
         assert_eq!(s(json!({})).configuration(), None);

@@ -1,33 +1,15 @@
-//! What an EKS cluster is on both sides of kbp's calls: the attributes the compiler emits ([`Spec`]), the cluster
-//! as EKS describes it ([`Described`]), and the configuration both the create and the in-place updates read
-//! and write (secrets encryption, control-plane logging).
+//! What an EKS cluster is on both sides of kbp's calls: the attributes the compiler emits ([`Spec`], the typed
+//! seam's), the cluster as EKS describes it ([`Described`]), and the configuration both the create and the
+//! in-place updates read and write (secrets encryption, control-plane logging).
 
 use aws_sdk_eks::types::EncryptionConfig;
-use serde::Deserialize;
 
 use super::sorted;
 
 pub(super) type Described = aws_sdk_eks::types::Cluster;
 
-/// The attributes the compiler emits for a cluster.
-#[derive(Debug, Deserialize)]
-pub(super) struct Spec {
-    pub name: String,
-    pub version: String,
-    pub role_arn: String,
-    pub subnet_ids: Vec<String>,
-    pub security_group_ids: Vec<String>,
-    pub endpoint_public_access: bool,
-    pub endpoint_private_access: bool,
-    pub public_access_cidrs: Vec<String>,
-    pub authentication_mode: String,
-    /// Control-plane log types sent to CloudWatch Logs; absent: kbp leaves logging as it is.
-    #[serde(default)]
-    pub log_types: Option<Vec<String>>,
-    /// The KMS key that envelope-encrypts Kubernetes secrets; null: none.
-    #[serde(default)]
-    pub encryption_key_arn: Option<String>,
-}
+/// The attributes the compiler emits for a cluster, references resolved ([`crate::graph::spec`]).
+pub(super) type Spec = crate::graph::spec::eks_cluster::Cluster<String>;
 
 /// Envelope encryption with the KMS key `key_arn`. EKS once took the resources to encrypt (`secrets`); it now
 /// encrypts all Kubernetes API data with the key and that field is deprecated, so it is left out.

@@ -11,12 +11,12 @@ use aws_sdk_eks::types::{
     AmiTypes, CapacityTypes, Nodegroup, NodegroupScalingConfig, NodegroupUpdateConfig, Taint, TaintEffect,
     UpdateLabelsPayload, UpdateTaintsPayload,
 };
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::lifecycle::{Target, Tracked, Tracking};
 use super::{join_id, send_naming_role, sort_sets, sorted, split_id, tagging};
+use crate::graph::spec::eks_node_group::{KubeTaint, Scaling, UpdateConfig};
 use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
@@ -36,37 +36,8 @@ const KIND: &str = kinds::EKS_NODE_GROUP;
 const BUDGET: Budget = Budget::long_minutes(20);
 const WAITS: Budgets = BUDGET.for_each(DESCRIPTOR.typical);
 
-#[derive(Debug, Deserialize)]
-struct Spec {
-    cluster_name: String,
-    name: String,
-    node_role_arn: String,
-    subnet_ids: Vec<String>,
-    ami_type: String,
-    instance_types: Vec<String>,
-    capacity_type: String,
-    scaling: Scaling,
-    disk_size: Option<i32>,
-    #[serde(default)]
-    labels: BTreeMap<String, String>,
-    #[serde(default)]
-    taints: Vec<KubeTaint>,
-    /// The Kubernetes version of the nodes: the cluster's unless pinned (absent in attributes older kbp recorded).
-    #[serde(default)]
-    version: Option<String>,
-    /// A pinned AMI release; none is the latest for the version, at creation and at each version update.
-    #[serde(default)]
-    release_version: Option<String>,
-    /// How many nodes EKS takes out of service at once (absent in attributes older kbp recorded).
-    #[serde(default)]
-    update_config: Option<UpdateConfig>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct UpdateConfig {
-    max_unavailable: Option<i32>,
-    max_unavailable_percentage: Option<i32>,
-}
+/// The attributes the compiler emits for a node group, references resolved ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::eks_node_group::NodeGroup<String>;
 
 impl UpdateConfig {
     fn to_eks(&self) -> NodegroupUpdateConfig {
@@ -82,21 +53,6 @@ impl UpdateConfig {
             max_unavailable_percentage: c.max_unavailable_percentage(),
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Scaling {
-    min_size: i32,
-    max_size: i32,
-    desired_size: i32,
-}
-
-/// A taint as Kubernetes (and the blueprint) spells it: effect `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-struct KubeTaint {
-    key: String,
-    value: Option<String>,
-    effect: String,
 }
 
 /// What AWS accepts of what this kind sends ([`contract`]).

@@ -4,7 +4,6 @@
 //! Only the role can change in place; EKS applies it to pods started afterwards.
 
 use async_trait::async_trait;
-use serde::Deserialize;
 use serde_json::json;
 
 use super::{join_id, missing, send_naming_role, split_id, tagging, vanished};
@@ -20,13 +19,8 @@ pub(crate) struct PodIdentityAssociation;
 
 const KIND: &str = kinds::EKS_POD_IDENTITY_ASSOCIATION;
 
-#[derive(Debug, Deserialize)]
-struct Spec {
-    cluster_name: String,
-    namespace: String,
-    service_account: String,
-    role_arn: String,
-}
+/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::eks_pod_identity_association::PodIdentityAssociation<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::tags_of("EKS Pod Identity association")];
