@@ -44,12 +44,12 @@ pub(super) fn compile(b: &mut Builder) {
         b.add(Resource::new(
             Address::new("kms_key", "secrets"),
             kinds::KMS_KEY,
-            json!({
-                "alias": format!("alias/{name}-eks-secrets"),
-                "description": format!("Envelope encryption of Kubernetes secrets of EKS cluster {name}"),
-                "enable_key_rotation": true,
-                "deletion_window_in_days": 7,
-                "tags": b.tags(&[], None),
+            spec::attrs(&spec::kms_key::Key {
+                alias: format!("alias/{name}-eks-secrets"),
+                description: Some(format!("Envelope encryption of Kubernetes secrets of EKS cluster {name}")),
+                enable_key_rotation: true,
+                deletion_window_in_days: 7,
+                tags: b.tag_map(&[], None),
             }),
         ))
     });

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::{kinds, Builder};
 use crate::blueprint::Identity;
+use crate::graph::spec;
 use crate::graph::value::{join, object, reference};
 use crate::graph::{Address, Resource};
 
@@ -57,13 +58,13 @@ fn role(b: &Builder, address_name: &str, role_name: &str, trust: Value) -> Resou
     Resource::new(
         role_address(address_name),
         kinds::IAM_ROLE,
-        json!({
-            "name": role_name,
-            "path": "/",
-            "description": format!("kbp stack {}: {}", b.cluster_name(), address_name.replace('_', " ")),
-            "assume_role_policy": trust,
-            "max_session_duration": 3600,
-            "tags": b.tags(&[], None),
+        spec::attrs(&spec::iam_role::Role {
+            name: role_name.to_string(),
+            path: "/".to_string(),
+            description: Some(format!("kbp stack {}: {}", b.cluster_name(), address_name.replace('_', " "))),
+            assume_role_policy: trust,
+            max_session_duration: Some(3600),
+            tags: b.tag_map(&[], None),
         }),
     )
 }

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::karpenter_iam::queue_address;
 use super::{kinds, Builder};
+use crate::graph::spec::{self, event_rule::Rule, sqs_queue::Queue, sqs_queue_policy::QueuePolicy};
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -37,11 +38,11 @@ pub(super) fn compile(b: &mut Builder) {
     let queue = b.add(Resource::new(
         queue_address(),
         kinds::SQS_QUEUE,
-        json!({
-            "name": name,
-            "message_retention_seconds": 300,
-            "sqs_managed_sse_enabled": true,
-            "tags": b.tags(&[], None),
+        spec::attrs(&Queue {
+            name: name.clone(),
+            message_retention_seconds: 300,
+            sqs_managed_sse_enabled: true,
+            tags: b.tag_map(&[], None),
         }),
     ));
     let queue_arn = reference(&queue, "arn");
@@ -52,14 +53,14 @@ pub(super) fn compile(b: &mut Builder) {
         let rule = b.add(Resource::new(
             Address::new("event_rule", address_name),
             kinds::EVENT_RULE,
-            json!({
-                "name": rule_name,
-                "description": format!("Karpenter interruption handling for cluster {name}: {detail_type}"),
-                "event_pattern": { "source": [source], "detail-type": [detail_type] },
-                "state": "ENABLED",
-                "target_id": "KarpenterInterruptionQueueTarget",
-                "target_arn": queue_arn,
-                "tags": b.tags(&[], None),
+            spec::attrs(&Rule {
+                name: rule_name,
+                description: Some(format!("Karpenter interruption handling for cluster {name}: {detail_type}")),
+                event_pattern: json!({ "source": [source], "detail-type": [detail_type] }),
+                state: "ENABLED".to_string(),
+                target_id: "KarpenterInterruptionQueueTarget".to_string(),
+                target_arn: queue_arn.clone(),
+                tags: b.tag_map(&[], None),
             }),
         ));
         rule_arns.push(reference(&rule, "arn"));
@@ -67,7 +68,7 @@ pub(super) fn compile(b: &mut Builder) {
     b.add(Resource::new(
         Address::new("sqs_queue_policy", "interruption"),
         kinds::SQS_QUEUE_POLICY,
-        json!({ "queue_url": reference(&queue, "url"), "policy": queue_policy(queue_arn, rule_arns) }),
+        spec::attrs(&QueuePolicy { queue_url: reference(&queue, "url"), policy: queue_policy(queue_arn, rule_arns) }),
     ));
 }
 

@@ -13,6 +13,11 @@ pub mod eks_addon;
 pub mod eks_cluster;
 pub mod eks_node_group;
 pub mod eks_pod_identity_association;
+pub mod event_rule;
+pub mod iam_role;
+pub mod kms_key;
+pub mod sqs_queue;
+pub mod sqs_queue_policy;
 
 /// A value the compiler writes where another resource's output may go: a literal or a reference.
 pub type Input = serde_json::Value;
@@ -47,14 +52,22 @@ mod tests {
             if path.extension().is_none_or(|e| e != "toml") {
                 continue;
             }
-            let graph = crate::graph::compile(&crate::blueprint::load(&path, &[]).unwrap()).unwrap();
-            for r in graph.resources() {
+            // Each as shipped, and with what it leaves off that makes more kinds (the secrets key).
+            let with_key = ["cluster.secrets_encryption=true".to_string()];
+            let graphs = [&[][..], &with_key[..]]
+                .map(|sets| crate::graph::compile(&crate::blueprint::load(&path, sets).unwrap()).unwrap());
+            for r in graphs.iter().flat_map(|g| g.resources()) {
                 let (attrs, _) = value::resolve(&Value::Object(r.attrs.clone()), &outputs);
                 let read = match r.kind.as_str() {
                     kinds::EKS_CLUSTER => round_trip::<super::eks_cluster::Cluster<String>>(&attrs),
                     kinds::EKS_ADDON => round_trip::<super::eks_addon::Addon<String>>(&attrs),
                     kinds::EKS_NODE_GROUP => round_trip::<super::eks_node_group::NodeGroup<String>>(&attrs),
                     kinds::EKS_ACCESS_ENTRY => round_trip::<super::eks_access_entry::AccessEntry<String>>(&attrs),
+                    kinds::IAM_ROLE => round_trip::<super::iam_role::Role>(&attrs),
+                    kinds::KMS_KEY => round_trip::<super::kms_key::Key>(&attrs),
+                    kinds::SQS_QUEUE => round_trip::<super::sqs_queue::Queue>(&attrs),
+                    kinds::SQS_QUEUE_POLICY => round_trip::<super::sqs_queue_policy::QueuePolicy<String>>(&attrs),
+                    kinds::EVENT_RULE => round_trip::<super::event_rule::Rule<String>>(&attrs),
                     kinds::EKS_POD_IDENTITY_ASSOCIATION => {
                         round_trip::<super::eks_pod_identity_association::PodIdentityAssociation<String>>(&attrs)
                     }
@@ -70,6 +83,11 @@ mod tests {
         assert!(seen.get(kinds::EKS_NODE_GROUP).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::EKS_ACCESS_ENTRY).is_some_and(|n| *n >= 10), "{seen:?}");
         assert!(seen.get(kinds::EKS_POD_IDENTITY_ASSOCIATION).is_some_and(|n| *n >= 1), "{seen:?}");
+        assert!(seen.get(kinds::IAM_ROLE).is_some_and(|n| *n >= 15), "{seen:?}");
+        assert!(seen.get(kinds::KMS_KEY).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::SQS_QUEUE).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::SQS_QUEUE_POLICY).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::EVENT_RULE).is_some_and(|n| *n >= 25), "{seen:?}");
     }
 
     #[test]

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use aws_sdk_eventbridge::operation::describe_rule::DescribeRuleOutput;
 use aws_sdk_eventbridge::types::{RuleState, Tag, Target};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::targets;
@@ -29,22 +28,8 @@ pub(crate) struct Rule;
 
 const KIND: &str = kinds::EVENT_RULE;
 
-#[derive(Debug, Deserialize)]
-struct Spec {
-    name: String,
-    #[serde(default)]
-    description: Option<String>,
-    event_pattern: Value,
-    /// ENABLED or DISABLED, as EventBridge spells it; a rule kbp makes is enabled unless the graph says otherwise.
-    #[serde(default = "enabled")]
-    state: String,
-    target_id: String,
-    target_arn: String,
-}
-
-fn enabled() -> String {
-    RuleState::Enabled.as_str().to_string()
-}
+/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::event_rule::Rule<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[

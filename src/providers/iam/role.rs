@@ -6,14 +6,12 @@ use async_trait::async_trait;
 use aws_sdk_iam::error::{ProvideErrorMetadata, SdkError};
 use serde_json::{json, Value};
 
-use super::common::{
-    self, absent_if_gone, explain_taken, object, optional_str, path, remove, required, required_str, send, Entity,
-    DELETE_CONFLICT,
-};
+use super::common::{self, absent_if_gone, explain_taken, object, remove, send, Entity, DELETE_CONFLICT};
 use super::tagging::{self, Tagged};
 use super::{details, instance_profile, policy_doc, role_policy, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
 use crate::providers::preflight::{quick, read, Holder};
+use crate::providers::spec;
 use crate::providers::tagged::{found, Search};
 use crate::providers::tags::user_tags;
 use crate::providers::tags::ADDRESS;
@@ -32,6 +30,9 @@ const DEFAULT_MAX_SESSION: i32 = 3600;
 const PRINCIPAL_NOT_YET_VISIBLE: &str = "MalformedPolicyDocument.InvalidPrincipal";
 
 pub struct Role;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::iam_role::Role;
 
 /// Service-linked roles (the account-wide Spot role among them) live under this path.
 const SERVICE_ROLE_PATH: &str = "/aws-service-role/";
@@ -110,32 +111,31 @@ impl Provider for Role {
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreateRole";
-        let a = desired.attrs;
-        let name = required_str(KIND, a, "name")?;
-        let trust = policy_doc::to_aws(OP, required(KIND, a, "assume_role_policy")?)?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let trust = policy_doc::to_aws(OP, &s.assume_role_policy)?;
         let tags = tagging::to_iam(OP, &desired.tags())?;
         let created = set_trust(cx, OP, || {
             cx.iam()
                 .create_role()
-                .role_name(name)
-                .path(path(a))
+                .role_name(&s.name)
+                .path(&s.path)
                 .assume_role_policy_document(&trust)
-                .set_description(optional_str(a, "description").map(str::to_string))
-                .set_max_session_duration(max_session(a))
+                .set_description(s.description.clone())
+                .set_max_session_duration(s.max_session_duration)
                 .set_tags(Some(tags.clone()))
                 .send()
         })
         .await
-        .map_err(|e| explain_taken(e, "role", name))?;
+        .map_err(|e| explain_taken(e, "role", &s.name))?;
         let role = created.role.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no role"))?;
         Ok(applied(&role))
     }
 
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
-        let a = desired.attrs;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
         let role: Described = common::existing(cx, id).await?;
 
-        let trust = required(KIND, a, "assume_role_policy")?;
+        let trust = &s.assume_role_policy;
         let current = role.assume_role_policy_document().map(|d| policy_doc::from_aws("iam:GetRole", d)).transpose()?;
         if !current.is_some_and(|c| policy_doc::equivalent(trust, &c)) {
             const OP: &str = "iam:UpdateAssumeRolePolicy";
@@ -144,8 +144,8 @@ impl Provider for Role {
                 .await?;
         }
 
-        let description = optional_str(a, "description").unwrap_or("");
-        let max = max_session(a).unwrap_or(DEFAULT_MAX_SESSION);
+        let description = s.description.as_deref().unwrap_or("");
+        let max = s.max_session_duration.unwrap_or(DEFAULT_MAX_SESSION);
         if role.description().unwrap_or("") != description
             || role.max_session_duration().unwrap_or(DEFAULT_MAX_SESSION) != max
         {
@@ -216,10 +216,6 @@ fn applied(role: &Described) -> Applied {
         "unique_id": role.role_id(),
     });
     Applied { id: role.role_name().to_string(), outputs: object(outputs) }
-}
-
-fn max_session(a: &Attrs) -> Option<i32> {
-    a.get("max_session_duration").and_then(Value::as_i64).and_then(|n| i32::try_from(n).ok())
 }
 
 /// Sends a request that sets a trust policy, retrying while IAM does not yet see a principal that was just

@@ -10,9 +10,10 @@ use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
 use crate::graph::{kinds, Attrs};
-use crate::providers::attrs::{absent_if_gone, optional_str, required_str};
+use crate::providers::attrs::{absent_if_gone, optional_str};
 use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::send::{remove, send, send_pages, send_unretried};
+use crate::providers::spec;
 use crate::providers::tagged::{found, Search, PARALLEL_LOOKUPS};
 use crate::providers::tags::ADDRESS;
 use crate::providers::Found;
@@ -24,6 +25,9 @@ use crate::providers::{
 const KIND: &str = kinds::KMS_KEY;
 
 pub(crate) struct Key;
+
+/// The attributes the compiler emits ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::kms_key::Key;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
@@ -114,9 +118,9 @@ impl Provider for Key {
     /// died (or lost CreateKey's answer) before it has a key that only its tags name. The alias is tried first,
     /// as the quick way for a key that got that far.
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let alias = required_str(KIND, desired.attrs, "alias")?;
+        let alias = spec::parse::<Spec>(KIND, desired.attrs)?.alias;
         let by_alias =
-            absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(alias).send()).await)?;
+            absent_if_gone(send(cx, "kms:DescribeKey", &[], || cx.kms().describe_key().key_id(&alias).send()).await)?;
         if let Some(id) = by_alias.as_ref().and_then(|d| d.key_metadata()).map(|m| m.key_id().to_string()) {
             if carries_kbp_tags(cx, &id, desired).await? {
                 return Ok(Some(id));
@@ -146,14 +150,13 @@ impl Provider for Key {
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let a = desired.attrs;
-        let alias = required_str(KIND, a, "alias")?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
         let all_tags = desired.tags();
         // CreateKey has no client token: a retry after a lost answer would make a second key.
         let created = send_unretried(cx, "kms:CreateKey", &[], || {
             cx.kms()
                 .create_key()
-                .description(optional_str(a, "description").unwrap_or_default())
+                .description(s.description.as_deref().unwrap_or_default())
                 .set_tags(Some(kms_tags(&all_tags)))
                 .customize()
                 .config_override(once())
@@ -166,24 +169,24 @@ impl Provider for Key {
         let id = meta.key_id().to_string();
         let arn = meta.arn().unwrap_or_default().to_string();
         send(cx, "kms:CreateAlias", &["NotFoundException"], || {
-            cx.kms().create_alias().alias_name(alias).target_key_id(&id).send()
+            cx.kms().create_alias().alias_name(&s.alias).target_key_id(&id).send()
         })
         .await?;
-        set_rotation(cx, &id, a).await?;
+        set_rotation(cx, &id, s.enable_key_rotation).await?;
         Ok(Applied { id: id.clone(), outputs: outputs(&id, &arn) })
     }
 
     async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
-        let a = desired.attrs;
-        if a.get("description") != prior.get("description") {
-            let d = optional_str(a, "description").unwrap_or_default();
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        if desired.attrs.get("description") != prior.get("description") {
+            let d = s.description.as_deref().unwrap_or_default();
             send(cx, "kms:UpdateKeyDescription", &[], || {
                 cx.kms().update_key_description().key_id(id).description(d).send()
             })
             .await?;
         }
-        set_rotation(cx, id, a).await?;
-        ensure_alias(cx, id, required_str(KIND, a, "alias")?).await?;
+        set_rotation(cx, id, s.enable_key_rotation).await?;
+        ensure_alias(cx, id, &s.alias).await?;
         let want = desired.tags();
         let have: BTreeMap<String, String> =
             tags::tag_map(prior.get("tags")).into_iter().chain(desired.kbp_tags.clone()).collect();
@@ -356,8 +359,8 @@ fn once() -> aws_sdk_kms::config::Builder {
     aws_sdk_kms::config::Builder::default().retry_config(aws_config::retry::RetryConfig::disabled())
 }
 
-async fn set_rotation(cx: &Context, id: &str, a: &Attrs) -> Result<()> {
-    if a.get("enable_key_rotation").and_then(Value::as_bool).unwrap_or(true) {
+async fn set_rotation(cx: &Context, id: &str, rotate: bool) -> Result<()> {
+    if rotate {
         send(cx, "kms:EnableKeyRotation", &[], || cx.kms().enable_key_rotation().key_id(id).send()).await?;
     } else {
         send(cx, "kms:DisableKeyRotation", &[], || cx.kms().disable_key_rotation().key_id(id).send()).await?;

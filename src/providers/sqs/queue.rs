@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName as Name;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{absent_if_gone, all_attributes, attributes, name_of, set_attributes, QUEUE_GONE};
@@ -42,12 +41,8 @@ const NAME_RELEASE: Budget = Budget {
 };
 
 /// The attributes kbp manages, as the compiler emits them (`tags` are read through [`Desired::tags`]).
-#[derive(Debug, Deserialize)]
-struct Spec {
-    name: String,
-    message_retention_seconds: i64,
-    sqs_managed_sse_enabled: bool,
-}
+/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::sqs_queue::Queue;
 
 impl Spec {
     /// The spec as SQS attributes, spelled as GetQueueAttributes reports them so they compare as strings.
@@ -326,7 +321,12 @@ mod tests {
 
     #[test]
     fn spec_attributes_are_spelled_as_sqs_reports_them() {
-        let spec = Spec { name: "q".into(), message_retention_seconds: 300, sqs_managed_sse_enabled: true };
+        let spec = Spec {
+            name: "q".into(),
+            message_retention_seconds: 300,
+            sqs_managed_sse_enabled: true,
+            tags: Default::default(),
+        };
         let a = spec.attributes();
         assert_eq!(a[&Name::MessageRetentionPeriod], "300");
         assert_eq!(a[&Name::SqsManagedSseEnabled], "true");

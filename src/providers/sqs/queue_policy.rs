@@ -9,7 +9,6 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use aws_sdk_sqs::types::QueueAttributeName as Name;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{absent_if_gone, all_attributes, attributes, set_attributes, QUEUE_GONE};
@@ -23,11 +22,8 @@ pub(crate) struct QueuePolicy;
 const KIND: &str = kinds::SQS_QUEUE_POLICY;
 const OP_SET: &str = "sqs:SetQueueAttributes";
 
-#[derive(Debug, Deserialize)]
-struct Spec {
-    queue_url: String,
-    policy: Value,
-}
+/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
+type Spec = crate::graph::spec::sqs_queue_policy::QueuePolicy<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
