@@ -8,7 +8,6 @@ mod address;
 pub mod compile;
 pub mod kinds;
 mod render;
-pub mod spec;
 pub mod value;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -10,10 +10,9 @@ use serde_json::json;
 use super::iam::role_address;
 use super::{kinds, Builder};
 use crate::blueprint::{Identity, NodeClass};
-use crate::graph::spec;
-use crate::graph::spec::eks_access_entry::AccessEntry;
-use crate::graph::spec::eks_node_group::{KubeTaint, NodeGroup, Scaling, UpdateConfig};
-use crate::graph::spec::eks_pod_identity_association::PodIdentityAssociation;
+use crate::graph::kinds::eks_access_entry::AccessEntry;
+use crate::graph::kinds::eks_node_group::{KubeTaint, NodeGroup, Scaling, UpdateConfig};
+use crate::graph::kinds::eks_pod_identity_association::PodIdentityAssociation;
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -44,7 +43,7 @@ pub(super) fn compile(b: &mut Builder) {
         b.add(Resource::new(
             Address::new("kms_key", "secrets"),
             kinds::KMS_KEY,
-            spec::attrs(&spec::kms_key::Key {
+            kinds::attrs(&kinds::kms_key::Key {
                 alias: format!("alias/{name}-eks-secrets"),
                 description: Some(format!("Envelope encryption of Kubernetes secrets of EKS cluster {name}")),
                 enable_key_rotation: true,
@@ -61,7 +60,7 @@ pub(super) fn compile(b: &mut Builder) {
         Resource::new(
             b.cluster(),
             kinds::EKS_CLUSTER,
-            spec::attrs(&spec::eks_cluster::Cluster {
+            kinds::attrs(&kinds::eks_cluster::Cluster {
                 name: name.clone(),
                 version: bp.cluster.version.clone(),
                 role_arn: reference(&role_address("cluster"), "arn"),
@@ -82,7 +81,7 @@ pub(super) fn compile(b: &mut Builder) {
     b.add(Resource::new(
         Address::new("eks_access_entry", "admin"),
         kinds::EKS_ACCESS_ENTRY,
-        spec::attrs(&AccessEntry {
+        kinds::attrs(&AccessEntry {
             cluster_name: reference(&cluster, "name"),
             principal_arn: reference(&b.caller(), "arn"),
             entry_type: "STANDARD".to_string(),
@@ -98,7 +97,7 @@ pub(super) fn compile(b: &mut Builder) {
     b.add(Resource::new(
         Address::new("eks_access_entry", "karpenter_node"),
         kinds::EKS_ACCESS_ENTRY,
-        spec::attrs(&AccessEntry {
+        kinds::attrs(&AccessEntry {
             cluster_name: reference(&cluster, "name"),
             principal_arn: reference(&role_address("karpenter_node"), "arn"),
             entry_type: node_entry_type.to_string(),
@@ -117,7 +116,7 @@ pub(super) fn compile(b: &mut Builder) {
         let entry = Resource::new(
             Address::keyed("eks_access_entry", "granted", &e.principal_arn),
             kinds::EKS_ACCESS_ENTRY,
-            spec::attrs(&AccessEntry {
+            kinds::attrs(&AccessEntry {
                 cluster_name: reference(&cluster, "name"),
                 principal_arn: json!(e.principal_arn),
                 entry_type: e.entry_type.clone(),
@@ -156,7 +155,7 @@ pub(super) fn compile(b: &mut Builder) {
     let mut node_group = Resource::new(
         Address::new("eks_node_group", "controller"),
         kinds::EKS_NODE_GROUP,
-        spec::attrs(&NodeGroup {
+        kinds::attrs(&NodeGroup {
             cluster_name: reference(&cluster, "name"),
             name: ng.name.clone(),
             node_role_arn: reference(&role_address("node_group"), "arn"),
@@ -213,7 +212,7 @@ pub(super) fn compile(b: &mut Builder) {
         let mut r = Resource::new(
             addon_address(addon),
             kinds::EKS_ADDON,
-            spec::attrs(&spec::eks_addon::Addon {
+            kinds::attrs(&kinds::eks_addon::Addon {
                 cluster_name: reference(&cluster, "name"),
                 addon_name: addon.clone(),
                 addon_version: cfg.version.clone(),
@@ -240,7 +239,7 @@ pub(super) fn compile(b: &mut Builder) {
         let mut assoc = Resource::new(
             Address::new("eks_pod_identity_association", "karpenter"),
             kinds::EKS_POD_IDENTITY_ASSOCIATION,
-            spec::attrs(&PodIdentityAssociation {
+            kinds::attrs(&PodIdentityAssociation {
                 cluster_name: reference(&cluster, "name"),
                 namespace: bp.karpenter.namespace.clone(),
                 service_account: "karpenter".to_string(),

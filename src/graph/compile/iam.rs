@@ -6,7 +6,6 @@ use serde_json::{json, Value};
 
 use super::{kinds, Builder};
 use crate::blueprint::Identity;
-use crate::graph::spec;
 use crate::graph::value::{join, object, reference};
 use crate::graph::{Address, Resource};
 
@@ -58,7 +57,7 @@ fn role(b: &Builder, address_name: &str, role_name: &str, trust: Value) -> Resou
     Resource::new(
         role_address(address_name),
         kinds::IAM_ROLE,
-        spec::attrs(&spec::iam_role::Role {
+        kinds::attrs(&kinds::iam_role::Role {
             name: role_name.to_string(),
             path: "/".to_string(),
             description: Some(format!("kbp stack {}: {}", b.cluster_name(), address_name.replace('_', " "))),

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::karpenter_iam::queue_address;
 use super::{kinds, Builder};
-use crate::graph::spec::{self, event_rule::Rule, sqs_queue::Queue, sqs_queue_policy::QueuePolicy};
+use crate::graph::kinds::{event_rule::Rule, sqs_queue::Queue, sqs_queue_policy::QueuePolicy};
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -38,7 +38,7 @@ pub(super) fn compile(b: &mut Builder) {
     let queue = b.add(Resource::new(
         queue_address(),
         kinds::SQS_QUEUE,
-        spec::attrs(&Queue {
+        kinds::attrs(&Queue {
             name: name.clone(),
             message_retention_seconds: 300,
             sqs_managed_sse_enabled: true,
@@ -53,7 +53,7 @@ pub(super) fn compile(b: &mut Builder) {
         let rule = b.add(Resource::new(
             Address::new("event_rule", address_name),
             kinds::EVENT_RULE,
-            spec::attrs(&Rule {
+            kinds::attrs(&Rule {
                 name: rule_name,
                 description: Some(format!("Karpenter interruption handling for cluster {name}: {detail_type}")),
                 event_pattern: json!({ "source": [source], "detail-type": [detail_type] }),
@@ -68,7 +68,7 @@ pub(super) fn compile(b: &mut Builder) {
     b.add(Resource::new(
         Address::new("sqs_queue_policy", "interruption"),
         kinds::SQS_QUEUE_POLICY,
-        spec::attrs(&QueuePolicy { queue_url: reference(&queue, "url"), policy: queue_policy(queue_arn, rule_arns) }),
+        kinds::attrs(&QueuePolicy { queue_url: reference(&queue, "url"), policy: queue_policy(queue_arn, rule_arns) }),
     ));
 }
 

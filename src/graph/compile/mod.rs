@@ -96,7 +96,7 @@ impl<'a> Builder<'a> {
         json!(self.tag_map(extra, name))
     }
 
-    /// [`Builder::tags`] as a map, for a typed spec ([`crate::graph::spec`]).
+    /// [`Builder::tags`] as a map, for a typed spec ([`crate::graph::kinds`]).
     pub(crate) fn tag_map(&self, extra: &[&BTreeMap<String, String>], name: Option<&str>) -> BTreeMap<String, String> {
         let mut t: BTreeMap<String, String> = self.bp.cluster.tags.clone();
         for e in extra {

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use aws_sdk_ec2::types::{AttachmentStatus, InternetGateway as Gateway, InternetGatewayAttachment, ResourceType};
 use serde_json::json;
 
-use super::describe;
+use super::describe::{self, Described};
 use super::wait::Budget;
 use super::{
     id_output, missing, nullable, object, optional_str, remove_when_unused, required_str, retag, send, stack_search,
@@ -28,7 +28,7 @@ impl Provider for InternetGateway {
     }
 
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
-        let gateways = stack_search::internet_gateways(cx, search).await?;
+        let gateways = stack_gateways(cx, search).await?;
         Ok(gateways
             .iter()
             .map(|g| {
@@ -139,4 +139,10 @@ async fn delete_gateway(cx: &Context, id: &str) -> Result<()> {
         cx.ec2().delete_internet_gateway().internet_gateway_id(id).send()
     })
     .await
+}
+
+/// The stack's internet gateways, asked for once per search: their own kind lists them, and a NAT gateway goes
+/// before the gateway of its VPC (its public address keeps the gateway from detaching).
+pub(crate) async fn stack_gateways(cx: &Context, search: &Search<'_>) -> Result<std::sync::Arc<Vec<Gateway>>> {
+    search.shared(Gateway::OP, || describe::ours::<Gateway>(cx, search)).await
 }

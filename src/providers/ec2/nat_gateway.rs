@@ -39,7 +39,7 @@ impl Provider for NatGateway {
 
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {
         let (nats, gateways) =
-            futures::try_join!(describe::ours::<Nat>(cx, search), stack_search::internet_gateways(cx, search))?;
+            futures::try_join!(describe::ours::<Nat>(cx, search), super::internet_gateway::stack_gateways(cx, search))?;
         let live = |n: &&Nat| !matches!(n.state(), Some(NatGatewayState::Deleted | NatGatewayState::Failed));
         Ok(nats
             .iter()

@@ -3,12 +3,11 @@
 //! implementation applies tag filters to every Describe call, DescribeNatGateways in some, and a filter ignored
 //! must not widen the stack), and the names and edges of what it finds.
 
-use aws_sdk_ec2::types::{Filter, InternetGateway, Tag};
+use aws_sdk_ec2::types::{Filter, Tag};
 
-use super::describe::Described;
 use crate::providers::tagged::{found, Search};
 use crate::providers::tags::{ADDRESS, STACK};
-use crate::providers::{Context, Found, Result};
+use crate::providers::Found;
 
 /// The filters of a Describe call for what is tagged with the stack's name.
 pub(crate) fn filters(search: &Search<'_>) -> Vec<Filter> {
@@ -33,13 +32,4 @@ pub(crate) fn name(tags: &[Tag]) -> Option<String> {
 pub(crate) fn in_vpc(kind: &'static str, id: Option<&str>, tags: &[Tag], vpc: Option<&str>) -> Found {
     let detail = format!("in {}", vpc.unwrap_or("?"));
     found(kind, id.unwrap_or_default(), name(tags), detail, vpc.map(str::to_string).into_iter().collect())
-}
-
-/// The stack's internet gateways, asked for once per search: their own kind lists them, and a NAT gateway goes
-/// before the gateway of its VPC (its public address keeps the gateway from detaching).
-pub(crate) async fn internet_gateways(
-    cx: &Context,
-    search: &Search<'_>,
-) -> Result<std::sync::Arc<Vec<InternetGateway>>> {
-    search.shared(InternetGateway::OP, || super::describe::ours::<InternetGateway>(cx, search)).await
 }

@@ -33,8 +33,8 @@ const KIND: &str = kinds::EKS_ACCESS_ENTRY;
 /// Only STANDARD entries take access policies; node entries (EC2_LINUX, …) get their permissions from their type.
 const STANDARD: &str = "STANDARD";
 
-/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::eks_access_entry::AccessEntry<String>;
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::eks_access_entry::AccessEntry<String>;
 
 impl Spec {
     /// Every policy with its scope: `None` cluster-wide, else the namespaces.

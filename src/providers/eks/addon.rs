@@ -34,8 +34,8 @@ const KIND: &str = kinds::EKS_ADDON;
 const BUDGET: Budget = Budget::long_minutes(20);
 const WAITS: Budgets = BUDGET.for_each(DESCRIPTOR.typical);
 
-/// The attributes the compiler emits for an add-on, references resolved ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::eks_addon::Addon<String>;
+/// The attributes the compiler emits for an add-on, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::eks_addon::Addon<String>;
 
 impl Spec {
     /// The configuration as EKS takes it: a JSON document in a string; none for null or `{}`.

@@ -8,8 +8,8 @@ use super::sorted;
 
 pub(super) type Described = aws_sdk_eks::types::Cluster;
 
-/// The attributes the compiler emits for a cluster, references resolved ([`crate::graph::spec`]).
-pub(super) type Spec = crate::graph::spec::eks_cluster::Cluster<String>;
+/// The attributes the compiler emits for a cluster, references resolved ([`crate::graph::kinds`]).
+pub(super) type Spec = crate::graph::kinds::eks_cluster::Cluster<String>;
 
 /// Envelope encryption with the KMS key `key_arn`. EKS once took the resources to encrypt (`secrets`); it now
 /// encrypts all Kubernetes API data with the key and that field is deprecated, so it is left out.

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::lifecycle::{Target, Tracked, Tracking};
 use super::{join_id, send_naming_role, sort_sets, sorted, split_id, tagging};
-use crate::graph::spec::eks_node_group::{KubeTaint, Scaling, UpdateConfig};
+use crate::graph::kinds::eks_node_group::{KubeTaint, Scaling, UpdateConfig};
 use crate::graph::{kinds, Address, Attrs};
 use crate::providers::attrs::absent_if_gone;
 use crate::providers::ec2::object;
@@ -36,8 +36,8 @@ const KIND: &str = kinds::EKS_NODE_GROUP;
 const BUDGET: Budget = Budget::long_minutes(20);
 const WAITS: Budgets = BUDGET.for_each(DESCRIPTOR.typical);
 
-/// The attributes the compiler emits for a node group, references resolved ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::eks_node_group::NodeGroup<String>;
+/// The attributes the compiler emits for a node group, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::eks_node_group::NodeGroup<String>;
 
 impl UpdateConfig {
     fn to_eks(&self) -> NodegroupUpdateConfig {

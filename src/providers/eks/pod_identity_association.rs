@@ -19,8 +19,8 @@ pub(crate) struct PodIdentityAssociation;
 
 const KIND: &str = kinds::EKS_POD_IDENTITY_ASSOCIATION;
 
-/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::eks_pod_identity_association::PodIdentityAssociation<String>;
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::eks_pod_identity_association::PodIdentityAssociation<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::tags_of("EKS Pod Identity association")];

@@ -28,8 +28,8 @@ pub(crate) struct Rule;
 
 const KIND: &str = kinds::EVENT_RULE;
 
-/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::event_rule::Rule<String>;
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::event_rule::Rule<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[

@@ -31,8 +31,8 @@ const PRINCIPAL_NOT_YET_VISIBLE: &str = "MalformedPolicyDocument.InvalidPrincipa
 
 pub struct Role;
 
-/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::iam_role::Role;
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::iam_role::Role;
 
 /// Service-linked roles (the account-wide Spot role among them) live under this path.
 const SERVICE_ROLE_PATH: &str = "/aws-service-role/";

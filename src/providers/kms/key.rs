@@ -26,8 +26,8 @@ const KIND: &str = kinds::KMS_KEY;
 
 pub(crate) struct Key;
 
-/// The attributes the compiler emits ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::kms_key::Key;
+/// The attributes the compiler emits ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::kms_key::Key;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[

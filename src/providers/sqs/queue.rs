@@ -41,8 +41,8 @@ const NAME_RELEASE: Budget = Budget {
 };
 
 /// The attributes kbp manages, as the compiler emits them (`tags` are read through [`Desired::tags`]).
-/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::sqs_queue::Queue;
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::sqs_queue::Queue;
 
 impl Spec {
     /// The spec as SQS attributes, spelled as GetQueueAttributes reports them so they compare as strings.

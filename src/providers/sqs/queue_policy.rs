@@ -22,8 +22,8 @@ pub(crate) struct QueuePolicy;
 const KIND: &str = kinds::SQS_QUEUE_POLICY;
 const OP_SET: &str = "sqs:SetQueueAttributes";
 
-/// The attributes the compiler emits, references resolved ([`crate::graph::spec`]).
-type Spec = crate::graph::spec::sqs_queue_policy::QueuePolicy<String>;
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::sqs_queue_policy::QueuePolicy<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
