@@ -97,11 +97,9 @@ pub(crate) async fn ours<T: Described>(cx: &Context, search: &Search<'_>) -> Res
     Ok(found.into_iter().filter(|t| stack_search::ours(search, t.tag_list())).collect())
 }
 
-/// [`Tagged`] and [`Described`] for EC2 types whose Describe call pages with `next_token`: `Type: "ec2:Op" by
-/// "id-filter", call, filters setter, IDs setter => items field, ID getter, tags getter[, max page size];`.
-macro_rules! described {
-    ($($ty:ident: $op:literal by $filter:literal, $call:ident, $filters:ident, $ids:ident => $items:ident, $id:ident,
-        $tags:ident $(, max $max:literal)?;)*) => {$(
+/// [`Tagged`] for an EC2 type: `Type: ID getter, tags getter`.
+macro_rules! tagged {
+    ($ty:ident: $id:ident, $tags:ident) => {
         impl Tagged for aws_sdk_ec2::types::$ty {
             fn tag_list(&self) -> &[Tag] {
                 self.$tags()
@@ -110,6 +108,15 @@ macro_rules! described {
                 self.$id()
             }
         }
+    };
+}
+
+/// [`Tagged`] and [`Described`] for EC2 types whose Describe call pages with `next_token`: `Type: "ec2:Op" by
+/// "id-filter", call, filters setter, IDs setter => items field, ID getter, tags getter[, max page size];`.
+macro_rules! described {
+    ($($ty:ident: $op:literal by $filter:literal, $call:ident, $filters:ident, $ids:ident => $items:ident, $id:ident,
+        $tags:ident $(, max $max:literal)?;)*) => {$(
+        tagged!($ty: $id, $tags);
 
         impl Described for aws_sdk_ec2::types::$ty {
             const OP: &'static str = $op;
@@ -159,14 +166,7 @@ described! {
         tags, max 500;
 }
 
-impl Tagged for aws_sdk_ec2::types::Address {
-    fn tag_list(&self) -> &[Tag] {
-        self.tags()
-    }
-    fn resource_id(&self) -> Option<&str> {
-        self.allocation_id()
-    }
-}
+tagged!(Address: allocation_id, tags);
 
 /// DescribeAddresses answers in one page: it takes no token.
 impl Described for aws_sdk_ec2::types::Address {
@@ -189,14 +189,7 @@ impl Described for aws_sdk_ec2::types::Address {
     }
 }
 
-impl Tagged for aws_sdk_ec2::types::Instance {
-    fn tag_list(&self) -> &[Tag] {
-        self.tags()
-    }
-    fn resource_id(&self) -> Option<&str> {
-        self.instance_id()
-    }
-}
+tagged!(Instance: instance_id, tags);
 
 /// DescribeInstances answers reservations, each with its instances.
 impl Described for aws_sdk_ec2::types::Instance {
