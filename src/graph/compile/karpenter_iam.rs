@@ -135,12 +135,12 @@ pub(super) fn compile(b: &mut Builder) {
         let policy = b.add(Resource::new(
             Address::keyed("iam_policy", "karpenter_controller", key),
             kinds::IAM_POLICY,
-            json!({
-                "name": format!("{prefix}-{}", b.cluster_name()),
-                "path": "/",
-                "description": format!("Karpenter controller permissions ({key}) for cluster {}", b.cluster_name()),
-                "policy": document(b, template),
-                "tags": b.tags(&[], None),
+            kinds::attrs(&kinds::iam_policy::Policy {
+                name: format!("{prefix}-{}", b.cluster_name()),
+                path: "/".to_string(),
+                description: Some(format!("Karpenter controller permissions ({key}) for cluster {}", b.cluster_name())),
+                policy: document(b, template),
+                tags: b.tag_map(&[], None),
             }),
         ));
         b.add(attachment(

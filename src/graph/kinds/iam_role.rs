@@ -9,7 +9,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Role {
     pub name: String,
-    #[serde(default = "root")]
+    #[serde(default = "super::root_path")]
     pub path: String,
     #[serde(default)]
     pub description: Option<String>,
@@ -22,8 +22,4 @@ pub struct Role {
     /// The user's tags; kbp's own are added where the resource is made.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
-}
-
-fn root() -> String {
-    "/".to_string()
 }

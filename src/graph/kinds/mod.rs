@@ -15,6 +15,7 @@ pub mod eks_cluster;
 pub mod eks_node_group;
 pub mod eks_pod_identity_association;
 pub mod event_rule;
+pub mod iam_policy;
 pub mod iam_role;
 pub mod kms_key;
 pub mod sqs_queue;
@@ -70,6 +71,11 @@ pub const LOG_GROUP: &str = "aws_cloudwatch_log_group";
 /// A value the compiler writes where another resource's output may go: a literal or a reference.
 pub type Input = serde_json::Value;
 
+/// An IAM path's default: the root.
+fn root_path() -> String {
+    "/".to_string()
+}
+
 /// A spec as a resource's attributes.
 pub fn attrs(spec: &impl serde::Serialize) -> serde_json::Value {
     serde_json::to_value(spec).expect("invariant: a spec is plain data, and plain data serializes")
@@ -112,6 +118,7 @@ mod tests {
                     kinds::EKS_NODE_GROUP => round_trip::<super::eks_node_group::NodeGroup<String>>(&attrs),
                     kinds::EKS_ACCESS_ENTRY => round_trip::<super::eks_access_entry::AccessEntry<String>>(&attrs),
                     kinds::IAM_ROLE => round_trip::<super::iam_role::Role>(&attrs),
+                    kinds::IAM_POLICY => round_trip::<super::iam_policy::Policy>(&attrs),
                     kinds::KMS_KEY => round_trip::<super::kms_key::Key>(&attrs),
                     kinds::SQS_QUEUE => round_trip::<super::sqs_queue::Queue>(&attrs),
                     kinds::SQS_QUEUE_POLICY => round_trip::<super::sqs_queue_policy::QueuePolicy<String>>(&attrs),
@@ -132,6 +139,7 @@ mod tests {
         assert!(seen.get(kinds::EKS_ACCESS_ENTRY).is_some_and(|n| *n >= 10), "{seen:?}");
         assert!(seen.get(kinds::EKS_POD_IDENTITY_ASSOCIATION).is_some_and(|n| *n >= 1), "{seen:?}");
         assert!(seen.get(kinds::IAM_ROLE).is_some_and(|n| *n >= 15), "{seen:?}");
+        assert!(seen.get(kinds::IAM_POLICY).is_some_and(|n| *n >= 25), "{seen:?}");
         assert!(seen.get(kinds::KMS_KEY).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::SQS_QUEUE).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::SQS_QUEUE_POLICY).is_some_and(|n| *n >= 5), "{seen:?}");

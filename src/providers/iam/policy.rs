@@ -8,15 +8,13 @@ use aws_sdk_iam::types::PolicyVersion;
 use serde_json::{json, Value};
 
 use super::common::entity_tags;
-use super::common::{
-    self, absent_if_gone, explain_taken, object, optional_str, path, remove, required, required_str, send, Entity,
-    DELETE_CONFLICT,
-};
+use super::common::{self, absent_if_gone, explain_taken, object, remove, send, Entity, DELETE_CONFLICT};
 use super::tagging::{self, Tagged};
 use super::{details, policy_doc, role_policy_attachment};
 use crate::graph::{kinds, Attrs};
 use crate::providers::preflight::{self, quick, read};
 use crate::providers::send::send_pages;
+use crate::providers::spec;
 use crate::providers::sts::caller_identity;
 use crate::providers::tagged::{owned_among, Search};
 use crate::providers::tags::user_tags;
@@ -30,6 +28,9 @@ const KIND: &str = kinds::IAM_POLICY;
 const MAX_VERSIONS: usize = 5;
 
 pub struct Policy;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::iam_policy::Policy;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
@@ -113,38 +114,37 @@ impl Provider for Policy {
 
     /// Names are deterministic and the ARN follows from the name, the path and the account.
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let name = required_str(KIND, desired.attrs, "name")?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
         let me = caller_identity::lookup(cx).await?;
-        let arn = format!("arn:{}:iam::{}:policy{}{name}", me.partition, me.account_id, path(desired.attrs));
+        let arn = format!("arn:{}:iam::{}:policy{}{}", me.partition, me.account_id, s.path, s.name);
         Ok(common::owned::<Described>(cx, &arn).await?.map(|_| arn))
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreatePolicy";
-        let a = desired.attrs;
-        let name = required_str(KIND, a, "name")?;
-        let doc = policy_doc::to_aws(OP, required(KIND, a, "policy")?)?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let doc = policy_doc::to_aws(OP, &s.policy)?;
         let tags = tagging::to_iam(OP, &desired.tags())?;
         let out = send(cx, OP, &[], || {
             cx.iam()
                 .create_policy()
-                .policy_name(name)
-                .path(path(a))
-                .set_description(optional_str(a, "description").map(str::to_string))
+                .policy_name(&s.name)
+                .path(&s.path)
+                .set_description(s.description.clone())
                 .policy_document(&doc)
                 .set_tags(Some(tags.clone()))
                 .send()
         })
         .await
-        .map_err(|e| explain_taken(e, "policy", name))?;
+        .map_err(|e| explain_taken(e, "policy", &s.name))?;
         let policy = out.policy.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no policy"))?;
         applied(&policy)
     }
 
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
-        let a = desired.attrs;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
         let policy: Described = common::existing(cx, id).await?;
-        let wanted = required(KIND, a, "policy")?;
+        let wanted = &s.policy;
         if !policy_doc::equivalent(wanted, &default_document(cx, &policy).await?) {
             const OP: &str = "iam:CreatePolicyVersion";
             let doc = policy_doc::to_aws(OP, wanted)?;
