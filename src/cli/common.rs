@@ -34,6 +34,34 @@ pub(super) fn report(e: &anyhow::Error) -> u8 {
     FAILED
 }
 
+/// The plan `mode` asks for of the stack `loaded` against `state` (the stored state with the blueprint's moves
+/// carried out, [`crate::plan::make::moved_state`]), narrowed and forced as `shaping` says: how `kbp plan` and
+/// `kbp apply` ask [`crate::plan::make`] for one.
+pub(super) async fn make_plan(
+    mode: crate::plan::Mode,
+    cx: Arc<Context>,
+    (blueprint, graph): (&Blueprint, &ResourceGraph),
+    (state, moved): (&State, Vec<crate::plan::Moved>),
+    shaping: &super::args::Shaping,
+    run: &RunArgs,
+) -> anyhow::Result<crate::plan::make::Made> {
+    let registry = crate::providers::Registry::builtin();
+    crate::plan::make(crate::plan::Request {
+        mode,
+        cx,
+        registry: &registry,
+        blueprint,
+        graph,
+        state,
+        moved,
+        refresh: shaping.refresh,
+        parallelism: run.parallelism as usize,
+        replace: &shaping.replace,
+        targets: &shaping.targets,
+    })
+    .await
+}
+
 /// Reports a blueprint's diagnostics: rendered on stderr, and each as a `diagnostic` event under `--json`.
 /// `color` is the command's choice (off under `--json` and `--no-color`); whether stderr shows colour at all is
 /// [`crate::color`]'s decision, as everywhere.

@@ -12,7 +12,6 @@ use super::args::{Global, PlanArgs, PlanFormat};
 use super::common::{self, FAILED};
 use crate::catalog::CatalogCache;
 use crate::plan::{self, render};
-use crate::providers::Registry;
 use crate::simulate::catalog::Catalog;
 use crate::ui::{json, Ui};
 
@@ -70,26 +69,13 @@ pub(super) async fn run(a: PlanArgs, g: &Global) -> u8 {
         } else {
             super::preflight::stack(&cx, &bp, &state).await?
         };
-        let registry = Registry::builtin();
         let mode = match (a.destroy, a.refresh_only) {
             (true, _) => plan::Mode::Destroy,
             (false, true) => plan::Mode::RefreshOnly,
             (false, false) => plan::Mode::Normal,
         };
-        let made = plan::make(plan::Request {
-            mode,
-            cx: cx.clone(),
-            registry: &registry,
-            blueprint: &bp,
-            graph: &graph,
-            state: &state,
-            moved,
-            refresh: a.shaping.refresh,
-            parallelism: a.stack.run.parallelism as usize,
-            replace: &a.shaping.replace,
-            targets: &a.shaping.targets,
-        })
-        .await?;
+        let made =
+            common::make_plan(mode, cx.clone(), (&bp, &graph), (&state, moved), &a.shaping, &a.stack.run).await?;
         let mut p = made.plan;
         if mode == plan::Mode::Normal {
             common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;

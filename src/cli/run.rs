@@ -52,21 +52,8 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         cx.lifetime_tags = common::lifetime_tags(&cx, ttl).await?;
     }
     let cx = Arc::new(cx);
-    let registry = Registry::builtin();
-    let made = crate::plan::make(crate::plan::Request {
-        mode: crate::plan::Mode::Normal,
-        cx: cx.clone(),
-        registry: &registry,
-        blueprint: &bp,
-        graph: &graph,
-        state: &state,
-        moved,
-        refresh: a.shaping.refresh,
-        parallelism: a.run.parallelism as usize,
-        replace: &a.shaping.replace,
-        targets: &a.shaping.targets,
-    })
-    .await?;
+    let made =
+        common::make_plan(plan::Mode::Normal, cx.clone(), (&bp, &graph), (&state, moved), &a.shaping, &a.run).await?;
     let (mut p, mut refreshed) = (made.plan, made.refreshed);
     common::refuse_second_copy(&locked, &p.adopted, a.shaping.adopt)?;
     (p.account, p.partition) = (Some(me.account), Some(me.partition));
@@ -75,7 +62,7 @@ async fn apply_blueprint(a: &ApplyArgs, ui: Ui) -> anyhow::Result<u8> {
         refreshed.state.blueprint = naming;
     }
     let state = Arc::new(StateHandle::new(locked.backend, refreshed.state));
-    let code = execute(p, cx, &registry, state, &a.run, a.auto_approve, ui, "apply").await?;
+    let code = execute(p, cx, &Registry::builtin(), state, &a.run, a.auto_approve, ui, "apply").await?;
     locked.guard.release().await?;
     Ok(code)
 }
