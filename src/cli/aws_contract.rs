@@ -13,6 +13,8 @@ use crate::providers::{contract, Registry};
 /// Resources named in one diagnostic before "and N more".
 const NAMED: usize = 3;
 
+/// Every attribute value of `graph` checked against what AWS accepts of its kind ([`contract`]): the problems
+/// at the blueprint field that set the value, as `kbp validate` reports them.
 pub fn check(loaded: &Loaded, graph: &ResourceGraph) -> Result<(), Diagnostics> {
     loaded.derived_problems(&problems(graph, &Registry::builtin()))
 }

@@ -10,6 +10,8 @@ use crate::graph::value::resolve;
 use crate::graph::{kinds, ResourceGraph};
 use crate::kubernetes::{manifests, oci};
 
+/// Adds to `loaded` what the chart at hand says of the blueprint's values (see the module documentation); with
+/// no chart at hand, nothing.
 pub fn check(loaded: &mut Loaded, graph: &ResourceGraph) {
     let k = &loaded.blueprint.karpenter;
     let Ok(Some((chart, place))) = oci::offline_chart(&k.chart, &k.version) else { return };

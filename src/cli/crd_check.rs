@@ -26,7 +26,9 @@ pub fn custom_objects(graph: &ResourceGraph) -> Vec<Value> {
 
 /// The release's CRDs, as read offline, and where from.
 pub struct Crds {
+    /// The CustomResourceDefinition documents.
     pub objects: Vec<Value>,
+    /// The file, chart or directory they were read from, for messages.
     pub source: String,
 }
 

@@ -35,18 +35,25 @@ pub enum Drifted {
 /// recorded it and as it is now; `None` where it is absent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DriftedAttr {
+    /// Where in the attributes: dot-separated keys.
     pub path: String,
+    /// The value state recorded.
     pub recorded: Option<Value>,
+    /// The value AWS or the cluster reports now.
     pub now: Option<Value>,
 }
 
 /// A resource changed or deleted outside kbp.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Drift {
+    /// The resource's address in the graph.
     pub address: Address,
+    /// The resource's kind (`aws_eks_node_group`).
     pub kind: String,
+    /// The provider's ID of the resource, where it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Whether it changed, was deleted, or is unmanaged.
     pub drifted: Drifted,
     /// The attributes that differ (empty for a deleted resource).
     pub attributes: Vec<DriftedAttr>,

@@ -25,7 +25,9 @@ use crate::state::{ResourceState, State, Status};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}\n  hint: {hint}")]
 pub struct Refused {
+    /// What was refused, naming the address or ID.
     pub message: String,
+    /// What to do about it.
     pub hint: String,
 }
 
@@ -36,7 +38,9 @@ fn refused(message: String, hint: String) -> Refused {
 /// A resource read for import: its state entry (not yet written) and what the next apply changes on it.
 #[derive(Debug, Clone)]
 pub struct Imported {
+    /// The state entry, read from AWS, that applying the plan writes.
     pub resource: ResourceState,
+    /// What the next apply changes on it to match the blueprint; `None` when it matches.
     pub change: Option<Change>,
     /// The lookups it uses (the subnets `[vpc] id` names, …) that state did not hold yet, checked as apply
     /// checks them and written with it: without their IDs, its subnets would be unknown and the plan would

@@ -12,6 +12,8 @@ use super::{Action, Plan};
 use crate::graph::compile::kinds;
 use crate::providers::kubernetes::{ChartBundle, CrdBundle};
 
+/// What a saved plan carries besides the resources, so that `kbp apply PLAN` installs exactly what was
+/// planned: the CRDs and the chart as read when planning.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Inputs {
     /// The CRDs of the release, when the plan installs or updates them.
@@ -23,6 +25,7 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// Whether the plan carries nothing (no CRDs, no chart).
     pub fn is_empty(&self) -> bool {
         self.crds.is_none() && self.chart.is_none()
     }

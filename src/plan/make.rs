@@ -25,25 +25,35 @@ pub enum Mode {
 
 /// Everything a plan is made from.
 pub struct Request<'a> {
+    /// What kind of plan.
     pub mode: Mode,
+    /// The AWS and cluster access the refresh and the notes read with.
     pub cx: Arc<Context>,
+    /// The providers, one per kind.
     pub registry: &'a Registry,
+    /// The blueprint the graph was compiled from (its `[[import]]` blocks, its advisories).
     pub blueprint: &'a Blueprint,
+    /// The desired resources.
     pub graph: &'a ResourceGraph,
     /// State with the blueprint's `[[moved]]` blocks carried out ([`moved_state`]), and the moves they made.
     pub state: &'a State,
+    /// The `[[moved]]` blocks that moved an entry in `state`, for the plan to show and apply to write.
     pub moved: Vec<Moved>,
     /// Whether to read AWS and the cluster (`--refresh`); a refresh-only plan always does.
     pub refresh: bool,
+    /// How many resources refresh reads at once (`--parallelism`).
     pub parallelism: usize,
     /// `--replace` and `--target`, as the user wrote them.
     pub replace: &'a [String],
+    /// `--target`: the addresses the plan is narrowed to.
     pub targets: &'a [String],
 }
 
 /// A plan and the refreshed state it was made against.
 pub struct Made {
+    /// The plan.
     pub plan: Plan,
+    /// State as refresh read it, which apply carries on from.
     pub refreshed: Refreshed,
 }
 

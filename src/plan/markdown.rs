@@ -28,6 +28,8 @@ pub const TABLE_ROWS: usize = 20;
 /// Kept free for the note that says the comment was cut.
 const NOTE_ROOM: usize = 600;
 
+/// The plan as a pull-request comment, laid out as the module documentation says and never over
+/// [`COMMENT_LIMIT`].
 pub fn markdown(p: &Plan) -> String {
     let head = head(p);
     let mut folded = Vec::new();

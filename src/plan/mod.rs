@@ -26,18 +26,23 @@ pub use diff::{diff, diff_destroy, diff_replacing};
 pub use make::{make, Made, Mode, Request};
 pub use refresh::{refresh, Refreshed};
 
+/// The version of a saved plan's format, written in each plan (`format_version`).
 pub const FORMAT_VERSION: u32 = 1;
 
+/// What applying a plan does to one resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
+    /// Create what does not exist.
     Create,
+    /// Change attributes AWS can change in place.
     Update,
     /// Delete, then create again: an attribute changed that AWS cannot change in place.
     Replace,
     /// Create the new one (under another name where names are unique), move what runs on the old one over, then
     /// delete it: a replacement that must not cut service (the controller's node group).
     ReplaceCreateFirst,
+    /// Delete what the blueprint no longer describes (or everything, in a destroy).
     Delete,
     /// Drop from state but leave in AWS (account-wide resources such as the Spot service-linked role, and the VPC
     /// and subnets of `[vpc] id`, which are not the stack's).
@@ -45,6 +50,7 @@ pub enum Action {
 }
 
 impl Action {
+    /// The action's sign in a plan (`+`, `~`, `-/+`, `+/-`, `-`), as Terraform prints them.
     pub fn symbol(self) -> &'static str {
         match self {
             Action::Create => "+",
@@ -61,6 +67,7 @@ impl Action {
         matches!(self, Action::Replace | Action::ReplaceCreateFirst)
     }
 
+    /// The action in words (`replace, the new one first`), as the Markdown changes table shows it.
     pub fn verb(self) -> &'static str {
         match self {
             Action::Create => "create",
@@ -76,16 +83,24 @@ impl Action {
 /// One attribute that differs, by its path inside the attributes (`tags.team`, `scaling.max_size`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttrChange {
+    /// Where in the attributes: dot-separated keys.
     pub path: String,
+    /// The value now (state's); `None` for a create or an attribute that was absent.
     pub before: Option<Value>,
+    /// The value after applying; `None` for a delete or an attribute that goes away.
     pub after: Option<Value>,
+    /// Whether changing it makes AWS replace the resource (the kind's force-new attributes).
     pub forces_replacement: bool,
 }
 
+/// What applying a plan does to one resource, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
+    /// The resource's address in the graph.
     pub address: Address,
+    /// The resource's kind (`aws_eks_node_group`).
     pub kind: String,
+    /// What is done to it.
     pub action: Action,
     /// Why, in words: "not in state", "deleted outside kbp", "cidr_block forces replacement", …
     pub reason: String,
@@ -103,7 +118,9 @@ pub struct Change {
 /// A state entry renamed by a `[[moved]]` block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Moved {
+    /// The address state held the entry under.
     pub from: Address,
+    /// The address the blueprint compiles the resource to now.
     pub to: Address,
 }
 
@@ -142,15 +159,22 @@ pub fn moves(
 /// A resource the blueprint describes but this build of kbp has no provider for yet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Deferred {
+    /// The resource's address in the graph.
     pub address: Address,
+    /// The resource's kind.
     pub kind: String,
+    /// Why it is deferred, in words.
     pub reason: String,
 }
 
+/// How many resources a plan adds, changes, destroys, adopts and imports: its last line.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Resources created (replacements count here and in `destroy`).
     pub add: usize,
+    /// Resources updated in place.
     pub change: usize,
+    /// Resources deleted or forgotten.
     pub destroy: usize,
     /// Resources found in AWS by their kbp tags that state did not hold as created (see [`Plan::adopted`]).
     #[serde(default)]
@@ -173,28 +197,40 @@ impl Summary {
     }
 }
 
+/// What kbp will do to a stack, as `kbp plan` shows it and `kbp plan --out` saves it for `kbp apply PLAN`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
+    /// [`FORMAT_VERSION`] when written.
     pub format_version: u32,
+    /// The kbp that made the plan.
     pub kbp_version: String,
+    /// The stack: the cluster's name.
     pub stack: String,
+    /// The AWS region of the stack.
     pub region: String,
     /// The AWS account and partition the plan was made as (from preflight; absent in plans of older kbp).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
+    /// The partition (`aws`, `aws-cn`, `aws-us-gov`) the plan was made in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<String>,
+    /// Whether this is a destroy plan.
     pub destroy: bool,
     /// The state this plan was made against: a saved plan is applied only onto that exact state.
     pub state_lineage: Option<String>,
+    /// The serial of that state: a write since the plan was made makes the plan stale.
     pub state_serial: u64,
     /// Where that state lives; `kbp apply PLAN` writes back there (absent in plans of older kbp: the default
     /// local file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_location: Option<crate::state::Location>,
+    /// What applying does, in order of the graph.
     pub changes: Vec<Change>,
+    /// Resources left out: no provider for them yet.
     pub deferred: Vec<Deferred>,
+    /// How many resources need nothing.
     pub unchanged: usize,
+    /// The counts of `changes`.
     pub summary: Summary,
     /// The desired resources, so a saved plan can be applied without the blueprint.
     pub resources: Vec<Resource>,
@@ -263,6 +299,7 @@ impl Plan {
         self.summary.adopt = self.adopted.len();
     }
 
+    /// The change to the resource at `address`, if the plan has one.
     pub fn change(&self, address: &Address) -> Option<&Change> {
         self.changes.iter().find(|c| &c.address == address)
     }

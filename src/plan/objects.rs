@@ -20,7 +20,9 @@ use crate::state::State;
 pub struct ObjectChange {
     /// `Deployment karpenter/karpenter`, `ClusterRole karpenter-core`.
     pub object: String,
+    /// What happens to the object.
     pub action: Action,
+    /// The fields that differ (for an update).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<AttrChange>,
 }

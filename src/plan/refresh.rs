@@ -18,8 +18,10 @@ use crate::graph::{value, Address, Attrs, Resource, ResourceGraph};
 use crate::providers::{tags, Context, Desired, Observed, Provider, ProviderError, Registry};
 use crate::state::{ResourceState, State, Status};
 
+/// What a refresh found: state brought up to date with AWS and the cluster, and what changed on the way.
 #[derive(Debug, Clone)]
 pub struct Refreshed {
+    /// State with each resource's attributes as AWS and the cluster report them now.
     pub state: State,
     /// In state but no longer in AWS.
     pub gone: Vec<Address>,

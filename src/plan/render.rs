@@ -14,7 +14,9 @@ use super::{Action, AttrChange, Change, Plan};
 use crate::graph::value::UNKNOWN;
 use crate::state::ResourceState;
 
+/// How to print a plan for a person.
 pub struct Style {
+    /// Whether to colour the signs and addresses (ANSI).
     pub color: bool,
 }
 
@@ -38,6 +40,8 @@ impl Style {
     }
 }
 
+/// The plan as text for a terminal or a CI log, as `kbp plan` prints it: drift, adoptions, imports and moves,
+/// then each change with its attributes, then the summary.
 pub fn human(plan: &Plan, style: &Style) -> String {
     if plan.refresh_only {
         return drift(plan, style);

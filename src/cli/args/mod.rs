@@ -22,12 +22,15 @@ pub(crate) use state::{ForceUnlockArgs, StateCommand, StateQuery};
     after_help = "Exit codes: 0 success, 1 error, 2 changes present (plan --detailed-exitcode) or drift present \
                   (kbp drift, plan --refresh-only --detailed-exitcode)."
 )]
+/// The command line: options every command takes, and the command.
 pub struct Cli {
+    /// Options every command takes (`--no-color`, …).
     #[command(flatten)]
     pub global: Global,
     /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+    /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
