@@ -9,16 +9,21 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// `<type>.<name>` or `<type>.<name>["<key>"]`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Address {
+    /// The resource type: the first part, such as `subnet` or `eks_node_group`.
     pub ty: String,
+    /// The resource's name within its type: `private`, `controller`.
     pub name: String,
+    /// For one of a set made from a map (a subnet per zone): its key, `us-west-2a`.
     pub key: Option<String>,
 }
 
 impl Address {
+    /// `<ty>.<name>`.
     pub fn new(ty: &str, name: &str) -> Self {
         Address { ty: ty.to_string(), name: name.to_string(), key: None }
     }
 
+    /// `<ty>.<name>["<key>"]`.
     pub fn keyed(ty: &str, name: &str, key: &str) -> Self {
         Address { ty: ty.to_string(), name: name.to_string(), key: Some(key.to_string()) }
     }
@@ -53,6 +58,7 @@ impl fmt::Display for Address {
 #[error(
     "`{0}` is not a resource address; expected TYPE.NAME or TYPE.NAME[\"KEY\"], such as subnet.private[\"us-west-2a\"]"
 )]
+/// Text that does not parse as an [`Address`]; its message shows the forms that do.
 pub struct BadAddress(String);
 
 impl FromStr for Address {

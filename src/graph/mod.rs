@@ -23,6 +23,7 @@ pub use value::Attrs;
 /// One desired resource.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Resource {
+    /// Where it stands in the graph, and in state.
     pub address: Address,
     /// The provider kind that manages it, such as `aws_subnet`.
     pub kind: String,
@@ -51,10 +52,13 @@ pub struct Resource {
 pub struct Origin {
     /// An attribute path: `name`, `tags`, `tags.team`, `taints[1]`.
     pub attr: String,
+    /// The blueprint fields (`cluster.tags`, `node_pools[0].limits`) the attribute's value comes from.
     pub fields: Vec<String>,
 }
 
 impl Resource {
+    /// A resource of `kind` at `address` with the attributes `attrs` (a JSON object), with no dependencies but
+    /// those its references make.
     pub fn new(address: Address, kind: &str, attrs: serde_json::Value) -> Self {
         let attrs = match attrs {
             serde_json::Value::Object(m) => m,
@@ -93,6 +97,7 @@ impl Resource {
         best.fields.iter().map(|f| format!("{f}{rest}")).collect()
     }
 
+    /// This resource, ordered after `dependency` although no attribute references it.
     pub fn after(mut self, dependency: &Address) -> Self {
         self.depends_on.push(dependency.clone());
         self
@@ -120,12 +125,16 @@ impl Resource {
     }
 }
 
+/// Why a set of resources is not a graph kbp can apply.
 #[derive(Debug, thiserror::Error)]
 pub enum GraphError {
+    /// Two resources compile to one address.
     #[error("two resources have the address {0}")]
     Duplicate(Address),
+    /// A reference names a resource the graph lacks.
     #[error("{from} references {to}, which is not in the graph")]
     Dangling { from: String, to: String },
+    /// Resources depend on each other in a circle.
     #[error("dependency cycle through {0}")]
     Cycle(Address),
 }
@@ -169,14 +178,17 @@ impl ResourceGraph {
         Ok(g)
     }
 
+    /// The resource at `address`, if the graph has one.
     pub fn get(&self, address: &Address) -> Option<&Resource> {
         self.index.get(address).map(|&ix| &self.graph[ix])
     }
 
+    /// How many resources the graph holds.
     pub fn len(&self) -> usize {
         self.graph.node_count()
     }
 
+    /// Whether the graph holds no resource.
     pub fn is_empty(&self) -> bool {
         self.graph.node_count() == 0
     }
@@ -204,6 +216,7 @@ impl ResourceGraph {
         out
     }
 
+    /// Every resource, in no particular order (use [`ResourceGraph::in_order`] for a dependency order).
     pub fn resources(&self) -> impl Iterator<Item = &Resource> {
         self.graph.node_weights()
     }

@@ -4,6 +4,8 @@ use serde_json::{json, Value};
 
 use super::ResourceGraph;
 
+/// The graph in Graphviz's dot language, for `kbp graph --format dot`: a box per resource, an arrow per
+/// dependency.
 pub fn to_dot(g: &ResourceGraph) -> String {
     let mut out = String::from("digraph kbp {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n");
     let pg = g.petgraph();

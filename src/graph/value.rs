@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::Address;
 
+/// A resource's attributes: a JSON object, keys in the order they were written.
 pub type Attrs = Map<String, Value>;
 
 const REF: &str = "$ref";

@@ -17,10 +17,15 @@ use crate::events::Event;
 use crate::graph::Address;
 use crate::providers::Result;
 
+/// What every provider call is made with: the AWS configuration and its clients, the stack, and how it retries.
 pub struct Context {
+    /// The AWS configuration (credentials, region, endpoint) the clients are built from.
     pub sdk: SdkConfig,
+    /// The stack's name, which its resources are tagged with (`kbp:stack`).
     pub stack: String,
+    /// The stack's AWS region.
     pub region: String,
+    /// How kbp's own retries (on error codes that mean "not yet") pace themselves.
     pub retry: RetryPolicy,
     ec2: OnceLock<aws_sdk_ec2::Client>,
     iam: OnceLock<aws_sdk_iam::Client>,
@@ -66,6 +71,7 @@ impl Context {
         Self::from_sdk(crate::aws::load(Some(region), None).await, stack, region)
     }
 
+    /// A context for the stack `stack` in `region`, with the AWS configuration `sdk` (a test's, or one loaded).
     pub fn from_sdk(sdk: SdkConfig, stack: &str, region: &str) -> Self {
         Context {
             sdk,

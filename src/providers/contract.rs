@@ -21,10 +21,12 @@ use crate::graph::{Address, ResourceGraph};
 pub struct Constraint {
     /// The attribute holding the value (`name`, `tags`, `description`, `policy`, `taints`).
     pub attr: &'static str,
+    /// The rule the value is held to.
     pub rule: Rule,
 }
 
 impl Constraint {
+    /// The constraint `rule` on the attribute `attr`.
     pub const fn new(attr: &'static str, rule: Rule) -> Self {
         Constraint { attr, rule }
     }
@@ -33,7 +35,9 @@ impl Constraint {
 /// The characters a value may hold, with the words that say so to a user.
 #[derive(Debug, Clone, Copy)]
 pub struct Chars {
+    /// Whether one character is allowed.
     pub allows: fn(char) -> bool,
+    /// The allowed characters in words, for a message: "letters, digits and `+=,.@_-`".
     pub described: &'static str,
 }
 
@@ -72,15 +76,45 @@ pub const KMS_ALIAS: Chars =
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Rule {
     /// A name: 1 to `max` characters of `chars`; `unique` when two resources of the kind may not share it.
-    Name { api: &'static str, max: usize, chars: Chars, unique: bool },
+    Name {
+        /// What AWS calls the value, for messages: `IAM role name`.
+        api: &'static str,
+        /// The most characters AWS takes.
+        max: usize,
+        /// The characters AWS takes.
+        chars: Chars,
+        /// Whether two resources of the kind may not share the name (in an account and region).
+        unique: bool,
+    },
     /// Free text (a description): at most `max` characters of `chars`.
-    Text { api: &'static str, max: usize, chars: Chars },
+    Text {
+        /// What AWS calls the value, for messages: `KMS key description`.
+        api: &'static str,
+        /// The most characters AWS takes.
+        max: usize,
+        /// The characters AWS takes.
+        chars: Chars,
+    },
     /// The resource's tags: with `kbp_tags`, kbp's own ([`tags::kbp_tags`], `kbp:stack-id`, and `kbp:owner` and
     /// `kbp:expires` of `--ttl`) are counted too. At most [`MAX_TAGS`], keys ≤ 128 and values ≤ 256 characters of
     /// `chars`, no key under `aws:`.
-    Tags { api: &'static str, chars: Chars, kbp_tags: bool },
+    Tags {
+        /// What AWS calls them, for messages: `IAM role` (tags).
+        api: &'static str,
+        /// The characters keys and values may hold.
+        chars: Chars,
+        /// Whether kbp adds its own tags to the user's on this kind.
+        kbp_tags: bool,
+    },
     /// A JSON policy document: at most `max` characters, whitespace counted or not.
-    Policy { api: &'static str, max: usize, whitespace: bool },
+    Policy {
+        /// What AWS calls the document, for messages: `role trust policy`.
+        api: &'static str,
+        /// The most characters AWS takes.
+        max: usize,
+        /// Whether AWS counts whitespace towards `max` (IAM does not).
+        whitespace: bool,
+    },
     /// EKS node group taints: at most 50, keys 1–63 and values ≤ 63 characters, no reserved prefix.
     Taints,
     /// EKS node group labels: keys and values ≤ 63 characters (a key's name part), no reserved prefix.

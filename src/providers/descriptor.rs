@@ -45,12 +45,16 @@ pub struct Descriptor {
 /// Figures, not promises; most kinds are one API call, a second at most.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Typical {
+    /// Seconds a create takes.
     pub create: u32,
+    /// Seconds an update takes.
     pub update: u32,
+    /// Seconds a delete takes.
     pub delete: u32,
 }
 
 impl Typical {
+    /// A kind whose every operation is one quick API call.
     pub const ONE_CALL: Typical = Typical { create: 1, update: 1, delete: 1 };
 }
 

@@ -7,12 +7,14 @@ use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 /// What every provider call returns.
 pub type Result<T, E = ProviderError> = std::result::Result<T, E>;
 
+/// A failed provider operation as a user reads it: one line (operation, code, message), and a hint.
 #[derive(Debug, Clone)]
 pub struct ProviderError {
     /// The AWS operation, such as `ec2:CreateSubnet`.
     pub operation: String,
     /// The AWS error code, such as `DependencyViolation`; empty for transport or kbp-side errors.
     pub code: String,
+    /// What went wrong, as AWS or kbp says it.
     pub message: String,
     /// What the user can do about it.
     pub hint: Option<String>,
@@ -22,6 +24,7 @@ pub struct ProviderError {
 }
 
 impl ProviderError {
+    /// An error of `operation` with the AWS error code `code` (empty when AWS gave none) and `message`.
     pub fn new(operation: &str, code: &str, message: impl Into<String>) -> Self {
         ProviderError {
             operation: operation.to_string(),
@@ -32,6 +35,7 @@ impl ProviderError {
         }
     }
 
+    /// The error with `hint`, what the user can do about it.
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
@@ -60,6 +64,7 @@ impl ProviderError {
             || c == "Resource.AlreadyAssociated"
     }
 
+    /// Whether AWS answered with the error code `code`.
     pub fn is(&self, code: &str) -> bool {
         self.code == code
     }

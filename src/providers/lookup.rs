@@ -22,6 +22,7 @@ pub trait Lookup: Send + Sync {
     const NOUN: &'static str;
     /// The Describe operation, and the error code AWS gives for an ID it does not know.
     const DESCRIBE: &'static str;
+    /// The error code of the Describe operation for an ID it does not know.
     const NOT_FOUND: &'static str;
     /// What to check in the blueprint when the ID is wrong.
     const HINT: &'static str;

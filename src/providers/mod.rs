@@ -56,7 +56,9 @@ use crate::graph::{Address, Attrs};
 /// resolved to a concrete value.
 #[derive(Debug, Clone)]
 pub struct Desired<'a> {
+    /// The resource's address in the graph.
     pub address: &'a Address,
+    /// The desired attributes, references resolved.
     pub attrs: &'a Attrs,
     /// `kbp:stack` and `kbp:address`, to be put on the resource where AWS allows tags (besides `attrs["tags"]`).
     pub kbp_tags: BTreeMap<String, String>,
@@ -86,7 +88,9 @@ impl Desired<'_> {
 /// (`id`, `arn`, …). Outputs always include `id`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Applied {
+    /// The provider's ID of the resource (a `vpc-…` ID, a name, an ARN), which state records.
     pub id: String,
+    /// What other resources may reference (`id` always, and `arn`, `endpoint`, …).
     pub outputs: Attrs,
 }
 
@@ -96,6 +100,7 @@ pub struct Observed {
     /// The attributes in the shape of the desired attributes. A key the provider cannot read back is left out;
     /// the diff then trusts the last applied value.
     pub attrs: Attrs,
+    /// What other resources may reference, as AWS reports it now.
     pub outputs: Attrs,
 }
 
@@ -155,6 +160,8 @@ pub fn delete_only(kind: &str, made_by: &str) -> ProviderError {
     .with_hint("this is a bug in kbp (no blueprint declares this kind); please report it with the command you ran")
 }
 
+/// What kbp knows of one resource kind and how it calls AWS (or the cluster) for it: the engine, refresh,
+/// teardown, preflight and `kbp validate` ask a kind only through this trait.
 #[async_trait]
 pub trait Provider: Send + Sync {
     /// The kind it manages and how a plan treats its changes.
@@ -193,6 +200,8 @@ pub trait Provider: Send + Sync {
         Ok(None)
     }
 
+    /// Creates the resource and returns its ID and outputs. Errors once AWS refused; a create whose outcome is
+    /// unknown is looked for ([`Provider::find`]) before it is sent again.
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied>;
 
     /// Waits until `id`, found rather than created (an earlier run died during its create, or an answer was
@@ -342,6 +351,7 @@ impl Registry {
         self.providers.insert(p.kind(), p);
     }
 
+    /// The provider registered for `kind`.
     pub fn get(&self, kind: &str) -> Option<Arc<dyn Provider>> {
         self.providers.get(kind).cloned()
     }
@@ -351,6 +361,7 @@ impl Registry {
         self.providers.values()
     }
 
+    /// Whether a provider is registered for `kind`.
     pub fn has(&self, kind: &str) -> bool {
         self.providers.contains_key(kind)
     }

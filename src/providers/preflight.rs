@@ -31,7 +31,9 @@ pub struct UniqueName {
 /// Whoever holds a unique name: nobody, or a resource tagged with this `kbp:stack` (`None`: untagged).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Holder {
+    /// No resource holds the name: it is free.
     Nobody,
+    /// A resource holds it, tagged as the stack named (`None`: without a `kbp:stack` tag).
     Stack(Option<String>),
 }
 

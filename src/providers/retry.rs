@@ -9,10 +9,14 @@ use std::time::Duration;
 use crate::backoff::{Attempt, Backoff};
 use crate::providers::Result;
 
+/// How kbp's own retries pace themselves: exponential backoff with jitter ([`crate::backoff`]).
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
+    /// How many times an operation is tried in all.
     pub max_attempts: u32,
+    /// The wait before the second try; it doubles with each try after.
     pub base_delay: Duration,
+    /// The longest wait between two tries.
     pub max_delay: Duration,
 }
 

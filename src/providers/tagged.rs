@@ -25,7 +25,9 @@ pub const PARALLEL_LOOKUPS: usize = 8;
 /// Which stack: its name, and its ID (the state lineage) when known.
 #[derive(Debug, Clone, Copy)]
 pub struct Owner<'a> {
+    /// The stack's name (`kbp:stack`).
     pub name: &'a str,
+    /// The stack's ID (`kbp:stack-id`, its state's lineage), when known.
     pub id: Option<&'a str>,
 }
 
@@ -48,11 +50,13 @@ impl Owner<'_> {
 
 /// One look for a stack's resources by their tags; see the module documentation.
 pub struct Search<'a> {
+    /// Whose resources are looked for.
     pub owner: Owner<'a>,
     answers: Answers,
 }
 
 impl<'a> Search<'a> {
+    /// A search for the resources of `owner`, with nothing asked of AWS yet.
     pub fn new(owner: Owner<'a>) -> Self {
         Search { owner, answers: Answers::default() }
     }
@@ -110,8 +114,11 @@ pub fn arn_name(arn: &str) -> String {
 /// An item a List call named: its provider ID, what its tags are read by (a URL, an ARN), and the name to show
 /// when it has no `kbp:address` tag.
 pub struct Listed {
+    /// The provider ID of the item.
     pub id: String,
+    /// What its tags are read by: a queue URL, an ARN.
     pub tags_at: String,
+    /// The name to show when it has no `kbp:address` tag.
     pub name: Option<String>,
 }
 

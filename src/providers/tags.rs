@@ -7,19 +7,23 @@ use serde_json::Value;
 
 use crate::graph::Address;
 
+/// The tag naming the stack a resource belongs to (its cluster's name).
 pub const STACK: &str = "kbp:stack";
+/// The tag naming the resource's address in its stack's graph, by which a lost create is found.
 pub const ADDRESS: &str = "kbp:address";
 /// The stack's ID (its state's lineage): two stacks of one name in one region (a state lost and applied
 /// anew) are told apart by it. Set on create, never part of a lookup by tags: a resource of a lost state must
 /// still be found by its name and address.
 pub const STACK_ID: &str = "kbp:stack-id";
-/// Sandbox stacks (`kbp apply --ttl`): who applied the stack (the caller's ARN) and when it expires (RFC 3339,
-/// UTC). `kbp gc` reads them.
+/// Sandbox stacks (`kbp apply --ttl`): who applied the stack (the caller's ARN). `kbp gc` reads it with
+/// [`EXPIRES`].
 pub const OWNER: &str = "kbp:owner";
+/// Sandbox stacks: when the stack expires (RFC 3339, UTC), after which `kbp gc` may collect it.
 pub const EXPIRES: &str = "kbp:expires";
 /// Every tag kbp sets itself starts with this; none of them is part of a resource's desired `tags`.
 pub const PREFIX: &str = "kbp:";
 
+/// The tags kbp puts on every resource of `stack` at `address`: [`STACK`] and [`ADDRESS`].
 pub fn kbp_tags(stack: &str, address: &Address) -> BTreeMap<String, String> {
     BTreeMap::from([(STACK.to_string(), stack.to_string()), (ADDRESS.to_string(), address_value(address))])
 }
@@ -85,7 +89,9 @@ pub fn user_tags(all: impl IntoIterator<Item = (String, String)>) -> serde_json:
 /// service makes its own tag and untag calls from it, in the order its limits need.
 #[derive(Debug, Default, PartialEq)]
 pub struct TagChanges {
+    /// Tags to add or change, key → value.
     pub set: BTreeMap<String, String>,
+    /// Tag keys to remove.
     pub remove: Vec<String>,
 }
 

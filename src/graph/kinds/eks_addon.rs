@@ -8,7 +8,9 @@ use serde_json::Value;
 /// An EKS add-on of the cluster `R` names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Addon<R> {
+    /// The cluster's name: a reference to the cluster.
     pub cluster_name: R,
+    /// The add-on as EKS names it: `vpc-cni`, `coredns`, `kube-proxy`, `eks-pod-identity-agent`.
     pub addon_name: String,
     /// Pinned by the blueprint; `None` follows the default of the cluster's version.
     pub addon_version: Option<String>,

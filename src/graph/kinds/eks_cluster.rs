@@ -8,14 +8,23 @@ use serde::{Deserialize, Serialize};
 /// the secrets key).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cluster<R> {
+    /// The cluster's name, unique in the account and region; EKS cannot rename a cluster.
     pub name: String,
+    /// The Kubernetes minor version, `1.33`.
     pub version: String,
+    /// The cluster role EKS assumes to manage AWS resources for the control plane.
     pub role_arn: R,
+    /// The subnets the control plane's network interfaces go in (at least two zones).
     pub subnet_ids: Vec<R>,
+    /// Security groups for those interfaces, besides the one EKS makes.
     pub security_group_ids: Vec<R>,
+    /// Whether the API server answers on a public endpoint.
     pub endpoint_public_access: bool,
+    /// Whether it answers inside the VPC.
     pub endpoint_private_access: bool,
+    /// The CIDR blocks the public endpoint answers.
     pub public_access_cidrs: Vec<String>,
+    /// How principals authenticate: `API` (access entries) or `API_AND_CONFIG_MAP`.
     pub authentication_mode: String,
     /// Control-plane log types sent to CloudWatch Logs; absent (a state of an older kbp): kbp leaves logging as
     /// it is.

@@ -9,9 +9,12 @@ use serde_json::Value;
 /// A customer-managed policy; its document names other resources (the queue, the node role, the cluster).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Policy {
+    /// The policy's name, unique in the account.
     pub name: String,
+    /// The IAM path the policy lives under; `/` by default.
     #[serde(default = "super::root_path")]
     pub path: String,
+    /// What the policy is for, in words; IAM cannot change it after creation.
     #[serde(default)]
     pub description: Option<String>,
     /// The policy document; what it names of other resources are references until the engine resolves them.

@@ -8,9 +8,12 @@ use serde_json::Value;
 /// An IAM role; its trust policy may name other resources (the cluster's OIDC provider).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Role {
+    /// The role's name, unique in the account.
     pub name: String,
+    /// The IAM path the role lives under; `/` by default.
     #[serde(default = "super::root_path")]
     pub path: String,
+    /// What the role is for, in words.
     #[serde(default)]
     pub description: Option<String>,
     /// The trust policy document; what it names of other resources are references until the engine resolves

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct Key {
     /// `alias/…`, unique in the account and region.
     pub alias: String,
+    /// What the key is for, in words.
     #[serde(default)]
     pub description: Option<String>,
     /// Yearly rotation of the key material; on unless the graph says otherwise.
