@@ -21,51 +21,93 @@ pub mod kms_key;
 pub mod sqs_queue;
 pub mod sqs_queue_policy;
 
+/// The AWS account, partition and caller kbp runs as (read, never made): what ARNs are built from.
 pub const CALLER_IDENTITY: &str = "aws_caller_identity";
+/// The stack's VPC.
 pub const VPC: &str = "aws_vpc";
+/// A subnet of the stack's VPC, one per zone and tier.
 pub const SUBNET: &str = "aws_subnet";
+/// The VPC's way to the internet, for the public subnets.
 pub const INTERNET_GATEWAY: &str = "aws_internet_gateway";
+/// An Elastic IP address, one per NAT gateway.
 pub const EIP: &str = "aws_eip";
+/// A NAT gateway: the private subnets' way out (one, or one per zone).
 pub const NAT_GATEWAY: &str = "aws_nat_gateway";
+/// A route table: the public subnets' one, and one per zone for the private subnets.
 pub const ROUTE_TABLE: &str = "aws_route_table";
+/// One route of a route table: the default route to the internet or NAT gateway.
 pub const ROUTE: &str = "aws_route";
+/// A subnet's tie to its route table.
 pub const ROUTE_TABLE_ASSOCIATION: &str = "aws_route_table_association";
+/// The nodes' security group, which Karpenter's EC2NodeClasses select by its discovery tag.
 pub const SECURITY_GROUP: &str = "aws_security_group";
 // A network someone else owns (`[vpc] id`): kbp checks the VPC and subnets exist and never changes or deletes
 // them; on the subnets it manages only the tags Karpenter and load balancers need, as resources of their own.
+/// The VPC of `[vpc] id`, looked up.
 pub const EXISTING_VPC: &str = "aws_existing_vpc";
+/// A subnet of `[vpc] id`, looked up.
 pub const EXISTING_SUBNET: &str = "aws_existing_subnet";
+/// The discovery tags kbp keeps on a subnet it does not own.
 pub const SUBNET_TAGS: &str = "aws_subnet_tags";
+/// An IAM role: the cluster's, the nodes', the controller's.
 pub const IAM_ROLE: &str = "aws_iam_role";
+/// A customer managed IAM policy (the controller's permissions).
 pub const IAM_POLICY: &str = "aws_iam_policy";
+/// An inline policy of a role (imported or found; the compiler makes managed policies).
 pub const IAM_ROLE_POLICY: &str = "aws_iam_role_policy";
+/// A managed policy attached to a role.
 pub const IAM_ROLE_POLICY_ATTACHMENT: &str = "aws_iam_role_policy_attachment";
+/// An account-wide service-linked role (EC2 Spot's), made if missing and never deleted.
 pub const IAM_SERVICE_LINKED_ROLE: &str = "aws_iam_service_linked_role";
+/// The cluster's OIDC identity provider in IAM, for a controller role assumed through IRSA.
 pub const IAM_OIDC_PROVIDER: &str = "aws_iam_openid_connect_provider";
+/// The KMS key that encrypts the cluster's Kubernetes secrets.
 pub const KMS_KEY: &str = "aws_kms_key";
+/// The EKS cluster.
 pub const EKS_CLUSTER: &str = "aws_eks_cluster";
+/// An EKS managed node group (the tainted one the controller runs on).
 pub const EKS_NODE_GROUP: &str = "aws_eks_node_group";
+/// An EKS add-on (`vpc-cni`, `coredns`, …).
 pub const EKS_ADDON: &str = "aws_eks_addon";
+/// An EKS access entry: an IAM principal let into the cluster.
 pub const EKS_ACCESS_ENTRY: &str = "aws_eks_access_entry";
+/// An EKS Pod Identity association: a service account's IAM role.
 pub const EKS_POD_IDENTITY_ASSOCIATION: &str = "aws_eks_pod_identity_association";
+/// The interruption queue Karpenter reads.
 pub const SQS_QUEUE: &str = "aws_sqs_queue";
+/// The interruption queue's policy, letting EventBridge send to it.
 pub const SQS_QUEUE_POLICY: &str = "aws_sqs_queue_policy";
+/// An EventBridge rule (with its one target) sending interruption events to the queue.
 pub const EVENT_RULE: &str = "aws_eventbridge_rule";
+/// Karpenter's CustomResourceDefinitions on the cluster.
 pub const KARPENTER_CRDS: &str = "k8s_karpenter_crds";
+/// The Karpenter controller: its chart, rendered and applied to the cluster.
 pub const KARPENTER_CONTROLLER: &str = "k8s_karpenter_controller";
+/// A Karpenter EC2NodeClass object.
 pub const EC2_NODE_CLASS: &str = "k8s_ec2_node_class";
+/// A Karpenter NodePool object.
 pub const NODE_POOL: &str = "k8s_node_pool";
 
 // Found by teardown, never declared in a blueprint: made by Karpenter or an in-cluster controller.
+/// An EC2 instance (a node Karpenter or a node group launched).
 pub const INSTANCE: &str = "aws_instance";
+/// A launch template Karpenter made.
 pub const LAUNCH_TEMPLATE: &str = "aws_launch_template";
+/// A network interface the VPC CNI plugin or a node left in the VPC.
 pub const NETWORK_INTERFACE: &str = "aws_network_interface";
+/// An instance profile Karpenter made for the node role.
 pub const IAM_INSTANCE_PROFILE: &str = "aws_iam_instance_profile";
+/// A load balancer the AWS Load Balancer Controller (or the in-tree service controller) made.
 pub const LOAD_BALANCER: &str = "aws_lb";
+/// A listener of such a load balancer.
 pub const LB_LISTENER: &str = "aws_lb_listener";
+/// A target group of such a load balancer.
 pub const LB_TARGET_GROUP: &str = "aws_lb_target_group";
+/// An EBS volume a CSI driver made for a persistent volume.
 pub const EBS_VOLUME: &str = "aws_ebs_volume";
+/// A VPC endpoint someone other than kbp made in the stack's VPC.
 pub const VPC_ENDPOINT: &str = "aws_vpc_endpoint";
+/// The CloudWatch Logs group EKS writes the control plane's logs to.
 pub const LOG_GROUP: &str = "aws_cloudwatch_log_group";
 
 /// A value the compiler writes where another resource's output may go: a literal or a reference.
