@@ -81,7 +81,7 @@ pub enum Event {
         /// Wall time until the failure; serialized in seconds.
         #[serde(serialize_with = "secs")]
         elapsed: Duration,
-        /// The error, with the AWS call that failed.
+        /// The error as text; for an AWS failure, the call and AWS's message.
         error: String,
         /// What the user can do about it, where kbp knows.
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -311,7 +311,7 @@ pub struct UpdateConfig {
     pub max_unavailable_percentage: Option<u32>,
 }
 
-/// One `[addons.<name>]` table: an EKS add-on kbp installs and keeps at a version.
+/// One `[addons.<name>]` table: an EKS add-on kbp installs, at a pinned version or the newest the cluster takes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Addon {
     /// Pinned version; None means the latest version compatible with the cluster.
@@ -443,7 +443,7 @@ pub struct RootVolume {
 pub struct NodePool {
     /// Name of the `[node_classes.<name>]` the pool launches nodes with (default `default`).
     pub node_class: String,
-    /// Priority among pools, higher tried first; `None` leaves it unset.
+    /// Priority among pools, higher tried first; `None` leaves `weight` out of the NodePool (Karpenter counts it 0).
     pub weight: Option<i64>,
     /// Constraints (node label selectors) on the instances the pool may launch.
     pub requirements: Vec<Requirement>,

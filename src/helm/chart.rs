@@ -106,7 +106,7 @@ pub struct Rendered {
 /// The result of rendering: the objects in install order, and Helm's warnings about the values.
 #[derive(Debug, Clone)]
 pub struct Output {
-    /// The rendered objects, in Helm's install order (namespaces and CRDs first, by kind).
+    /// The rendered objects, in Helm's install order by kind (PriorityClasses and Namespaces first).
     pub objects: Vec<Rendered>,
     /// Helm's warnings from coalescing the values (a user's table where the chart has a non-table, or the reverse).
     pub warnings: Vec<String>,

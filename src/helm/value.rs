@@ -11,14 +11,14 @@ use std::rc::Rc;
 
 use super::gofmt;
 
-/// A Go `map[string]interface{}`, ordered by key as Go's `range` visits it.
+/// A Go `map[string]interface{}`, ordered by key as text/template's `range` visits it.
 pub type Map = BTreeMap<String, Value>;
 
 /// A method of a Go value a template can call, such as `.Capabilities.APIVersions.Has "policy/v1"`.
 pub struct Method {
     /// The method's name, as the template writes it after the dot.
     pub name: &'static str,
-    /// The Go code behind it: the call's arguments in, the result or a template error message out.
+    /// What calling it does: the call's arguments in, the result or a template error message out.
     pub call: Box<MethodFn>,
 }
 

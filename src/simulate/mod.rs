@@ -109,7 +109,7 @@ pub struct Simulation {
     pub pending_pods: u32,
     /// USD; `None` when a launched type has no price in the catalog (listed in `unpriced`).
     pub hourly_cost: Option<f64>,
-    /// USD a month ([`HOURS_PER_MONTH`] × the hourly cost); `None` as `hourly_cost`.
+    /// USD a month ([`HOURS_PER_MONTH`] × the hourly cost); `None` when `hourly_cost` is.
     pub monthly_cost: Option<f64>,
     /// Instance types launched that have no price in the catalog, sorted and deduplicated.
     pub unpriced: Vec<String>,

@@ -64,7 +64,7 @@ pub struct WorkloadError {
     pub line: usize,
     /// 1-based column of the problem.
     pub column: usize,
-    /// What is wrong.
+    /// What is wrong with the file there.
     pub message: String,
     /// What the file should hold instead (the YAML kinds read, or the compact form's keys).
     pub hint: String,

@@ -78,7 +78,7 @@ pub enum StateError {
     Conflict {
         /// Where the state is.
         location: String,
-        /// How to see and reconcile the other change.
+        /// How the other write may have happened, and how to go on from it.
         hint: String,
     },
     /// `kbp force-unlock` could not remove the lock: not locked, another lock ID, or a live local holder.

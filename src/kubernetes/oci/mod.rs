@@ -68,7 +68,7 @@ pub enum OciError {
         chart: String,
         /// The version asked for, without a leading `v`.
         version: String,
-        /// The registry's error code and message, `, `-prefixed, or empty.
+        /// The registry's error code and message after a `, `; empty when it sent none.
         detail: String,
     },
     /// The registry has no repository of that name (HTTP 404 with `NAME_UNKNOWN`).
@@ -78,7 +78,7 @@ pub enum OciError {
         chart: String,
         /// Registry host.
         registry: String,
-        /// The registry's error code and message, `, `-prefixed, or empty.
+        /// The registry's error code and message after a `, `; empty when it sent none.
         detail: String,
     },
     /// The registry refused an anonymous pull: HTTP 401 or 403, or its token service said no.
@@ -100,7 +100,7 @@ pub enum OciError {
         url: String,
         /// HTTP status code.
         status: u16,
-        /// The registry's error code and message, `, `-prefixed, or empty.
+        /// The registry's error code and message after a `, `; empty when it sent none.
         detail: String,
     },
     /// The registry answered with something the OCI distribution protocol does not allow.
