@@ -48,6 +48,7 @@ pub(crate) fn duration_env(name: &str, default: Duration) -> Duration {
     std::env::var(name).ok().and_then(|v| humantime::parse_duration(&v).ok()).unwrap_or(default)
 }
 
+/// kbp's retry policy for every client: SDK standard mode, [`MAX_ATTEMPTS`] attempts, backoff from 200 ms to 20 s.
 pub fn retry_config() -> RetryConfig {
     RetryConfig::standard()
         .with_max_attempts(MAX_ATTEMPTS)
@@ -55,6 +56,7 @@ pub fn retry_config() -> RetryConfig {
         .with_max_backoff(MAX_BACKOFF)
 }
 
+/// kbp's timeouts for every client: connect 10 s, each attempt 60 s, or as `KBP_AWS_*_TIMEOUT` set them.
 pub fn timeout_config() -> TimeoutConfig {
     timeouts().build()
 }
@@ -64,6 +66,7 @@ pub fn timeout_config() -> TimeoutConfig {
 /// fails within it.
 const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// The timeouts of the preflight's first call: as [`timeout_config`], plus a 15 s cap on the whole call.
 pub fn preflight_timeout_config() -> TimeoutConfig {
     timeouts().operation_timeout(duration_env("KBP_AWS_PREFLIGHT_TIMEOUT", PREFLIGHT_TIMEOUT)).build()
 }
@@ -182,7 +185,9 @@ macro_rules! aws_client {
 /// Calls and attempts per operation (`ec2:CreateVpc`), for the whole process.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct CallStats {
+    /// Calls made (each counted once, whatever its attempts).
     pub calls: u64,
+    /// Attempts beyond each call's first.
     pub retries: u64,
 }
 
@@ -272,11 +277,15 @@ impl Intercept for CallCounter {
 /// (never the SDK's Debug form), and whether AWS may have carried the request out (the connection failed or
 /// timed out after sending, or AWS answered with a server error).
 pub struct CallFailure {
+    /// AWS's error code, such as `ThrottlingException`; empty when no answer came back.
     pub code: String,
+    /// The error message (or the causes, when no answer came) on one line.
     pub message: String,
+    /// Whether AWS may have carried the request out: a server error, or a failure or timeout after sending.
     pub outcome_unknown: bool,
 }
 
+/// Reads a failed SDK call of any service (their `SdkError`s share one type) into a [`CallFailure`].
 pub fn call_failure<E>(err: &aws_sdk_ec2::error::SdkError<E>) -> CallFailure
 where
     E: aws_smithy_types::error::metadata::ProvideErrorMetadata + std::error::Error + 'static,

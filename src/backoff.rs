@@ -27,7 +27,12 @@ pub enum Attempt<T> {
     /// Done: this is the answer, good or bad.
     Done(T),
     /// Worth another try, for the reason given (logged). With no attempts left, `last` is the answer.
-    Again { why: String, last: T },
+    Again {
+        /// Why another try is worth it, for the debug log.
+        why: String,
+        /// This attempt's answer, returned if no attempt is left.
+        last: T,
+    },
 }
 
 impl Backoff {

@@ -7,7 +7,9 @@ use std::io::IsTerminal;
 /// Where the text goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
+    /// Standard output: results (plans, tables, the `--json` stream).
     Stdout,
+    /// Standard error: progress, logs and errors.
     Stderr,
 }
 

@@ -28,10 +28,13 @@ pub const SHOWN: usize = 50;
 /// them would let a 1 MiB blueprint take hundreds of MB; no one reads past the first thousands anyway.
 pub const KEPT: usize = 10_000;
 
+/// How bad a diagnostic is: errors stop the command, warnings are shown and let it go on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The input cannot be used as it is; the command fails.
     Error,
+    /// Probably not what the user meant, or something that will fail later in AWS or Karpenter; the command goes on.
     Warning,
 }
 
@@ -41,7 +44,9 @@ pub type SourceId = usize;
 /// A text diagnostics can point into: a file, or a pseudo file such as one `--set` argument.
 #[derive(Debug, Clone)]
 pub struct Source {
+    /// What messages call the source: the blueprint's path, or `--set <argument>`.
     pub name: String,
+    /// The whole text, as read.
     pub text: String,
     lines: LineIndex,
 }
@@ -49,26 +54,37 @@ pub struct Source {
 /// Where in a source something is: byte span, and 1-based line and column (in characters) of its start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Position {
+    /// Byte range in the source text, end exclusive.
     pub span: Range<usize>,
+    /// 1-based line of the span's start.
     pub line: usize,
+    /// 1-based column of the span's start, in characters.
     pub column: usize,
 }
 
 /// A second place a diagnostic points at, such as the other one of two overlapping subnets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Related {
+    /// What this place has to do with the diagnostic.
     pub message: String,
+    /// Name of the source the place is in.
     pub file: String,
+    /// Where in that source.
     #[serde(flatten)]
     pub position: Position,
+    /// Which of the [`Diagnostics`]' sources the place is in, for rendering excerpts.
     #[serde(skip)]
     pub source: SourceId,
 }
 
+/// One error or warning about user input, at a place in a source (or about a file as a whole).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
+    /// Error or warning.
     pub severity: Severity,
+    /// What is wrong, in one sentence.
     pub message: String,
+    /// Name of the source it concerns (a file path, or `--set <argument>`).
     pub file: String,
     /// Absent for problems that concern a file as a whole (it cannot be read, it is too large).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -82,8 +98,10 @@ pub struct Diagnostic {
     /// What to do about it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// Other places that bear on the problem, shown with their own excerpts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<Related>,
+    /// The source the position is in; `None` for a problem about a file as a whole.
     #[serde(skip)]
     pub source: Option<SourceId>,
 }
@@ -102,9 +120,12 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// The diagnostics of one run, with the source texts they point into.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Diagnostics {
+    /// The diagnostics kept, at most [`KEPT`] of each severity, in the order they were found until [`Self::sort`].
     pub items: Vec<Diagnostic>,
+    /// The texts the items point into, indexed by [`SourceId`].
     #[serde(skip)]
     pub sources: Vec<Source>,
     /// Errors and warnings kept by [`Diagnostics::error`] and [`Diagnostics::warning`], and those only counted.
@@ -117,7 +138,9 @@ pub struct Diagnostics {
 /// How many errors and warnings there are in all, and how many of them are in `items`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
+    /// Errors in all, kept and only counted.
     pub errors: usize,
+    /// Warnings in all, kept and only counted.
     pub warnings: usize,
     /// How many of them `items` holds (fewer than `errors + warnings` past [`KEPT`]).
     pub listed: usize,
@@ -138,18 +161,22 @@ impl Builder<'_> {
         self
     }
 
+    /// The dotted field the diagnostic concerns, such as `node_pools.gpu.limits.cpu`.
     pub fn path(self, path: impl Into<String>) -> Self {
         self.set(|d| d.path = Some(path.into()))
     }
 
+    /// What would have been accepted, such as "an integer from 1 to 100".
     pub fn expected(self, expected: impl Into<String>) -> Self {
         self.set(|d| d.expected = Some(expected.into()))
     }
 
+    /// What the user should do about it.
     pub fn hint(self, hint: impl Into<String>) -> Self {
         self.set(|d| d.hint = Some(hint.into()))
     }
 
+    /// As [`Self::hint`], when there is a hint.
     pub fn hint_opt(self, hint: Option<String>) -> Self {
         match hint {
             Some(h) => self.hint(h),
@@ -157,6 +184,7 @@ impl Builder<'_> {
         }
     }
 
+    /// Points at a second place in source `source`, such as the other of two overlapping CIDRs.
     pub fn related(self, source: SourceId, span: Range<usize>, message: impl Into<String>) -> Self {
         if self.item.is_none() {
             return self;
@@ -175,6 +203,7 @@ fn slot(severity: Severity) -> usize {
 }
 
 impl Diagnostics {
+    /// No diagnostics and no sources.
     pub fn new() -> Self {
         Self::default()
     }
@@ -200,6 +229,7 @@ impl Diagnostics {
         Self::whole_file(path.display().to_string(), format!("cannot read {}: {e}", path.display()), None)
     }
 
+    /// Registers a text diagnostics may point into; returns its ID for [`Self::error`] and [`Self::warning`].
     pub fn add_source(&mut self, name: impl Into<String>, text: impl Into<String>) -> SourceId {
         let text = text.into();
         let lines = LineIndex::new(&text);
@@ -207,14 +237,17 @@ impl Diagnostics {
         self.sources.len() - 1
     }
 
+    /// The source registered as `id`; panics on an ID this value did not hand out.
     pub fn source(&self, id: SourceId) -> &Source {
         &self.sources[id]
     }
 
+    /// Adds an error at `span` of `source`; chain the returned builder to add the field, a hint and so on.
     pub fn error(&mut self, source: SourceId, span: Range<usize>, message: impl Into<String>) -> Builder<'_> {
         self.push(Severity::Error, source, span, message.into())
     }
 
+    /// Adds a warning at `span` of `source`; chain the returned builder to add the field, a hint and so on.
     pub fn warning(&mut self, source: SourceId, span: Range<usize>, message: impl Into<String>) -> Builder<'_> {
         self.push(Severity::Warning, source, span, message.into())
     }
@@ -261,6 +294,7 @@ impl Diagnostics {
         (src.name.clone(), Position { span: start..end, line, column })
     }
 
+    /// Whether there is at least one error, kept or only counted.
     pub fn has_errors(&self) -> bool {
         self.counts().errors > 0
     }
@@ -270,6 +304,7 @@ impl Diagnostics {
         self.items.is_empty() && self.dropped == [0, 0]
     }
 
+    /// How many errors and warnings there are in all, and how many are listed in `items`.
     pub fn counts(&self) -> Counts {
         let errors = self.items.iter().filter(|d| d.severity == Severity::Error).count();
         Counts {

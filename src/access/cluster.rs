@@ -21,8 +21,11 @@ const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// The cluster as kbp's state knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cluster {
+    /// The EKS cluster name, which the token is made for.
     pub name: String,
+    /// The cluster's AWS region.
     pub region: String,
+    /// The API server's URL, `https://…` as EKS reports it.
     pub endpoint: String,
     /// `certificateAuthority.data` as EKS reports it: base64 of the PEM.
     pub ca_data: String,
@@ -35,19 +38,37 @@ pub enum Access {
     #[default]
     Eks,
     /// A kubeconfig file (`None`: the standard `KUBECONFIG`/`~/.kube/config`) and context (`None`: its current one).
-    Kubeconfig { path: Option<PathBuf>, context: Option<String> },
+    Kubeconfig {
+        /// The kubeconfig file (`--kubeconfig`).
+        path: Option<PathBuf>,
+        /// The context to use (`--context`).
+        context: Option<String>,
+    },
 }
 
+/// Why no Kubernetes client could be made for the cluster; [`AccessError::hint`] says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
+    /// The endpoint recorded for the cluster does not parse as a URL.
     #[error("cluster {cluster}: its endpoint `{endpoint}` is not a URL: {message}")]
-    Endpoint { cluster: String, endpoint: String, message: String },
+    Endpoint {
+        /// The EKS cluster name.
+        cluster: String,
+        /// The endpoint as recorded.
+        endpoint: String,
+        /// The URL parser's error.
+        message: String,
+    },
+    /// The CA data recorded for the cluster (named) is not base64 of a PEM certificate.
     #[error("cluster {0}: its certificate authority data is not base64 PEM")]
     CertificateAuthority(String),
+    /// No EKS token could be made from the AWS credentials.
     #[error(transparent)]
     Token(#[from] token::TokenError),
+    /// The kubeconfig file or context cannot be read or used.
     #[error("kubeconfig: {0}")]
     Kubeconfig(String),
+    /// kube-rs could not build a client from the configuration (a TLS or proxy setting, say).
     #[error("cannot build a Kubernetes client: {0}")]
     Client(String),
 }
@@ -74,10 +95,12 @@ pub struct Clients {
 }
 
 impl Clients {
+    /// Clients reached as `access` says, with tokens from the credentials of `sdk`.
     pub fn new(access: Access, sdk: SdkConfig) -> Self {
         Clients { access, sdk, cache: tokio::sync::Mutex::new(HashMap::new()) }
     }
 
+    /// A client for `cluster`, from the cache while its token is fresh, else made (and cached) anew.
     pub async fn client(&self, cluster: &Cluster) -> Result<kube::Client, AccessError> {
         let mut cache = self.cache.lock().await;
         if let Some((client, made)) = cache.get(cluster) {

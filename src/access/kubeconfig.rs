@@ -11,9 +11,13 @@ use serde_json::{json, Value};
 pub struct Entry {
     /// The name of the cluster, user and context entries (the cluster's ARN, as `aws eks update-kubeconfig` does).
     pub name: String,
+    /// The EKS cluster name `kbp token` makes tokens for.
     pub cluster: String,
+    /// The cluster's AWS region, passed to `kbp token`.
     pub region: String,
+    /// The API server's URL (the kubeconfig cluster's `server`).
     pub endpoint: String,
+    /// The cluster CA as EKS reports it, base64 of the PEM (`certificate-authority-data`).
     pub ca_data: String,
     /// The AWS profile to run `kbp token` with, if one was in use.
     pub profile: Option<String>,
@@ -21,12 +25,25 @@ pub struct Entry {
     pub command: String,
 }
 
+/// Why the kubeconfig file could not be updated; nothing was written.
 #[derive(Debug, thiserror::Error)]
 pub enum KubeconfigError {
+    /// The existing file could not be read, or is not a YAML kubeconfig.
     #[error("{path}: {message}")]
-    Read { path: String, message: String },
+    Read {
+        /// The kubeconfig file.
+        path: String,
+        /// The I/O or YAML error.
+        message: String,
+    },
+    /// The file (or its directory) could not be written.
     #[error("{path}: cannot write: {message}")]
-    Write { path: String, message: String },
+    Write {
+        /// The kubeconfig file.
+        path: String,
+        /// The I/O error.
+        message: String,
+    },
 }
 
 /// Where kubectl looks first: the first path in `KUBECONFIG`, else `~/.kube/config`.

@@ -21,10 +21,13 @@ const URL_EXPIRES: Duration = Duration::from_secs(60);
 /// When kubectl should ask for a new token: a minute before EKS stops accepting it.
 const TOKEN_LIFETIME: Duration = Duration::from_secs(14 * 60);
 
+/// Why no EKS bearer token could be made; [`TokenError::hint`] says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
+    /// The AWS credential chain gave no credentials (the chain's error).
     #[error("no AWS credentials: {0}")]
     Credentials(String),
+    /// Presigning the STS `GetCallerIdentity` request failed (the signer's error).
     #[error("signing the STS request failed: {0}")]
     Signing(String),
 }

@@ -36,11 +36,14 @@ use crate::diag::Diagnostics;
 
 /// A blueprint file's text as read, and in canonical form.
 pub struct Formatted {
+    /// The file's text as read.
     pub original: String,
+    /// The same blueprint in `kbp fmt`'s canonical layout, comments kept.
     pub canonical: String,
 }
 
 impl Formatted {
+    /// Whether `kbp fmt` would rewrite the file (`kbp fmt --check` fails).
     pub fn changed(&self) -> bool {
         self.original != self.canonical
     }

@@ -50,7 +50,9 @@ use crate::diag::Diagnostics;
 /// may not have, with its errors among them.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The typed blueprint, defaults applied and paths made absolute.
     pub blueprint: Blueprint,
+    /// Warnings found while loading (and, from [`check_partial`], the errors).
     pub warnings: Diagnostics,
     /// Where each `[[import]]` table's `to` is written (source and span), in order.
     import_at: Vec<(usize, std::ops::Range<usize>)>,
@@ -62,8 +64,11 @@ pub struct Loaded {
 
 /// A problem the CRDs find in a rendered NodePool or EC2NodeClass.
 pub struct ManifestProblem<'a> {
+    /// The object's kind: `NodePool` or `EC2NodeClass`.
     pub kind: &'a str,
+    /// The object's name, its key under `[node_pools]` or `[node_classes]`.
     pub name: &'a str,
+    /// What the CRD refuses and where in the rendered object, in the CRD's own words.
     pub violation: crate::kubernetes::violation::Violation,
 }
 
@@ -108,7 +113,9 @@ pub struct DerivedProblem {
     /// The fields it comes from, most likely first: the first the user wrote is the one pointed at (a computed
     /// default has no place of its own, so the field it is computed from follows it).
     pub fields: Vec<String>,
+    /// What AWS would refuse about the value, naming the value.
     pub message: String,
+    /// What to change in the blueprint.
     pub hint: String,
 }
 

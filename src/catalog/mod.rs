@@ -26,26 +26,46 @@ use self::ec2::Described;
 use crate::providers::ProviderError;
 use crate::simulate::catalog::{Catalog, CatalogType};
 
+/// Why no catalog could be had for the region; each message ends with a hint.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
+    /// The region name is not one AWS has the form of.
     #[error("`{region}` is not an AWS region name\n  hint: name a region like `us-west-2` (cluster.region, --region or AWS_REGION)")]
-    Region { region: String },
-    // `error`, not `source`: as a source it would be printed again after the hint.
+    Region {
+        /// The region as given.
+        region: String,
+    },
+    /// Reading the instance types or their zones from EC2 failed.
     #[error("cannot read the instance types of {region}: {error}\n  hint: {hint}")]
-    Aws { region: String, error: ProviderError, hint: String },
+    Aws {
+        /// The region read.
+        region: String,
+        // `error`, not `source`: as a source it would be printed again after the hint.
+        /// The AWS call and its error.
+        error: ProviderError,
+        /// The AWS error's own hint (a permission to grant), else to check the region and the network.
+        hint: String,
+    },
     /// Asked before any call: without credentials every read would fail, each saying so at length.
     #[error(
         "cannot read the instance types of {region} from AWS: {why}\n  hint: give an instance-type catalog file \
          instead, `kbp simulate --catalog FILE` (examples/catalog-us-west-2.json is a sample), or {}",
         crate::aws::NO_CREDENTIALS_HINT
     )]
-    NoCredentials { region: String, why: String },
+    NoCredentials {
+        /// The region that would have been read.
+        region: String,
+        /// Why the credential chain has none.
+        why: String,
+    },
 }
 
 /// Something the catalog lacks that the user can fix, with how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Warning {
+    /// What the catalog lacks or what went wrong, such as on-demand prices left out.
     pub message: String,
+    /// How to get the rest: a permission to grant, a setting to change.
     pub hint: String,
 }
 
@@ -58,6 +78,7 @@ impl fmt::Display for Warning {
 /// A catalog and how it was had.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The region's instance types, zones and prices.
     pub catalog: Catalog,
     /// What it lacks (prices AWS would not give) or could not do (write the cache); empty when all went well.
     pub warnings: Vec<Warning>,

@@ -30,14 +30,18 @@ use crate::state::{StateError, StateHandle};
 /// How a walk ended.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// Operations that succeeded.
     pub done: usize,
+    /// Operations that failed, each with its error.
     pub failed: Vec<(Address, String)>,
+    /// Operations not attempted because something they depend on failed.
     pub skipped: Vec<Address>,
     /// Operations never started because the walk was interrupted.
     pub not_started: usize,
 }
 
 impl Outcome {
+    /// Whether every operation of the walk succeeded.
     pub fn ok(&self) -> bool {
         self.failed.is_empty() && self.skipped.is_empty() && self.not_started == 0
     }
@@ -62,8 +66,11 @@ struct Step {
 /// entries it added to state; those join the walk as deletes, ordered by their dependencies, while operations
 /// on kinds `gated` selects wait for it. Everything else goes on meanwhile: no barrier between the phases.
 pub struct Sweep<'a> {
+    /// Whether operations on a kind must finish before the sweep runs (in a teardown: the in-cluster objects).
     pub before: fn(&str) -> bool,
+    /// Whether operations on a kind wait for the sweep (in a teardown: the AWS kinds what it finds may use).
     pub gated: fn(&str) -> bool,
+    /// The discovery: adds what it finds to state and returns those addresses.
     pub discover: Pin<Box<dyn Future<Output = Result<Vec<Address>, ProviderError>> + 'a>>,
 }
 
@@ -187,6 +194,7 @@ fn operations(plan: &Plan, prior: &crate::state::State) -> DiGraph<Step, ()> {
 pub struct Walk<'a> {
     /// Where operations act: the AWS clients, the cluster's access, the stack's tags.
     pub cx: Arc<Context>,
+    /// The providers, one per resource kind, that carry out each operation.
     pub registry: &'a Registry,
     /// The state each operation writes its result into.
     pub state: Arc<StateHandle>,

@@ -26,16 +26,37 @@ pub const HELM_VERSION: &str = "v4.3.2";
 /// A chart file larger than this, decompressed, is not something kbp should read.
 const MAX_FILE_BYTES: u64 = 16 << 20;
 
+/// Why a chart could not be read or rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
+    /// A chart file or directory could not be read, or the archive is not a readable `.tgz`.
     #[error("cannot read the chart at {place}: {reason}")]
-    Unreadable { place: String, reason: String },
+    Unreadable {
+        /// The chart directory or archive.
+        place: String,
+        /// The I/O or archive error.
+        reason: String,
+    },
+    /// The directory or archive holds no `Chart.yaml`, so it is not a chart.
     #[error("the chart has no Chart.yaml")]
     NoChartYaml,
+    /// A chart file, or a template's output, is not valid YAML.
     #[error("{file} is not valid YAML: {error}")]
-    Yaml { file: String, error: goyaml::YamlError },
+    Yaml {
+        /// The file, or `<chart>/templates/<file>` for rendered output.
+        file: String,
+        /// The YAML parser's error.
+        error: goyaml::YamlError,
+    },
+    /// The chart has dependencies under `charts/`, which kbp does not render.
     #[error("the chart {name} has subcharts (charts/{sub}); kbp renders charts without dependencies")]
-    Subcharts { name: String, sub: String },
+    Subcharts {
+        /// The chart's name.
+        name: String,
+        /// The first subchart found.
+        sub: String,
+    },
+    /// A template failed to parse or to execute.
     #[error(transparent)]
     Template(#[from] TemplateError),
 }
@@ -56,7 +77,9 @@ pub struct Chart {
 /// The release a chart is rendered for (`.Release`).
 #[derive(Debug, Clone)]
 pub struct Release {
+    /// Release name (`.Release.Name`), which charts put in object names and labels.
     pub name: String,
+    /// Namespace the release installs into (`.Release.Namespace`).
     pub namespace: String,
     /// `.Release.Service`, which charts write into `app.kubernetes.io/managed-by`: `Helm` under Helm.
     pub service: String,
@@ -74,28 +97,35 @@ pub struct Capabilities {
 /// One object the chart renders, with the template it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
+    /// The template that rendered it, as Helm names it: `<chart>/templates/<file>`.
     pub source: String,
+    /// The object, parsed from the template's YAML output.
     pub object: Json,
 }
 
 /// The result of rendering: the objects in install order, and Helm's warnings about the values.
 #[derive(Debug, Clone)]
 pub struct Output {
+    /// The rendered objects, in Helm's install order by kind (PriorityClasses and Namespaces first).
     pub objects: Vec<Rendered>,
+    /// Helm's warnings from coalescing the values (a user's table where the chart has a non-table, or the reverse).
     pub warnings: Vec<String>,
     /// The values the templates saw (the chart's defaults under the user's).
     pub values: Json,
 }
 
 impl Chart {
+    /// The chart's name from `Chart.yaml` (`chart` when it has none).
     pub fn name(&self) -> &str {
         self.metadata.get("name").and_then(Json::as_str).unwrap_or("chart")
     }
 
+    /// The chart's version from `Chart.yaml` (empty when it has none).
     pub fn version(&self) -> &str {
         self.metadata.get("version").and_then(Json::as_str).unwrap_or("")
     }
 
+    /// The chart's `appVersion` from `Chart.yaml`, the application release it packages.
     pub fn app_version(&self) -> Option<&str> {
         self.metadata.get("appVersion").and_then(Json::as_str)
     }

@@ -39,6 +39,7 @@ impl TemplateSet {
         Ok(())
     }
 
+    /// Whether a template (a file or a `define`) of that name was added.
     pub fn has(&self, name: &str) -> bool {
         self.templates.contains_key(name)
     }

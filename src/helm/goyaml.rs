@@ -14,8 +14,11 @@ use yaml_rust2::scanner::{Marker, TScalarStyle};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("line {line} column {col}: {message}")]
 pub struct YamlError {
+    /// 1-based line of the problem.
     pub line: usize,
+    /// 1-based column of the problem.
     pub col: usize,
+    /// The YAML parser's message.
     pub message: String,
 }
 

@@ -34,17 +34,23 @@ pub use value::{Map, Value};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}", self.describe())]
 pub struct TemplateError {
+    /// The template file (`<chart>/templates/<file>`); `None` for an error not tied to a file.
     pub file: Option<String>,
+    /// 1-based line in `file`; 0 when unknown.
     pub line: usize,
+    /// 1-based column in `file`; 0 when unknown.
     pub col: usize,
+    /// What is wrong, in text/template's or Helm's words where kbp mirrors them.
     pub message: String,
 }
 
 impl TemplateError {
+    /// An error at `line`:`col` of the template file `file`.
     pub fn at(file: &str, line: usize, col: usize, message: impl Into<String>) -> Self {
         TemplateError { file: Some(file.to_string()), line, col, message: message.into() }
     }
 
+    /// An error tied to no file or position.
     pub fn plain(message: impl Into<String>) -> Self {
         TemplateError { file: None, line: 0, col: 0, message: message.into() }
     }

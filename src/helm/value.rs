@@ -11,51 +11,71 @@ use std::rc::Rc;
 
 use super::gofmt;
 
+/// A Go `map[string]interface{}`, ordered by key as text/template's `range` visits it.
 pub type Map = BTreeMap<String, Value>;
 
 /// A method of a Go value a template can call, such as `.Capabilities.APIVersions.Has "policy/v1"`.
 pub struct Method {
+    /// The method's name, as the template writes it after the dot.
     pub name: &'static str,
+    /// What calling it does: the call's arguments in, the result or a template error message out.
     pub call: Box<MethodFn>,
 }
 
+/// A method body: the call's arguments in, the result or an error message (without position) out.
 pub type MethodFn = dyn Fn(&[Value]) -> Result<Value, String>;
 
 /// A Go struct: fields a template may read; reading one it lacks is an error, unlike a map's missing key.
 pub struct Struct {
+    /// The Go type name errors and `typeOf` print, such as `chartutil.Capabilities`.
     pub type_name: &'static str,
+    /// The exported fields, by their Go names (`KubeVersion`, `APIVersions`).
     pub fields: Map,
     /// What the struct's `String()` method returns, when it has one (`.Capabilities.KubeVersion` prints
     /// `v1.33.0`).
     pub shown: Option<String>,
 }
 
+/// A Go value a template handles; lists and maps are shared (cloning one clones the reference, as in Go).
 #[derive(Clone)]
 pub enum Value {
+    /// Go's `nil`: a missing map key, an unset value.
     Nil,
+    /// A Go `bool`.
     Bool(bool),
+    /// A Go `int`: integer literals in templates, lengths and counts.
     Int(i64),
+    /// A Go `float64`: every number read from YAML or JSON values.
     Float(f64),
+    /// A Go `string`.
     Str(Rc<str>),
+    /// A Go `[]interface{}`, shared and mutable.
     List(Rc<RefCell<Vec<Value>>>),
+    /// A Go `map[string]interface{}`, shared and mutable.
     Map(Rc<RefCell<Map>>),
+    /// A Go struct such as `.Capabilities` or `.Release`, read-only.
     Struct(Rc<Struct>),
+    /// A method bound to its receiver, called with arguments from the template.
     Method(Rc<Method>),
 }
 
 impl Value {
+    /// A Go string holding `text`.
     pub fn str(text: impl AsRef<str>) -> Value {
         Value::Str(Rc::from(text.as_ref()))
     }
 
+    /// A new list of `items`, not shared with anything yet.
     pub fn list(items: Vec<Value>) -> Value {
         Value::List(Rc::new(RefCell::new(items)))
     }
 
+    /// A new map of `entries`, not shared with anything yet.
     pub fn map(entries: Map) -> Value {
         Value::Map(Rc::new(RefCell::new(entries)))
     }
 
+    /// A bound method named `name` that runs `call`.
     pub fn method(name: &'static str, call: impl Fn(&[Value]) -> Result<Value, String> + 'static) -> Value {
         Value::Method(Rc::new(Method { name, call: Box::new(call) }))
     }
@@ -100,6 +120,7 @@ impl Value {
         }
     }
 
+    /// The text of a string; `None` for any other type (no conversion).
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::Str(s) => Some(s),

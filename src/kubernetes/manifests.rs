@@ -25,10 +25,14 @@ pub const AVAILABLE: &str = "available";
 pub const READY: &str = "ready";
 /// Namespaces Kubernetes itself owns: kbp puts the controller in them but never creates or deletes them.
 const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "default", "kube-public", "kube-node-lease"];
+
+/// Why the controller's manifests could not be rendered from the `karpenter_controller` resource's attributes.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
+    /// An attribute the rendering needs (named) is absent from the resource.
     #[error("the controller settings are incomplete: `{0}` is missing")]
     Missing(&'static str),
+    /// The chart failed to render with these values (the chart error, as text).
     #[error("Karpenter's chart does not render: {0}")]
     Chart(String),
 }
@@ -36,15 +40,18 @@ pub enum RenderError {
 /// What the chart is rendered with: the `karpenter_controller` resource's attributes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ControllerValues {
+    /// Namespace of the Helm release and the controller (`karpenter.namespace`).
     pub namespace: String,
     /// The cluster's Kubernetes version (`.Capabilities.KubeVersion`).
     pub kube_version: String,
+    /// API versions the cluster serves beyond Kubernetes' own (`karpenter.api_versions`), for the chart's checks.
     pub api_versions: Vec<String>,
     /// The chart's values, layered (what kbp sets, then the user's); no references left.
     pub values: Value,
 }
 
 impl ControllerValues {
+    /// Reads the values out of the resource's attributes; only `values` and `namespace` are required.
     pub fn from_attrs(attrs: &Attrs) -> Result<Self, RenderError> {
         let text = |key: &'static str| attrs.get(key).and_then(Value::as_str).map(str::to_string);
         let values = attrs.get("values").cloned().ok_or(RenderError::Missing("values"))?;

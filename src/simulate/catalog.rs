@@ -13,20 +13,24 @@ use super::Labels;
 /// from. Read from AWS and cached on disk by [`crate::catalog`]; built by hand in tests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Catalog {
+    /// The AWS region the catalog describes.
     pub region: String,
     /// When it was read from AWS, RFC 3339.
     pub fetched_at: String,
+    /// The instance types offered in at least one zone of the region, sorted by name.
     pub types: Vec<CatalogType>,
 }
 
 /// One instance type of a [`Catalog`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CatalogType {
+    /// The type's name, architecture, size and GPUs.
     #[serde(flatten)]
     pub instance_type: InstanceType,
     /// Network interfaces an instance can attach and IPv4 addresses per interface (EC2's `NetworkInfo`): the
     /// VPC CNI's max pods.
     pub max_network_interfaces: u32,
+    /// IPv4 addresses per network interface (EC2's `Ipv4AddressesPerInterface`).
     pub ipv4_per_interface: u32,
     /// The zones offering it (DescribeInstanceTypeOfferings by availability zone).
     pub zones: Vec<String>,
@@ -47,8 +51,11 @@ pub struct InstanceType {
     pub name: String,
     /// EC2's spelling: `x86_64` or `arm64`.
     pub architecture: String,
+    /// Default vCPUs (EC2's `VCpuInfo.DefaultVCpus`), Karpenter's `instance-cpu` label.
     pub vcpus: u32,
+    /// Memory in MiB (EC2's `MemoryInfo.SizeInMiB`), Karpenter's `instance-memory` label.
     pub memory_mib: u64,
+    /// Its GPUs; `None` for a type without any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<Gpu>,
 }
@@ -56,6 +63,7 @@ pub struct InstanceType {
 /// The accelerators of an instance type (EC2's `GpuInfo`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gpu {
+    /// GPUs per instance, Karpenter's `instance-gpu-count` label.
     pub count: u32,
     /// `a10g`, spelled as Karpenter labels it (lower case).
     pub name: String,
@@ -68,7 +76,9 @@ pub struct Gpu {
 /// Where and how an instance type can be bought: one zone, one capacity type (`on-demand` or `spot`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offering {
+    /// Availability zone name, such as `us-west-2a`.
     pub zone: String,
+    /// `on-demand` or `spot`, as the `karpenter.sh/capacity-type` label spells it.
     pub capacity_type: String,
 }
 

@@ -24,13 +24,16 @@ use list_prices::RegionPrices;
 /// The cost block of a plan (`Plan::cost`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StackCost {
+    /// The blueprint's region (`cluster.region`), whose prices apply.
     pub region: String,
     /// The catalog instances were priced from; `None` when there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog: Option<CatalogUsed>,
+    /// What the stack pays for with no workload: control plane, NAT gateways, node group and its disks, KMS, SQS.
     pub fixed: Vec<FixedItem>,
     /// The sum of the fixed items that have a price (a floor when `unpriced` names one of them).
     pub fixed_monthly_usd: f64,
+    /// Each NodePool's worst case at its limits, by name.
     pub node_pools: Vec<PoolWorstCase>,
     /// The fixed items plus every NodePool at its limits; `None` when something in `unpriced` has no figure.
     pub worst_case_monthly_usd: Option<f64>,
@@ -44,6 +47,7 @@ pub struct StackCost {
 /// Which catalog priced the instances, and how old its prices are.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CatalogUsed {
+    /// The region the catalog was read for.
     pub region: String,
     /// When it was read from AWS, RFC 3339.
     pub fetched_at: String,
@@ -52,6 +56,7 @@ pub struct CatalogUsed {
 /// One thing the stack pays for whether or not anything runs on it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FixedItem {
+    /// What is paid for, such as `EKS control plane` or `NAT gateways`.
     pub item: String,
     /// How the figure was reached, or why there is none.
     pub detail: String,
@@ -62,11 +67,13 @@ pub struct FixedItem {
 /// The most a NodePool could cost a month if Karpenter filled it to its `limits`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PoolWorstCase {
+    /// The NodePool's name.
     pub name: String,
     /// USD a month; `None` when unbounded (no limits) or unpriced.
     pub worst_case_monthly_usd: Option<f64>,
     /// How many nodes of `instance_type` the limits allow.
     pub nodes: Option<u64>,
+    /// The instance type of the dearest fill the limits allow; `None` when there is no figure.
     pub instance_type: Option<String>,
     /// `on-demand` or `spot`.
     pub capacity_type: Option<String>,

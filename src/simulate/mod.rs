@@ -39,11 +39,15 @@ pub const HOURS_PER_MONTH: f64 = 730.0;
 /// One node Karpenter would launch.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Launch {
+    /// The NodePool that launches it.
     pub node_pool: String,
+    /// EC2 instance type, such as `m7i.xlarge`.
     pub instance_type: String,
+    /// Availability zone it lands in.
     pub zone: String,
     /// `spot` or `on-demand`.
     pub capacity_type: String,
+    /// How many pods the simulation places on it.
     pub pods: u32,
     /// What its pods request.
     pub requested: Resources,
@@ -58,22 +62,30 @@ pub struct Launch {
 /// What a NodePool launches.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PoolOutcome {
+    /// The NodePool's name.
     pub name: String,
+    /// Its `weight` (0 when unset); heavier pools are tried first.
     pub weight: i64,
+    /// How many nodes it launches.
     pub nodes: u32,
     /// Instance type → nodes.
     pub instance_types: BTreeMap<String, u32>,
+    /// Availability zone → nodes.
     pub zones: BTreeMap<String, u32>,
+    /// Capacity type (`spot`, `on-demand`) → nodes.
     pub capacity_types: BTreeMap<String, u32>,
     /// Sum of its nodes' capacity.
     pub capacity: Resources,
+    /// USD an hour for all its nodes; `None` when one of them has no price in the catalog.
     pub hourly_cost: Option<f64>,
 }
 
 /// Where a pod group's pods go.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupOutcome {
+    /// The pod group's name: `Deployment/web`, or the compact form's `name`.
     pub name: String,
+    /// How many pods the group asks for.
     pub replicas: u32,
     /// NodePool → pods placed there.
     pub node_pools: BTreeMap<String, u32>,
@@ -87,13 +99,19 @@ pub struct GroupOutcome {
 /// The whole answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Simulation {
+    /// Every node launched, in the order the provisioning pass decided them.
     pub nodes: Vec<Launch>,
+    /// One outcome per NodePool, heaviest weight first.
     pub node_pools: Vec<PoolOutcome>,
+    /// One outcome per pod group (DaemonSets aside), in the workload's order.
     pub groups: Vec<GroupOutcome>,
+    /// Pods no NodePool takes, over all groups.
     pub pending_pods: u32,
     /// USD; `None` when a launched type has no price in the catalog (listed in `unpriced`).
     pub hourly_cost: Option<f64>,
+    /// USD a month ([`HOURS_PER_MONTH`] × the hourly cost); `None` when `hourly_cost` is.
     pub monthly_cost: Option<f64>,
+    /// Instance types launched that have no price in the catalog, sorted and deduplicated.
     pub unpriced: Vec<String>,
 }
 

@@ -24,10 +24,15 @@ const EVICTION_MEMORY: u64 = 100 * MIB;
 /// The EC2NodeClass's kubelet settings that change a node's allocatable room.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Kubelet {
+    /// `maxPods`: pods per node; `None` for the VPC CNI's limit from the type's network interfaces.
     pub max_pods: Option<u64>,
+    /// `podsPerCore`: pods per vCPU, capping `max_pods`; `None` (or 0) for no such cap.
     pub pods_per_core: Option<u64>,
+    /// `kubeReserved`: room held back for Kubernetes daemons; `None` for Karpenter's default (by vCPUs and max pods).
     pub kube_reserved: Option<Resources>,
+    /// `systemReserved`: room held back for OS daemons; `None` for none.
     pub system_reserved: Option<Resources>,
+    /// `evictionHard["memory.available"]` in bytes; `None` for kubelet's default of 100Mi.
     pub eviction_memory: Option<u64>,
 }
 

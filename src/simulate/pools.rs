@@ -16,13 +16,17 @@ use super::workload::PodGroup;
 use super::Labels;
 use crate::blueprint::model::{Blueprint, Network, NodePool, Requirement};
 
+/// The well-known label of a node's availability zone.
 pub const ZONE: &str = "topology.kubernetes.io/zone";
+/// The label of a node's capacity type, which Karpenter sets and NodePools select on.
 pub const CAPACITY_TYPE: &str = "karpenter.sh/capacity-type";
+/// The capacity types Karpenter buys, in bit order: on-demand is the even bit of a zone, Spot the odd.
 pub const CAPACITY_TYPES: [&str; 2] = ["on-demand", "spot"];
 
 /// Every zone × capacity type a node may be bought in, by bit.
 #[derive(Debug, Clone)]
 pub struct Offers {
+    /// The zones, sorted (at most 32: two bits each in a `u64`); a zone's index is its place here.
     pub zones: Vec<String>,
     labels: Vec<Labels>,
 }
@@ -49,6 +53,7 @@ impl Offers {
         Offers { zones, labels }
     }
 
+    /// The mask of every offering.
     pub fn all(&self) -> u64 {
         if self.labels.len() >= 64 {
             u64::MAX
@@ -57,10 +62,12 @@ impl Offers {
         }
     }
 
+    /// The zone of offering `bit`.
     pub fn zone(&self, bit: usize) -> &str {
         &self.zones[bit / 2]
     }
 
+    /// The capacity type of offering `bit`: `on-demand` or `spot`.
     pub fn capacity_type(bit: usize) -> &'static str {
         CAPACITY_TYPES[bit % 2]
     }
@@ -126,11 +133,15 @@ pub struct NodeOption {
 /// A NodePool with its options.
 #[derive(Debug, Clone)]
 pub struct Pool<'a> {
+    /// The NodePool's name in the blueprint.
     pub name: &'a str,
+    /// The NodePool as the blueprint writes it.
     pub spec: &'a NodePool,
+    /// The pool's `weight`, 0 when unset; heavier pools are tried first.
     pub weight: i64,
     /// The pool's requirements, with Karpenter's on-demand default when it names no capacity type.
     pub requirements: Vec<Requirement>,
+    /// The instance types the pool may launch, each with the offerings it may buy it as.
     pub options: Vec<NodeOption>,
     /// Per resource, `u64::MAX` where unlimited.
     pub limits: Resources,

@@ -8,9 +8,13 @@ use crate::kubernetes::quantity;
 /// An amount of each resource the simulation counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Resources {
+    /// CPU in millicores (1000 = one vCPU).
     pub cpu_milli: u64,
+    /// Memory in bytes.
     pub memory: u64,
+    /// GPUs and other accelerators, counted under any of [`GPU_RESOURCES`].
     pub gpu: u64,
+    /// Pod slots.
     pub pods: u64,
 }
 
@@ -18,6 +22,7 @@ pub struct Resources {
 pub const GPU_RESOURCES: [&str; 3] = ["nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron"];
 
 impl Resources {
+    /// The two added, resource by resource.
     pub fn plus(self, o: Resources) -> Resources {
         Resources {
             cpu_milli: self.cpu_milli + o.cpu_milli,

@@ -11,6 +11,7 @@ pub struct Toleration {
     pub key: Option<String>,
     /// `Equal` (the default) or `Exists`.
     pub operator: Option<String>,
+    /// The value it tolerates with `Equal`; ignored with `Exists`. Empty or `None` matches an empty taint value.
     pub value: Option<String>,
     /// Empty: every effect.
     pub effect: Option<String>,

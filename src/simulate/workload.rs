@@ -24,6 +24,7 @@ use crate::blueprint::model::Requirement;
 /// A workload file read into pod groups.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Workload {
+    /// The pod groups, in file order; DaemonSets among them with `daemon` set.
     pub groups: Vec<PodGroup>,
     /// Objects that are not workloads, as `Kind/name`.
     pub skipped: Vec<String>,
@@ -34,12 +35,14 @@ pub struct Workload {
 pub struct PodGroup {
     /// `Deployment/web`, or the compact form's `name`.
     pub name: String,
+    /// How many identical pods: `replicas` (default 1), a Job's `parallelism`; 1 for a Pod or a DaemonSet.
     pub replicas: u32,
     /// One pod's requests (`pods` = 1).
     pub requests: Resources,
     /// Node selector and required node affinity as alternatives (the affinity's terms are ORed), each the
     /// requirements a node must all meet; one empty term when the pod has none.
     pub terms: Vec<Vec<Requirement>>,
+    /// Which node taints the pods tolerate.
     pub tolerations: Vec<Toleration>,
     /// `maxSkew` of a `DoNotSchedule` spread over `topology.kubernetes.io/zone`.
     pub zone_skew: Option<u32>,
@@ -55,10 +58,15 @@ pub struct PodGroup {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{file}:{line}:{column}: {message}\n  hint: {hint}")]
 pub struct WorkloadError {
+    /// The workload file, as given on the command line.
     pub file: String,
+    /// 1-based line of the problem (of the document, for YAML that parsed).
     pub line: usize,
+    /// 1-based column of the problem.
     pub column: usize,
+    /// What is wrong with the file there.
     pub message: String,
+    /// What the file should hold instead (the YAML kinds read, or the compact form's keys).
     pub hint: String,
 }
 

@@ -10,27 +10,93 @@ use serde::{Deserialize, Serialize};
 use super::location::Location;
 use super::{State, FORMAT_VERSION};
 
+/// Why state could not be read, written, locked or unlocked; every message but `Io`'s ends with a hint.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
+    /// A local state or lock file could not be read, written, backed up or locked.
     #[error("cannot {action} state file {path}: {source}")]
-    Io { action: &'static str, path: PathBuf, source: std::io::Error },
+    Io {
+        /// What was being done: `read`, `write`, `back up`, `lock`, …
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The state document does not parse as kbp state (empty, truncated, not JSON, wrong shape).
     #[error("state {location} is not valid kbp state: {detail}\n  hint: {hint}")]
-    Corrupt { location: String, detail: String, hint: String },
+    Corrupt {
+        /// Where the state is, as `--state` takes it.
+        location: String,
+        /// What is wrong with the document.
+        detail: String,
+        /// How to recover at this backend (a backup, the bucket's versions).
+        hint: String,
+    },
+    /// The state was written in a format version this kbp does not read.
     #[error("state {location} has format version {found}; this kbp reads version {FORMAT_VERSION}\n  hint: use the kbp version that wrote it ({written_by})")]
-    Version { location: String, found: u32, written_by: String },
+    Version {
+        /// Where the state is.
+        location: String,
+        /// The format version in the document.
+        found: u32,
+        /// The kbp version recorded as its writer.
+        written_by: String,
+    },
+    /// The state here is a pointer left by `kbp state migrate`: the state now lives at `to`.
     #[error("state {location} was moved to {to} (kbp state migrate)\n  hint: pass --state {to} (or set KBP_STATE), or name it in the blueprint's [state] table")]
-    Moved { location: String, to: Box<Location> },
+    Moved {
+        /// Where the pointer is.
+        location: String,
+        /// Where the state was migrated to.
+        to: Box<Location>,
+    },
+    /// Another run holds the state lock, and it was not released within the lock timeout.
     #[error("state {location} is locked by {holder}\n  hint: {hint}")]
-    Locked { location: String, holder: String, hint: String },
+    Locked {
+        /// Where the state is.
+        location: String,
+        /// Who holds the lock, as [`LockInfo`] displays it.
+        holder: String,
+        /// How to wait for or remove the lock.
+        hint: String,
+    },
+    /// An S3 call on the state bucket failed.
     #[error("{operation} on {location}: {message}\n  hint: {hint}")]
-    Remote { operation: &'static str, location: String, message: String, hint: String },
+    Remote {
+        /// The S3 API call, such as `s3:GetObject`.
+        operation: &'static str,
+        /// Where the state is.
+        location: String,
+        /// The service's error code and message.
+        message: String,
+        /// What to check: credentials, bucket, region, KMS key.
+        hint: String,
+    },
+    /// Another writer changed the state since this run read it; this run's write was refused, not applied.
     #[error("state {location} was changed by another writer since this run read it, so this run's change was not written\n  hint: {hint}")]
-    Conflict { location: String, hint: String },
+    Conflict {
+        /// Where the state is.
+        location: String,
+        /// How the other write may have happened, and how to go on from it.
+        hint: String,
+    },
+    /// `kbp force-unlock` could not remove the lock: not locked, another lock ID, or a live local holder.
     #[error("{message}\n  hint: {hint}")]
-    Unlock { message: String, hint: String },
+    Unlock {
+        /// What was found instead of the lock named.
+        message: String,
+        /// What to do about it.
+        hint: String,
+    },
     /// A state command that would lose or mix up state (`push`, `rm`, `mv`, `migrate`).
     #[error("{message}\n  hint: {hint}")]
-    Refused { message: String, hint: String },
+    Refused {
+        /// What the command would have lost or mixed up.
+        message: String,
+        /// How to do it safely, or force it.
+        hint: String,
+    },
 }
 
 /// Who holds a lock: written into the lock so that a second run, or `kbp force-unlock`, can name the holder.
@@ -39,18 +105,23 @@ pub struct LockInfo {
     /// What `kbp force-unlock` takes.
     #[serde(default)]
     pub id: String,
+    /// The `kbp` command that took the lock (`apply`, `destroy`, `state push`…).
     pub operation: String,
     /// The caller's AWS ARN (remote locks), so a lock held by a CI role reads as such.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub who: Option<String>,
+    /// Process ID of the holder, on `host`.
     pub pid: u32,
+    /// Host name of the machine the holder runs on.
     pub host: String,
+    /// Login name of the holder (`$USER`, or `unknown`).
     pub user: String,
     /// RFC 3339, UTC.
     pub since: String,
 }
 
 impl LockInfo {
+    /// A lock record for `operation` by this process, stamped now, with a fresh lock ID.
     pub fn new(operation: &str, who: Option<String>) -> Self {
         LockInfo {
             id: uuid::Uuid::new_v4().to_string(),
@@ -91,6 +162,7 @@ impl std::fmt::Display for LockInfo {
 /// Releases a lock that the operating system does not release for us (a remote lock object).
 #[async_trait::async_trait]
 pub trait Release: Send + Sync {
+    /// Deletes the lock (the S3 lock object) so that other runs may take it.
     async fn release(&self) -> Result<(), StateError>;
 }
 
@@ -98,6 +170,7 @@ pub trait Release: Send + Sync {
 /// dies); a remote one is released by [`LockGuard::release`], or at the latest by [`release_held_locks`] when
 /// the command ends, whatever path it ends by.
 pub struct LockGuard {
+    /// Who holds the lock, as written into it.
     pub info: LockInfo,
     _file: Option<std::fs::File>,
     remote: Option<Arc<dyn Release>>,
@@ -116,6 +189,7 @@ impl LockGuard {
         LockGuard { info, _file: None, remote: Some(release) }
     }
 
+    /// Releases a remote lock now, reporting failure; a local lock is released when the guard drops.
     pub async fn release(mut self) -> Result<(), StateError> {
         if let Some(r) = self.remote.take() {
             held().retain(|(id, _)| id != &self.info.id);
@@ -142,8 +216,10 @@ pub async fn release_held_locks() -> Vec<StateError> {
     errors
 }
 
+/// One place state lives (a local file, an S3 object), with its lock. [`super::open`] picks the implementation.
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync {
+    /// Where this backend's state lives.
     fn location(&self) -> &Location;
     /// The state, `None` where there is none yet.
     async fn load(&self) -> Result<Option<State>, StateError>;
@@ -164,6 +240,7 @@ pub trait Backend: Send + Sync {
     async fn advice(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The location for messages, as `--state` would take it.
     fn describe(&self) -> String {
         self.location().to_string()
     }

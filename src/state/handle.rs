@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use super::backend::{Backend, StateError};
 use super::State;
 
+/// The state one run reads and changes, persisted through its backend after every change; shared by all steps.
 pub struct StateHandle {
     /// Where it is persisted; `None` for a state that lives only for one run (a stack found by its tags).
     backend: Option<Box<dyn Backend>>,
@@ -15,6 +16,7 @@ pub struct StateHandle {
 }
 
 impl StateHandle {
+    /// The run's state, loaded from `backend`, which every update persists to.
     pub fn new(backend: Box<dyn Backend>, state: State) -> Self {
         StateHandle { backend: Some(backend), state: Mutex::new(state), writing: tokio::sync::Mutex::new(()) }
     }
@@ -24,10 +26,12 @@ impl StateHandle {
         StateHandle { backend: None, state: Mutex::new(state), writing: tokio::sync::Mutex::new(()) }
     }
 
+    /// A copy of the state as it is now.
     pub fn snapshot(&self) -> State {
         self.lock().clone()
     }
 
+    /// Applies `f` to the state, bumps the serial and persists the result before returning `f`'s value.
     pub async fn update<T>(&self, f: impl FnOnce(&mut State) -> T) -> Result<T, StateError> {
         let _writing = self.writing.lock().await;
         let (out, copy) = {
@@ -42,6 +46,7 @@ impl StateHandle {
         Ok(out)
     }
 
+    /// Where the state is persisted, for messages.
     pub fn describe(&self) -> String {
         self.backend
             .as_ref()

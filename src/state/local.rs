@@ -23,6 +23,7 @@ use crate::private_file::{self, dir_of, with_suffix};
 const CORRUPT_HINT: &str = "restore the file from your own copy, or move it away to start over (kbp then no longer \
      knows what it created: `kbp destroy --from-tags CLUSTER` still finds it by its tags)";
 
+/// State in a local file, with an OS lock on `<path>.lock` and a `<path>.backup` of the state before the run.
 pub struct LocalBackend {
     /// As the user gave it: what messages name.
     path: PathBuf,
@@ -35,6 +36,7 @@ pub struct LocalBackend {
 }
 
 impl LocalBackend {
+    /// The backend of the state file `path`; nothing is read or created until used.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
         LocalBackend {

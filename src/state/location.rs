@@ -10,16 +10,25 @@ use serde::{Deserialize, Serialize};
 
 use crate::blueprint::Blueprint;
 
+/// Where a stack's state lives; serialized with a `backend` tag (`local` or `s3`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "backend", rename_all = "snake_case")]
 pub enum Location {
-    Local { path: PathBuf },
+    /// A file on this machine, locked with an OS file lock.
+    Local {
+        /// The state file; its lock is `<path>.lock` beside it.
+        path: PathBuf,
+    },
+    /// An object in S3, shared by a team and CI.
     S3(S3Location),
 }
 
+/// An S3 object holding a stack's state (`s3://bucket/key`), with how to reach it; the lock is `<key>.lock`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct S3Location {
+    /// The bucket holding the state object.
     pub bucket: String,
+    /// The state object's key; [`default_key`] unless the user names one.
     pub key: String,
     /// The bucket's region; `None` takes the AWS configuration's (or the stack's, see [`Location::in_region`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,6 +87,7 @@ impl Location {
         self
     }
 
+    /// Whether the state lives in S3 (shared, locked with a lock object) rather than in a local file.
     pub fn is_remote(&self) -> bool {
         matches!(self, Location::S3(_))
     }

@@ -22,6 +22,7 @@ pub use handle::StateHandle;
 pub use local::LocalBackend;
 pub use location::Location;
 
+/// The state document format this kbp reads and writes; a document with another is refused.
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The backend for `location`: the only place that knows every kind of backend.
@@ -32,18 +33,23 @@ pub async fn open(location: &Location) -> Result<Box<dyn Backend>, StateError> {
     })
 }
 
+/// The state document of one stack: every resource kbp made for it, as last applied or refreshed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct State {
+    /// The document's format version, [`FORMAT_VERSION`] when written by this kbp.
     pub format_version: u32,
     /// Bumped on every write; a saved plan records it to refuse applying onto a state that moved on.
     pub serial: u64,
     /// Fixed when the state is first created; tells two unrelated states of the same name apart.
     pub lineage: String,
+    /// The stack's name (its `cluster.name`).
     pub stack: String,
     /// The AWS region of the stack, so state alone is enough to find what it holds.
     #[serde(default)]
     pub region: String,
+    /// The kbp version that last wrote the state.
     pub kbp_version: String,
+    /// One entry per resource, by address; written as a list.
     #[serde(with = "resource_list")]
     pub resources: BTreeMap<Address, ResourceState>,
     /// The blueprint file (absolute) whose own `cluster.name` names this stack, when it was applied without
@@ -67,6 +73,7 @@ impl Status {
 }
 
 impl State {
+    /// An empty state for stack `stack` in `region`, with a new lineage and serial 0.
     pub fn new(stack: &str, region: &str) -> Self {
         State {
             format_version: FORMAT_VERSION,
@@ -80,6 +87,7 @@ impl State {
         }
     }
 
+    /// The resource recorded at `address`, whatever its status.
     pub fn get(&self, address: &Address) -> Option<&ResourceState> {
         self.resources.get(address)
     }
@@ -94,6 +102,7 @@ impl State {
     }
 }
 
+/// Whether a resource recorded in state exists in AWS or may still be coming into existence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case", tag = "phase")]
 pub enum Status {
@@ -103,6 +112,7 @@ pub enum Status {
     /// kbp was about to create it (intent recorded before the call); on the next run it is looked up by its
     /// kbp tags or name and adopted, or created again with the same client token.
     Creating {
+        /// The idempotency token sent with the create call, reused when the create is retried.
         client_token: String,
         /// When the intent was recorded (RFC 3339), so a resumed run knows how long the request may still be on
         /// its way to AWS.
@@ -111,17 +121,24 @@ pub enum Status {
     },
 }
 
+/// What state records of one resource.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceState {
+    /// Where the resource sits in the stack's graph, such as `subnet.private["us-west-2a"]`.
     pub address: Address,
+    /// The provider kind that manages it, such as `aws_subnet`.
     pub kind: String,
+    /// Its ID in AWS (a VPC ID, a role name, an ARN); `None` while its create is in flight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// Whether it exists or its create is still in flight.
     #[serde(default)]
     pub status: Status,
     /// Attributes as last applied (references resolved), refreshed from AWS where it reports them.
     pub attributes: Attrs,
+    /// Values AWS assigned that other resources refer to (an ARN, an endpoint), read at create or refresh.
     pub outputs: Attrs,
+    /// The addresses it depended on when applied, so destroy can delete in reverse order without the blueprint.
     pub dependencies: Vec<Address>,
     /// Taken under management by `kbp import` (or an `[[import]]` block) and not yet applied: it does not carry
     /// kbp's `kbp:stack`/`kbp:address` tags, so the next apply updates it to add them (and then clears this).

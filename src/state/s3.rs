@@ -20,6 +20,7 @@ mod failure;
 /// How often a waiting run (`--lock-timeout`) tries the lock again.
 const LOCK_RETRY: Duration = Duration::from_secs(1);
 
+/// State in an S3 object: conditional writes on its ETag, a `<key>.lock` object as the lock.
 pub struct S3Backend {
     client: aws_sdk_s3::Client,
     sts: aws_sdk_sts::Client,

@@ -52,6 +52,7 @@ pub struct Teardown<'a> {
 /// What [`Teardown::run`] did.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// What the walk did: operations done, failed, skipped and not started.
     pub outcome: Outcome,
     /// How many resources outside state (discovered) were in the walk.
     pub discovered: usize,

@@ -26,6 +26,7 @@ pub use stacks::stacks;
 /// A kbp stack found in the region by its tags.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StackInfo {
+    /// The stack's name (`kbp:stack`, its `cluster.name`).
     pub name: String,
     /// `kbp:stack-id` (the state lineage), which tells two stacks of one name apart; `None` for stacks made
     /// before kbp set it.

@@ -33,28 +33,63 @@ struct Run {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Line<'a> {
     /// Who kbp calls AWS as (the preflight's answer).
-    Identity { account: &'a str, arn: &'a str, partition: &'a str, region: &'a str },
+    Identity {
+        /// The 12-digit AWS account ID.
+        account: &'a str,
+        /// The caller's ARN (user, or assumed role session).
+        arn: &'a str,
+        /// `aws`, `aws-cn` or `aws-us-gov`.
+        partition: &'a str,
+        /// The region kbp works in.
+        region: &'a str,
+    },
     /// The plan document, as `kbp plan --out` saves it.
-    Plan { plan: &'a crate::plan::Plan },
+    Plan {
+        /// The plan, with its changes, their reasons and the cost block.
+        plan: &'a crate::plan::Plan,
+    },
     /// A problem in the blueprint, found while loading it (file, line, column, field, hint).
     Diagnostic(&'a crate::diag::Diagnostic),
     /// Any other error or warning: one line of what happened, and what to do.
     Problem {
+        /// Error or warning.
         severity: crate::diag::Severity,
+        /// What happened, without the hint.
         message: &'a str,
+        /// What to do, taken from the text's `hint:` lines.
         #[serde(skip_serializing_if = "Option::is_none")]
         hint: Option<&'a str>,
     },
     /// Resources outside state that destroy (or apply, for duplicates) deletes.
     /// Each item: `kind`, `id`, `name`, `detail` and the `address` its deletion events carry.
-    Leftovers { what: &'a str, items: &'a [Value] },
+    Leftovers {
+        /// Why they are listed.
+        what: &'a str,
+        /// The resources, one JSON object each.
+        items: &'a [Value],
+    },
     /// What of the stack is still in the region after a destroy (empty when nothing is).
-    FinalScan { region: &'a str, left: &'a [Value] },
+    FinalScan {
+        /// The region scanned.
+        region: &'a str,
+        /// The resources still there, as `leftovers` lists them.
+        left: &'a [Value],
+    },
     /// `kbp gc`: the region's stacks and what happens to each.
-    Stacks { region: &'a str, stacks: &'a [Value] },
+    Stacks {
+        /// The region scanned.
+        region: &'a str,
+        /// Each stack: `name`, `id`, `owner`, `age`, `expires` and `action`.
+        stacks: &'a [Value],
+    },
     /// `kbp simulate`: what Karpenter would launch, and the catalog it chose from (`region`, `fetched_at`,
     /// `from_cache`).
-    Simulation { simulation: &'a crate::simulate::Simulation, catalog: &'a Value },
+    Simulation {
+        /// The nodes, NodePool and pod-group outcomes and the cost.
+        simulation: &'a crate::simulate::Simulation,
+        /// The catalog chosen from: `region`, `fetched_at`, `from_cache`.
+        catalog: &'a Value,
+    },
 }
 
 /// Turns the contract on for this process (the command was given `--json`).

@@ -24,7 +24,9 @@ pub(crate) const CLOSED_STDOUT: u8 = 141;
 /// How output is rendered, decided once from the flags and the terminal.
 #[derive(Debug, Clone, Copy)]
 pub struct Ui {
+    /// Whether stdout is the `--json` event stream (human text then goes to stderr).
     pub json: bool,
+    /// Whether stdout gets colour: only on a terminal, and never with `--json`, `--no-color` or `NO_COLOR`.
     pub color: bool,
     /// Live progress (spinners) rather than lines: only on a terminal.
     pub live: bool,
@@ -33,6 +35,7 @@ pub struct Ui {
 }
 
 impl Ui {
+    /// The rendering for the `--json` and `--no-color` flags, with live progress when stderr is a terminal.
     pub fn new(json: bool, no_color: bool) -> Self {
         let tty = std::io::stderr().is_terminal();
         let color = !json && crate::color::enabled(no_color, crate::color::Stream::Stdout);

@@ -12,6 +12,7 @@ use super::{timestamp_now, Ui};
 use crate::exec::Event;
 use crate::graph::Address;
 
+/// Renders the executor's events while apply or destroy runs: spinners on a terminal, timestamped lines elsewhere.
 pub struct Progress {
     ui: Ui,
     multi: Option<MultiProgress>,
@@ -33,6 +34,7 @@ struct Running {
 }
 
 impl Progress {
+    /// Progress for a walk of `total` operations (`None` when unknown), live only when `ui` says so.
     pub fn new(ui: Ui, total: Option<usize>) -> Self {
         let multi = ui.live.then(MultiProgress::new);
         let header = multi.as_ref().map(|m| {
@@ -61,6 +63,7 @@ impl Progress {
         }
     }
 
+    /// Renders one event: the JSON line with `--json`, and the spinner or log line for it.
     pub fn event(&mut self, e: &Event) {
         if self.ui.json {
             super::json::emit(e);
@@ -169,6 +172,7 @@ impl Progress {
         }
     }
 
+    /// Clears the spinners and the header once the walk is over.
     pub fn finish(&mut self) {
         for (_, bar) in self.bars.drain() {
             bar.finish_and_clear();

@@ -116,6 +116,7 @@ pub struct Redacting<W: Write> {
 }
 
 impl<W: Write> Redacting<W> {
+    /// Redacts what is written through it, line by line, before it reaches `inner`.
     pub fn new(inner: W) -> Self {
         Redacting { inner, partial: Vec::new() }
     }

@@ -31,47 +31,167 @@ use self::registry::CHART_LAYER_MEDIA_TYPE;
 
 const AIR_GAP: &str = "or set karpenter.chart to a local chart directory or .tgz for air-gapped use";
 
+/// Why Karpenter's chart or CRDs could not be pulled, read or parsed; each message ends with a hint.
 #[derive(Debug, thiserror::Error)]
 pub enum OciError {
+    /// `karpenter.chart` does not parse as `oci://registry/repository`.
     #[error("`{input}` is not an OCI chart reference: {reason}\n  hint: write like `oci://public.ecr.aws/karpenter/karpenter`, without a tag: the tag is karpenter.version")]
-    Reference { input: String, reason: String },
+    Reference {
+        /// The reference as written.
+        input: String,
+        /// Which part is wrong.
+        reason: String,
+    },
+    /// `karpenter.version` cannot be used as an OCI tag.
     #[error("`{version}` cannot be a chart version: OCI tags are letters, digits, `.`, `_` and `-`\n  hint: write karpenter.version like `1.14.1`")]
-    Version { version: String },
+    Version {
+        /// The version as written.
+        version: String,
+    },
+    /// No environment variable names a place for kbp's chart cache.
     #[error("no directory for kbp's cache: none of KBP_CACHE_DIR, XDG_CACHE_HOME and HOME is set\n  hint: set KBP_CACHE_DIR to a writable directory")]
     NoCacheDir,
+    /// The registry could not be reached (DNS, connection, TLS, timeout), retries included.
     #[error("cannot reach registry {registry} for chart {chart}: {detail}\n  hint: check network access to {registry} (DNS, proxy, firewall), {}", AIR_GAP)]
-    Network { chart: String, registry: String, detail: String },
+    Network {
+        /// The chart reference, `oci://registry/repository`.
+        chart: String,
+        /// Registry host, such as `public.ecr.aws`.
+        registry: String,
+        /// The HTTP client's error chain.
+        detail: String,
+    },
+    /// The registry has the chart but no tag for the version (HTTP 404).
     #[error("chart {chart} has no version {version} (HTTP 404{detail})\n  hint: check karpenter.version, {}", AIR_GAP)]
-    VersionNotFound { chart: String, version: String, detail: String },
+    VersionNotFound {
+        /// The chart reference, `oci://registry/repository`.
+        chart: String,
+        /// The version asked for, without a leading `v`.
+        version: String,
+        /// The registry's error code and message after a `, `; empty when it sent none.
+        detail: String,
+    },
+    /// The registry has no repository of that name (HTTP 404 with `NAME_UNKNOWN`).
     #[error("registry {registry} has no chart {chart} (HTTP 404{detail})\n  hint: check karpenter.chart, {}", AIR_GAP)]
-    ChartNotFound { chart: String, registry: String, detail: String },
+    ChartNotFound {
+        /// The chart reference, `oci://registry/repository`.
+        chart: String,
+        /// Registry host.
+        registry: String,
+        /// The registry's error code and message after a `, `; empty when it sent none.
+        detail: String,
+    },
+    /// The registry refused an anonymous pull: HTTP 401 or 403, or its token service said no.
     #[error("registry {registry} refused an anonymous pull of {chart}: {detail}\n  hint: kbp pulls charts without credentials; point karpenter.chart at a public registry or mirror, {}", AIR_GAP)]
-    Unauthorized { chart: String, registry: String, detail: String },
+    Unauthorized {
+        /// The chart reference, `oci://registry/repository`.
+        chart: String,
+        /// Registry host.
+        registry: String,
+        /// What was refused: the request, the HTTP status and the registry's message.
+        detail: String,
+    },
+    /// The registry answered a GET with an HTTP status kbp does not expect.
     #[error("registry {registry} answered HTTP {status} to GET {url}{detail}\n  hint: retry later, {}", AIR_GAP)]
-    Status { registry: String, url: String, status: u16, detail: String },
+    Status {
+        /// Registry host.
+        registry: String,
+        /// The URL that was fetched.
+        url: String,
+        /// HTTP status code.
+        status: u16,
+        /// The registry's error code and message after a `, `; empty when it sent none.
+        detail: String,
+    },
+    /// The registry answered with something the OCI distribution protocol does not allow.
     #[error("registry {registry} sent a {what} kbp cannot use: {reason}\n  hint: check that karpenter.chart names a registry serving Helm charts (OCI distribution), {}", AIR_GAP)]
-    Protocol { registry: String, what: &'static str, reason: String },
+    Protocol {
+        /// Registry host.
+        registry: String,
+        /// The part at fault: `manifest`, `token response`, …
+        what: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The tag's manifest has no Helm chart layer: the repository holds images, not a chart.
     #[error("{chart} version {version} is not a Helm chart: its manifest has no layer of media type {CHART_LAYER_MEDIA_TYPE} (layers: {found})\n  hint: check karpenter.chart, {}", AIR_GAP)]
-    NotAChart { chart: String, version: String, found: String },
+    NotAChart {
+        /// The chart reference, `oci://registry/repository`.
+        chart: String,
+        /// The version (tag) pulled.
+        version: String,
+        /// The media types of the manifest's layers, comma-separated.
+        found: String,
+    },
+    /// The chart layer's size or digest differs from what the manifest lists.
     #[error("the chart archive of {chart} version {version} has {what} {actual}, but its manifest says {expected}\n  hint: the registry, or a proxy or CDN in between, served other bytes than it lists; retry, {}", AIR_GAP)]
-    Mismatch { chart: String, version: String, what: &'static str, expected: String, actual: String },
+    Mismatch {
+        /// The chart reference, `oci://registry/repository`.
+        chart: String,
+        /// The version (tag) pulled.
+        version: String,
+        /// `size` or `digest`.
+        what: &'static str,
+        /// The value the manifest lists.
+        expected: String,
+        /// The value of the bytes received.
+        actual: String,
+    },
+    /// The chart archive is not a gzip-compressed tar kbp can read.
     #[error(
         "the chart archive is not a readable .tgz: {reason}\n  hint: check that karpenter.chart is a Helm chart, {}",
         AIR_GAP
     )]
-    Archive { reason: String },
+    Archive {
+        /// The decompressor's or tar reader's error.
+        reason: String,
+    },
+    /// A CRD file or directory, or a local chart, could not be read from disk.
     #[error("cannot read {path}: {source}\n  hint: check karpenter.crds_dir (relative to the blueprint file) and its permissions")]
-    Read { path: PathBuf, source: io::Error },
+    Read {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A CRD file is not valid YAML.
     #[error("{file}: not valid YAML: {source}\n  hint: fix the file, or move it out of the directory")]
-    Yaml { file: String, source: serde_norway::Error },
+    Yaml {
+        /// The file, on disk or inside the chart.
+        file: String,
+        /// The YAML parser's error.
+        source: serde_norway::Error,
+    },
+    /// A CustomResourceDefinition has no `metadata.name`.
     #[error("{file}: a CustomResourceDefinition without metadata.name\n  hint: fix the file, or move it out of the directory")]
-    Unnamed { file: String },
+    Unnamed {
+        /// The file holding it.
+        file: String,
+    },
+    /// Two CustomResourceDefinitions share a name.
     #[error("{name} is defined twice in {place}\n  hint: keep one copy of each CustomResourceDefinition")]
-    Duplicate { name: String, place: String },
+    Duplicate {
+        /// The CRD name, such as `nodepools.karpenter.sh`.
+        name: String,
+        /// The directory or chart they were read from.
+        place: String,
+    },
+    /// A chart or directory holds no CustomResourceDefinition at all.
     #[error("no CustomResourceDefinition in {place}\n  hint: {hint}")]
-    NoCrds { place: String, hint: String },
+    NoCrds {
+        /// The directory or chart looked in.
+        place: String,
+        /// What to check, for that kind of place.
+        hint: String,
+    },
+    /// A chart (local or cached) cannot be loaded for rendering.
     #[error("the chart at {place} cannot be used: {reason}\n  hint: point karpenter.chart at a Helm chart directory (holding Chart.yaml) or a chart .tgz, or at oci://…")]
-    Chart { place: String, reason: String },
+    Chart {
+        /// Where the chart is: a path, or the registry reference and version.
+        place: String,
+        /// Why it cannot be loaded.
+        reason: String,
+    },
 }
 
 /// The release's chart, whole: a local directory or `.tgz` when `chart` is a path, else the `oci://` chart at

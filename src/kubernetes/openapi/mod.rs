@@ -62,6 +62,7 @@ pub struct Validator<'a> {
 }
 
 impl<'a> Validator<'a> {
+    /// A validator judging objects against `crds` (CustomResourceDefinition documents as JSON).
     pub fn new(crds: &'a [Value]) -> Self {
         Validator { crds, verdicts: Verdicts::default() }
     }

@@ -16,6 +16,7 @@ pub const KMS_KEY_MONTHLY: f64 = 1.0;
 /// What differs by region.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RegionPrices {
+    /// The region these figures are for (us-east-1 in [`FALLBACK`]).
     pub region: &'static str,
     /// A NAT gateway, an hour (data processed is charged per GB on top).
     pub nat_gateway_hourly: f64,
