@@ -45,7 +45,7 @@ pub struct S3Location {
 }
 
 /// The default local state file of a stack, relative to the working directory (kbp makes it relative to the
-/// blueprint's directory when it has a blueprint: see `blueprint::check`).
+/// blueprint's directory when it has a blueprint: see `blueprint::load`).
 pub fn default_local(stack: &str) -> Location {
     Location::Local { path: PathBuf::from(crate::blueprint::model::default_state_file(stack)) }
 }

@@ -17,7 +17,7 @@ pub(super) const STATE: &[Field] = &[
         "path",
         Ty::Str(None),
         Optional,
-        "`local` only: the state file, relative to the working directory (default `.kbp/<cluster.name>.state.json`).",
+        "`local` only: the state file, relative to the blueprint file (default `.kbp/<cluster.name>.state.json`).",
     ),
     field("bucket", str_rule("an S3 bucket name", aws::bucket_name), Optional, "`s3` only, required there: the bucket holding state."),
     field(

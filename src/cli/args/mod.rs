@@ -286,7 +286,7 @@ pub struct Layers {
 #[derive(Debug, Args, Clone)]
 pub struct StateArgs {
     /// Where state lives: a file path, or s3://BUCKET/KEY[?region=R&kms_key_id=K&profile=P&role_arn=A] (default:
-    /// the blueprint's [state] table, else `.kbp/<cluster-name>.state.json` in the working directory).
+    /// the blueprint's [state] table, else `.kbp/<cluster-name>.state.json` beside the blueprint file).
     #[arg(long, value_name = "LOCATION", env = "KBP_STATE", value_parser = parse_location)]
     pub state: Option<Location>,
     /// How long to wait for another kbp run holding the state lock (`0s` fails at once).
