@@ -24,6 +24,7 @@ pub mod nat_gateway;
 pub mod route;
 pub mod route_table;
 pub mod route_table_association;
+pub mod security_group;
 pub mod sqs_queue;
 pub mod sqs_queue_policy;
 pub mod subnet;
@@ -141,6 +142,7 @@ mod tests {
                     kinds::ROUTE_TABLE_ASSOCIATION => {
                         round_trip::<super::route_table_association::RouteTableAssociation<String>>(&attrs)
                     }
+                    kinds::SECURITY_GROUP => round_trip::<super::security_group::SecurityGroup<String>>(&attrs),
                     kinds::EKS_POD_IDENTITY_ASSOCIATION => {
                         round_trip::<super::eks_pod_identity_association::PodIdentityAssociation<String>>(&attrs)
                     }
@@ -170,6 +172,7 @@ mod tests {
         assert!(seen.get(kinds::ROUTE_TABLE).is_some_and(|n| *n >= 16), "{seen:?}");
         assert!(seen.get(kinds::ROUTE).is_some_and(|n| *n >= 16), "{seen:?}");
         assert!(seen.get(kinds::ROUTE_TABLE_ASSOCIATION).is_some_and(|n| *n >= 24), "{seen:?}");
+        assert!(seen.get(kinds::SECURITY_GROUP).is_some_and(|n| *n >= 5), "{seen:?}");
     }
 
     #[test]
