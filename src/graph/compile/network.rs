@@ -11,13 +11,14 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{kinds, Builder};
 use crate::blueprint::{ExistingNetwork, ManagedNetwork, NatGatewayMode, Network};
 use crate::graph::kinds::{
-    eip::Eip, internet_gateway::InternetGateway, nat_gateway::NatGateway, route::Route, route_table::RouteTable,
-    route_table_association::RouteTableAssociation, subnet::Subnet, vpc::Vpc, Input,
+    eip::Eip, existing_subnet::ExistingSubnet, existing_vpc::ExistingVpc, internet_gateway::InternetGateway,
+    nat_gateway::NatGateway, route::Route, route_table::RouteTable, route_table_association::RouteTableAssociation,
+    subnet::Subnet, subnet_tags::SubnetTags, vpc::Vpc, Input,
 };
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
@@ -88,7 +89,7 @@ fn existing(b: &mut Builder, v: &ExistingNetwork) {
     let bp = b.bp;
     let tier_extra = (&bp.vpc.private_subnet_tags, &bp.vpc.public_subnet_tags);
     let name = b.cluster_name().to_string();
-    let vpc = b.add(Resource::new(b.vpc(), kinds::EXISTING_VPC, json!({ "vpc_id": v.id })));
+    let vpc = b.add(Resource::new(b.vpc(), kinds::EXISTING_VPC, kinds::attrs(&ExistingVpc { vpc_id: v.id.clone() })));
     // Not cluster.tags nor a Name: the subnets are someone else's, and these tags are all kbp removes on destroy.
     let shared = (format!("kubernetes.io/cluster/{name}"), "shared".to_string());
     let (mut private, mut public) = tier_tags(&name);
@@ -102,14 +103,14 @@ fn existing(b: &mut Builder, v: &ExistingNetwork) {
             let subnet = b.add(Resource::new(
                 Address::keyed("existing_subnet", tier, id),
                 kinds::EXISTING_SUBNET,
-                json!({ "subnet_id": id, "vpc_id": reference(&vpc, "id") }),
+                kinds::attrs(&ExistingSubnet { subnet_id: id.clone(), vpc_id: reference(&vpc, "id") }),
             ));
             let mut tags = implied.clone();
             tags.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
             b.add(Resource::new(
                 Address::keyed("subnet_tags", tier, id),
                 kinds::SUBNET_TAGS,
-                json!({ "subnet_id": reference(&subnet, "id"), "tags": tags }),
+                kinds::attrs(&SubnetTags { subnet_id: reference(&subnet, "id"), tags }),
             ));
         }
     }

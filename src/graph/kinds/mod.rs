@@ -16,6 +16,8 @@ pub mod eks_cluster;
 pub mod eks_node_group;
 pub mod eks_pod_identity_association;
 pub mod event_rule;
+pub mod existing_subnet;
+pub mod existing_vpc;
 pub mod iam_policy;
 pub mod iam_role;
 pub mod internet_gateway;
@@ -28,6 +30,7 @@ pub mod security_group;
 pub mod sqs_queue;
 pub mod sqs_queue_policy;
 pub mod subnet;
+pub mod subnet_tags;
 pub mod vpc;
 
 pub const CALLER_IDENTITY: &str = "aws_caller_identity";
@@ -143,6 +146,9 @@ mod tests {
                         round_trip::<super::route_table_association::RouteTableAssociation<String>>(&attrs)
                     }
                     kinds::SECURITY_GROUP => round_trip::<super::security_group::SecurityGroup<String>>(&attrs),
+                    kinds::EXISTING_VPC => round_trip::<super::existing_vpc::ExistingVpc>(&attrs),
+                    kinds::EXISTING_SUBNET => round_trip::<super::existing_subnet::ExistingSubnet<String>>(&attrs),
+                    kinds::SUBNET_TAGS => round_trip::<super::subnet_tags::SubnetTags<String>>(&attrs),
                     kinds::EKS_POD_IDENTITY_ASSOCIATION => {
                         round_trip::<super::eks_pod_identity_association::PodIdentityAssociation<String>>(&attrs)
                     }
@@ -173,6 +179,9 @@ mod tests {
         assert!(seen.get(kinds::ROUTE).is_some_and(|n| *n >= 16), "{seen:?}");
         assert!(seen.get(kinds::ROUTE_TABLE_ASSOCIATION).is_some_and(|n| *n >= 24), "{seen:?}");
         assert!(seen.get(kinds::SECURITY_GROUP).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::EXISTING_VPC).is_some_and(|n| *n >= 1), "{seen:?}");
+        assert!(seen.get(kinds::EXISTING_SUBNET).is_some_and(|n| *n >= 6), "{seen:?}");
+        assert!(seen.get(kinds::SUBNET_TAGS).is_some_and(|n| *n >= 6), "{seen:?}");
     }
 
     #[test]
