@@ -23,11 +23,6 @@ pub fn optional_str<'a>(attrs: &'a Attrs, key: &str) -> Option<&'a str> {
     attrs.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
-/// A boolean attribute, `default` when it is left out.
-pub fn bool_attr(attrs: &Attrs, key: &str, default: bool) -> bool {
-    attrs.get(key).and_then(Value::as_bool).unwrap_or(default)
-}
-
 fn missing(what: &str, key: &str, expected: &str) -> ProviderError {
     ProviderError::new(what, "", format!("the desired attribute `{key}` is missing or is not {expected}"))
         .with_hint("this is a bug in kbp's compiler; please report it with the blueprint")

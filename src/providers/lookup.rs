@@ -5,9 +5,9 @@
 //! errors are written once here.
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 
-use super::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use super::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 use crate::graph::Attrs;
 
 /// A kind kbp looks up and never changes; see the module documentation.
@@ -31,6 +31,11 @@ pub trait Lookup: Send + Sync {
 
     /// What the Describe call answers for one.
     type Found: Send + Sync;
+    /// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+    type Spec: DeserializeOwned + Send + Sync;
+
+    /// The ID `spec` names, the value of its [`Self::NAMED_BY`].
+    fn named(spec: &Self::Spec) -> &str;
 
     /// The one named `id`, or `None` when AWS does not know it.
     async fn describe(cx: &Context, id: &str) -> Result<Option<Self::Found>>;
@@ -39,7 +44,7 @@ pub trait Lookup: Send + Sync {
     /// What others build on it.
     fn outputs(found: &Self::Found) -> Attrs;
     /// Whether it is where the blueprint says, beyond existing (a subnet in the blueprint's VPC).
-    fn check(_found: &Self::Found, _desired: &Attrs) -> Result<()> {
+    fn check(_found: &Self::Found, _desired: &Self::Spec) -> Result<()> {
         Ok(())
     }
 
@@ -71,13 +76,10 @@ impl<T: Lookup> Uses<T> {
     /// The desired one's ID and outputs, or an error saying what to fix in the blueprint when it does not exist or
     /// is not where the blueprint says.
     async fn verify(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let Some(id) = desired.attrs.get(T::NAMED_BY).and_then(Value::as_str) else {
-            let message = format!("{} has no `{}`", desired.address, T::NAMED_BY);
-            return Err(ProviderError::new(T::DESCRIBE, "", message)
-                .with_hint("this is a bug in kbp's compiler; please report it with the blueprint"));
-        };
+        let s: T::Spec = spec::parse(T::KIND, desired.attrs)?;
+        let id = T::named(&s);
         let found = T::existing(cx, id).await?;
-        T::check(&found, desired.attrs)?;
+        T::check(&found, &s)?;
         Ok(Applied { id: id.to_string(), outputs: T::outputs(&found) })
     }
 }

@@ -13,6 +13,7 @@ use crate::blueprint::{Identity, NodeClass};
 use crate::graph::kinds::eks_access_entry::AccessEntry;
 use crate::graph::kinds::eks_node_group::{KubeTaint, NodeGroup, Scaling, UpdateConfig};
 use crate::graph::kinds::eks_pod_identity_association::PodIdentityAssociation;
+use crate::graph::kinds::security_group::SecurityGroup;
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -29,12 +30,12 @@ pub(super) fn compile(b: &mut Builder) {
     let node_sg = b.add(Resource::new(
         Address::new("security_group", "node"),
         kinds::SECURITY_GROUP,
-        json!({
-            "name": format!("{name}-node"),
+        kinds::attrs(&SecurityGroup {
+            name: format!("{name}-node"),
             // EC2 takes only `a-zA-Z0-9`, spaces and `._-:/()#,@[]+=&;{}!$*` in a VPC security group's description.
-            "description": format!("EKS nodes of cluster {name}, selected by Karpenter EC2NodeClasses"),
-            "vpc_id": reference(&b.vpc(), "id"),
-            "tags": b.tags(&[&discovery], Some(&format!("{name}-node"))),
+            description: format!("EKS nodes of cluster {name}, selected by Karpenter EC2NodeClasses"),
+            vpc_id: reference(&b.vpc(), "id"),
+            tags: b.tag_map(&[&discovery], Some(&format!("{name}-node"))),
         }),
     ));
 

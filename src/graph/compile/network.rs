@@ -11,10 +11,15 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{kinds, Builder};
 use crate::blueprint::{ExistingNetwork, ManagedNetwork, NatGatewayMode, Network};
+use crate::graph::kinds::{
+    eip::Eip, existing_subnet::ExistingSubnet, existing_vpc::ExistingVpc, internet_gateway::InternetGateway,
+    nat_gateway::NatGateway, route::Route, route_table::RouteTable, route_table_association::RouteTableAssociation,
+    subnet::Subnet, subnet_tags::SubnetTags, vpc::Vpc, Input,
+};
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -84,7 +89,7 @@ fn existing(b: &mut Builder, v: &ExistingNetwork) {
     let bp = b.bp;
     let tier_extra = (&bp.vpc.private_subnet_tags, &bp.vpc.public_subnet_tags);
     let name = b.cluster_name().to_string();
-    let vpc = b.add(Resource::new(b.vpc(), kinds::EXISTING_VPC, json!({ "vpc_id": v.id })));
+    let vpc = b.add(Resource::new(b.vpc(), kinds::EXISTING_VPC, kinds::attrs(&ExistingVpc { vpc_id: v.id.clone() })));
     // Not cluster.tags nor a Name: the subnets are someone else's, and these tags are all kbp removes on destroy.
     let shared = (format!("kubernetes.io/cluster/{name}"), "shared".to_string());
     let (mut private, mut public) = tier_tags(&name);
@@ -98,14 +103,14 @@ fn existing(b: &mut Builder, v: &ExistingNetwork) {
             let subnet = b.add(Resource::new(
                 Address::keyed("existing_subnet", tier, id),
                 kinds::EXISTING_SUBNET,
-                json!({ "subnet_id": id, "vpc_id": reference(&vpc, "id") }),
+                kinds::attrs(&ExistingSubnet { subnet_id: id.clone(), vpc_id: reference(&vpc, "id") }),
             ));
             let mut tags = implied.clone();
             tags.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
             b.add(Resource::new(
                 Address::keyed("subnet_tags", tier, id),
                 kinds::SUBNET_TAGS,
-                json!({ "subnet_id": reference(&subnet, "id"), "tags": tags }),
+                kinds::attrs(&SubnetTags { subnet_id: reference(&subnet, "id"), tags }),
             ));
         }
     }
@@ -120,11 +125,11 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
     let vpc = b.add(Resource::new(
         b.vpc(),
         kinds::VPC,
-        json!({
-            "cidr_block": v.cidr.to_string(),
-            "enable_dns_support": true,
-            "enable_dns_hostnames": v.enable_dns_hostnames,
-            "tags": b.tags(&[vpc_tags], Some(&name)),
+        kinds::attrs(&Vpc {
+            cidr_block: v.cidr.to_string(),
+            enable_dns_support: true,
+            enable_dns_hostnames: v.enable_dns_hostnames,
+            tags: b.tag_map(&[vpc_tags], Some(&name)),
         }),
     ));
     let vpc_id = reference(&vpc, "id");
@@ -134,14 +139,17 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
     let igw = b.add(Resource::new(
         Address::new("internet_gateway", "main"),
         kinds::INTERNET_GATEWAY,
-        json!({ "vpc_id": vpc_id, "tags": b.tags(&[vpc_tags], Some(&name)) }),
+        kinds::attrs(&InternetGateway { vpc_id: vpc_id.clone(), tags: b.tag_map(&[vpc_tags], Some(&name)) }),
     ));
     let public_rt = b.add(Resource::new(
         Address::new("route_table", "public"),
         kinds::ROUTE_TABLE,
-        json!({ "vpc_id": vpc_id, "tags": b.tags(&[vpc_tags], Some(&format!("{name}-public"))) }),
+        kinds::attrs(&RouteTable {
+            vpc_id: vpc_id.clone(),
+            tags: b.tag_map(&[vpc_tags], Some(&format!("{name}-public"))),
+        }),
     ));
-    b.add(route(Address::new("route", "public_internet"), &public_rt, ("gateway_id", reference(&igw, "id"))));
+    b.add(route(Address::new("route", "public_internet"), &public_rt, Via::InternetGateway(reference(&igw, "id"))));
 
     let nat_azs: Vec<&String> = match v.nat_gateway {
         NatGatewayMode::None => vec![],
@@ -164,7 +172,10 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
         let private_rt = b.add(Resource::new(
             Address::keyed("route_table", "private", az),
             kinds::ROUTE_TABLE,
-            json!({ "vpc_id": vpc_id, "tags": b.tags(&[vpc_tags], Some(&format!("{name}-private-{az}"))) }),
+            kinds::attrs(&RouteTable {
+                vpc_id: vpc_id.clone(),
+                tags: b.tag_map(&[vpc_tags], Some(&format!("{name}-private-{az}"))),
+            }),
         ));
         b.add(association(Address::keyed("route_table_association", "private", az), &private, &private_rt));
 
@@ -173,7 +184,10 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
                 Resource::new(
                     Address::keyed("eip", "nat", az),
                     kinds::EIP,
-                    json!({ "domain": "vpc", "tags": b.tags(&[vpc_tags], Some(&format!("{name}-nat-{az}"))) }),
+                    kinds::attrs(&Eip {
+                        domain: "vpc".to_string(),
+                        tags: b.tag_map(&[vpc_tags], Some(&format!("{name}-nat-{az}"))),
+                    }),
                 )
                 // An EIP in a VPC needs the VPC's internet gateway attached before it can be used.
                 .after(&igw),
@@ -181,11 +195,11 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
             b.add(Resource::new(
                 Address::keyed("nat_gateway", "main", az),
                 kinds::NAT_GATEWAY,
-                json!({
-                    "subnet_id": reference(&public, "id"),
-                    "allocation_id": reference(&eip, "id"),
-                    "connectivity_type": "public",
-                    "tags": b.tags(&[vpc_tags], Some(&format!("{name}-{az}"))),
+                kinds::attrs(&NatGateway {
+                    subnet_id: reference(&public, "id"),
+                    allocation_id: Some(reference(&eip, "id")),
+                    connectivity_type: "public".to_string(),
+                    tags: b.tag_map(&[vpc_tags], Some(&format!("{name}-{az}"))),
                 }),
             ));
         }
@@ -195,7 +209,7 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
             b.add(route(
                 Address::keyed("route", "private_nat", az),
                 &private_rt,
-                ("nat_gateway_id", reference(&nat, "id")),
+                Via::NatGateway(reference(&nat, "id")),
             ));
         }
     }
@@ -204,7 +218,7 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
 /// The subnet of `tier` (`public`, whose instances get public IPs, or `private`) in `az`.
 fn subnet(
     b: &Builder,
-    vpc_id: &Value,
+    vpc_id: &Input,
     (tier, az): (&str, &str),
     cidr: String,
     tags: &[&BTreeMap<String, String>],
@@ -213,31 +227,38 @@ fn subnet(
     Resource::new(
         Address::keyed("subnet", tier, az),
         kinds::SUBNET,
-        json!({
-            "vpc_id": vpc_id,
-            "cidr_block": cidr,
-            "availability_zone": az,
-            "map_public_ip_on_launch": tier == "public",
-            "tags": b.tags(tags, Some(&name)),
+        kinds::attrs(&Subnet {
+            vpc_id: vpc_id.clone(),
+            cidr_block: cidr,
+            availability_zone: az.to_string(),
+            map_public_ip_on_launch: tier == "public",
+            tags: b.tag_map(tags, Some(&name)),
         }),
     )
 }
 
-fn route(address: Address, table: &Address, (target, id): (&str, Value)) -> Resource {
-    let mut attrs = json!({
-        "route_table_id": reference(table, "id"),
-        "destination_cidr_block": ANYWHERE,
-        "gateway_id": null,
-        "nat_gateway_id": null,
-    });
-    attrs[target] = id;
-    Resource::new(address, kinds::ROUTE, attrs)
+/// Where a route to anywhere sends traffic: the ID of a gateway.
+enum Via {
+    InternetGateway(Input),
+    NatGateway(Input),
+}
+
+fn route(address: Address, table: &Address, via: Via) -> Resource {
+    let (gateway_id, nat_gateway_id) = match via {
+        Via::InternetGateway(id) => (Some(id), None),
+        Via::NatGateway(id) => (None, Some(id)),
+    };
+    let route = Route {
+        route_table_id: reference(table, "id"),
+        destination_cidr_block: ANYWHERE.to_string(),
+        gateway_id,
+        nat_gateway_id,
+    };
+    Resource::new(address, kinds::ROUTE, kinds::attrs(&route))
 }
 
 fn association(address: Address, subnet: &Address, table: &Address) -> Resource {
-    Resource::new(
-        address,
-        kinds::ROUTE_TABLE_ASSOCIATION,
-        json!({ "subnet_id": reference(subnet, "id"), "route_table_id": reference(table, "id") }),
-    )
+    let association =
+        RouteTableAssociation { subnet_id: reference(subnet, "id"), route_table_id: reference(table, "id") };
+    Resource::new(address, kinds::ROUTE_TABLE_ASSOCIATION, kinds::attrs(&association))
 }

@@ -9,17 +9,29 @@
 //! Serialized ([`attrs`]), a spec is the resource's attributes, in the order of its fields. A kind without one yet
 //! emits `json!` attributes that its provider reads with its own `#[derive(Deserialize)]` struct.
 
+pub mod eip;
 pub mod eks_access_entry;
 pub mod eks_addon;
 pub mod eks_cluster;
 pub mod eks_node_group;
 pub mod eks_pod_identity_association;
 pub mod event_rule;
+pub mod existing_subnet;
+pub mod existing_vpc;
 pub mod iam_policy;
 pub mod iam_role;
+pub mod internet_gateway;
 pub mod kms_key;
+pub mod nat_gateway;
+pub mod route;
+pub mod route_table;
+pub mod route_table_association;
+pub mod security_group;
 pub mod sqs_queue;
 pub mod sqs_queue_policy;
+pub mod subnet;
+pub mod subnet_tags;
+pub mod vpc;
 
 /// The AWS account, partition and caller kbp runs as (read, never made): what ARNs are built from.
 pub const CALLER_IDENTITY: &str = "aws_caller_identity";
@@ -165,6 +177,20 @@ mod tests {
                     kinds::SQS_QUEUE => round_trip::<super::sqs_queue::Queue>(&attrs),
                     kinds::SQS_QUEUE_POLICY => round_trip::<super::sqs_queue_policy::QueuePolicy<String>>(&attrs),
                     kinds::EVENT_RULE => round_trip::<super::event_rule::Rule<String>>(&attrs),
+                    kinds::VPC => round_trip::<super::vpc::Vpc>(&attrs),
+                    kinds::SUBNET => round_trip::<super::subnet::Subnet<String>>(&attrs),
+                    kinds::INTERNET_GATEWAY => round_trip::<super::internet_gateway::InternetGateway<String>>(&attrs),
+                    kinds::EIP => round_trip::<super::eip::Eip>(&attrs),
+                    kinds::NAT_GATEWAY => round_trip::<super::nat_gateway::NatGateway<String>>(&attrs),
+                    kinds::ROUTE_TABLE => round_trip::<super::route_table::RouteTable<String>>(&attrs),
+                    kinds::ROUTE => round_trip::<super::route::Route<String>>(&attrs),
+                    kinds::ROUTE_TABLE_ASSOCIATION => {
+                        round_trip::<super::route_table_association::RouteTableAssociation<String>>(&attrs)
+                    }
+                    kinds::SECURITY_GROUP => round_trip::<super::security_group::SecurityGroup<String>>(&attrs),
+                    kinds::EXISTING_VPC => round_trip::<super::existing_vpc::ExistingVpc>(&attrs),
+                    kinds::EXISTING_SUBNET => round_trip::<super::existing_subnet::ExistingSubnet<String>>(&attrs),
+                    kinds::SUBNET_TAGS => round_trip::<super::subnet_tags::SubnetTags<String>>(&attrs),
                     kinds::EKS_POD_IDENTITY_ASSOCIATION => {
                         round_trip::<super::eks_pod_identity_association::PodIdentityAssociation<String>>(&attrs)
                     }
@@ -186,6 +212,18 @@ mod tests {
         assert!(seen.get(kinds::SQS_QUEUE).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::SQS_QUEUE_POLICY).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::EVENT_RULE).is_some_and(|n| *n >= 25), "{seen:?}");
+        assert!(seen.get(kinds::VPC).is_some_and(|n| *n >= 4), "{seen:?}");
+        assert!(seen.get(kinds::SUBNET).is_some_and(|n| *n >= 24), "{seen:?}");
+        assert!(seen.get(kinds::INTERNET_GATEWAY).is_some_and(|n| *n >= 4), "{seen:?}");
+        assert!(seen.get(kinds::EIP).is_some_and(|n| *n >= 6), "{seen:?}");
+        assert!(seen.get(kinds::NAT_GATEWAY).is_some_and(|n| *n >= 6), "{seen:?}");
+        assert!(seen.get(kinds::ROUTE_TABLE).is_some_and(|n| *n >= 16), "{seen:?}");
+        assert!(seen.get(kinds::ROUTE).is_some_and(|n| *n >= 16), "{seen:?}");
+        assert!(seen.get(kinds::ROUTE_TABLE_ASSOCIATION).is_some_and(|n| *n >= 24), "{seen:?}");
+        assert!(seen.get(kinds::SECURITY_GROUP).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::EXISTING_VPC).is_some_and(|n| *n >= 1), "{seen:?}");
+        assert!(seen.get(kinds::EXISTING_SUBNET).is_some_and(|n| *n >= 6), "{seen:?}");
+        assert!(seen.get(kinds::SUBNET_TAGS).is_some_and(|n| *n >= 6), "{seen:?}");
     }
 
     #[test]

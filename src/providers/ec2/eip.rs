@@ -7,14 +7,17 @@ use serde_json::json;
 
 use super::describe::{self, Described};
 use super::wait::Budget;
-use super::{missing, object, optional_str, remove, remove_when_unused, stack_search, tagged_kind, tagging};
+use super::{missing, object, remove, remove_when_unused, stack_search, tagged_kind, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::tagged::{found, Search};
 use crate::providers::Found;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub(crate) struct Eip;
+
+/// The attributes the compiler emits ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::eip::Eip;
 
 #[async_trait]
 impl Provider for Eip {
@@ -46,7 +49,7 @@ impl Provider for Eip {
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let domain = DomainType::from(optional_str(desired.attrs, "domain").unwrap_or("vpc"));
+        let domain = DomainType::from(spec::parse::<Spec>(kinds::EIP, desired.attrs)?.domain.as_str());
         let tags = tagging::spec(ResourceType::ElasticIp, desired);
         let resp = send_unretried(cx, "ec2:AllocateAddress", &[], || {
             let call = cx.ec2().allocate_address().domain(domain.clone()).tag_specifications(tags.clone());

@@ -5,7 +5,7 @@
 
 use async_trait::async_trait;
 use aws_sdk_ec2::types::Subnet;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::object;
 use crate::graph::{kinds, Attrs};
@@ -25,6 +25,11 @@ impl Lookup for ExistingSubnet {
     const HINT: &'static str =
         "check `vpc.private_subnet_ids` and `vpc.public_subnet_ids` in the blueprint and the region";
     type Found = Subnet;
+    type Spec = crate::graph::kinds::existing_subnet::ExistingSubnet<String>;
+
+    fn named(spec: &Self::Spec) -> &str {
+        &spec.subnet_id
+    }
 
     async fn describe(cx: &Context, id: &str) -> Result<Option<Subnet>> {
         super::describe::one::<aws_sdk_ec2::types::Subnet>(cx, id, &[]).await
@@ -45,9 +50,9 @@ impl Lookup for ExistingSubnet {
     }
 
     /// In the blueprint's VPC.
-    fn check(s: &Subnet, desired: &Attrs) -> Result<()> {
+    fn check(s: &Subnet, desired: &Self::Spec) -> Result<()> {
         let (id, actual) = (s.subnet_id().unwrap_or_default(), s.vpc_id().unwrap_or_default());
-        let wanted = desired.get("vpc_id").and_then(Value::as_str).unwrap_or_default();
+        let wanted = desired.vpc_id.as_str();
         if actual == wanted {
             return Ok(());
         }

@@ -30,6 +30,11 @@ impl Lookup for ExistingVpc {
     const NOT_FOUND: &'static str = "InvalidVpcID.NotFound";
     const HINT: &'static str = "check `vpc.id` in the blueprint and the region";
     type Found = Vpc;
+    type Spec = crate::graph::kinds::existing_vpc::ExistingVpc;
+
+    fn named(spec: &Self::Spec) -> &str {
+        &spec.vpc_id
+    }
 
     async fn describe(cx: &Context, id: &str) -> Result<Option<Vpc>> {
         super::describe::one::<aws_sdk_ec2::types::Vpc>(cx, id, &[]).await

@@ -8,16 +8,19 @@ use serde_json::json;
 use super::describe::{self, Described};
 use super::wait::Budget;
 use super::{
-    id_output, missing, nullable, object, optional_str, remove_when_unused, required_str, retag, send, stack_search,
-    tagged_kind, tagging,
+    id_output, missing, nullable, object, optional_str, remove_when_unused, retag, send, stack_search, tagged_kind,
+    tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::tagged::{found, Search};
 use crate::providers::Found;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub(crate) struct InternetGateway;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::internet_gateway::InternetGateway<String>;
 
 const NOT_FOUND: &str = "InvalidInternetGatewayID.NotFound";
 
@@ -53,7 +56,7 @@ impl Provider for InternetGateway {
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let vpc_id = required_str("ec2:AttachInternetGateway", desired.attrs, "vpc_id")?;
+        let s: Spec = spec::parse(kinds::INTERNET_GATEWAY, desired.attrs)?;
         let tags = tagging::spec(ResourceType::InternetGateway, desired);
         let created = send_unretried(cx, "ec2:CreateInternetGateway", &[], || {
             cx.ec2()
@@ -68,7 +71,7 @@ impl Provider for InternetGateway {
             .internet_gateway()
             .and_then(|g| g.internet_gateway_id())
             .ok_or_else(|| missing("ec2:CreateInternetGateway", "internet gateway ID"))?;
-        if let Err(e) = attach(cx, id, vpc_id).await {
+        if let Err(e) = attach(cx, id, &s.vpc_id).await {
             // The gateway is useless unattached and its ID would be lost with this error: take it back.
             if let Err(cleanup) = delete_gateway(cx, id).await {
                 tracing::warn!(id, error = %cleanup, "could not delete the internet gateway whose attach failed");
@@ -81,9 +84,10 @@ impl Provider for InternetGateway {
     /// Tags; and the attachment, for a gateway adopted before its create got that far (an answer lost, a run
     /// killed between CreateInternetGateway and AttachInternetGateway).
     async fn update(&self, cx: &Context, id: &str, prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
-        let unattached = optional_str(prior, "vpc_id").is_none();
-        if let (true, Some(vpc_id)) = (unattached, desired.attrs.get("vpc_id").and_then(|v| v.as_str())) {
-            match attach(cx, id, vpc_id).await {
+        let s: Spec = spec::parse(kinds::INTERNET_GATEWAY, desired.attrs)?;
+        // `prior` is what was read: a detached gateway's `vpc_id` is null.
+        if optional_str(prior, "vpc_id").is_none() {
+            match attach(cx, id, &s.vpc_id).await {
                 // A retry of an attach whose answer was lost.
                 Err(e) if e.is("Resource.AlreadyAssociated") => {}
                 r => r?,

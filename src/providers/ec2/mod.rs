@@ -61,7 +61,7 @@ pub(crate) fn once() -> aws_sdk_ec2::config::Builder {
     aws_sdk_ec2::config::Builder::default().retry_config(aws_config::retry::RetryConfig::disabled())
 }
 
-pub(crate) use crate::providers::attrs::{bool_attr, nullable, object, ok_if_gone, optional_str, required_str};
+pub(crate) use crate::providers::attrs::{nullable, object, ok_if_gone, optional_str};
 pub(crate) use crate::providers::send::{describe_one, remove, send};
 
 /// [`remove`] for a delete or detach that AWS refuses with `DependencyViolation` (or an `also_busy` code) while

@@ -8,16 +8,16 @@ use serde_json::json;
 
 use super::describe::{self, Described};
 use super::wait::{self, Budget, Poll};
-use super::{
-    id_output, missing, nullable, object, optional_str, remove, required_str, retag, send, stack_search, tagged_kind,
-    tagging,
-};
+use super::{id_output, missing, nullable, object, remove, retag, send, stack_search, tagged_kind, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::tagged::{found, Search};
 use crate::providers::Found;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct NatGateway;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::nat_gateway::NatGateway<String>;
 
 /// AWS answers `NatGatewayNotFound`; the EC2 naming scheme (and some emulators) says `InvalidNatGatewayID.NotFound`.
 const NOT_FOUND: &[&str] = &["NatGatewayNotFound", "InvalidNatGatewayID.NotFound"];
@@ -83,17 +83,16 @@ impl Provider for NatGateway {
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateNatGateway";
-        let subnet_id = required_str(op, desired.attrs, "subnet_id")?;
-        let allocation_id = optional_str(desired.attrs, "allocation_id");
-        let connectivity = ConnectivityType::from(optional_str(desired.attrs, "connectivity_type").unwrap_or("public"));
+        let s: Spec = spec::parse(kinds::NAT_GATEWAY, desired.attrs)?;
+        let connectivity = ConnectivityType::from(s.connectivity_type.as_str());
         // The client token makes a create retried after a crash return the gateway the first attempt made.
         let token = desired.token();
         let tags = tagging::spec(ResourceType::Natgateway, desired);
         let created = send(cx, op, &["InvalidSubnetID.NotFound", "InvalidAllocationID.NotFound"], || {
             cx.ec2()
                 .create_nat_gateway()
-                .subnet_id(subnet_id)
-                .set_allocation_id(allocation_id.map(str::to_string))
+                .subnet_id(&s.subnet_id)
+                .set_allocation_id(s.allocation_id.clone())
                 .connectivity_type(connectivity.clone())
                 .set_client_token(token.clone())
                 .tag_specifications(tags.clone())

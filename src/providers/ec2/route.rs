@@ -7,11 +7,14 @@ use serde_json::json;
 
 use super::describe;
 use super::route_table::shared as shared_tables;
-use super::{id_output, nullable, object, optional_str, remove, required_str, send};
+use super::{id_output, nullable, object, remove, send};
 use crate::graph::{kinds, Attrs};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct Route;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::route::Route<String>;
 
 /// Right after the table or the target is created, AWS may not know it yet.
 const TRANSIENT: &[&str] = &[
@@ -53,20 +56,17 @@ impl Provider for Route {
 
     /// A route for this destination in this table is the one kbp made: a table holds one route per destination.
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let op = "ec2:DescribeRouteTables";
-        let id = route_id(
-            required_str(op, desired.attrs, "route_table_id")?,
-            required_str(op, desired.attrs, "destination_cidr_block")?,
-        );
+        let s: Spec = spec::parse(kinds::ROUTE, desired.attrs)?;
+        let id = route_id(&s.route_table_id, &s.destination_cidr_block);
         let (table_id, destination) = parse_id(&id)?;
         Ok(current(cx, table_id, destination).await?.map(|_| id))
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateRoute";
-        let table_id = required_str(op, desired.attrs, "route_table_id")?;
-        let destination = required_str(op, desired.attrs, "destination_cidr_block")?;
-        let target = Target::desired(desired.attrs, op)?;
+        let s: Spec = spec::parse(kinds::ROUTE, desired.attrs)?;
+        let (table_id, destination) = (s.route_table_id.as_str(), s.destination_cidr_block.as_str());
+        let target = Target::desired(&s, op)?;
         let id = route_id(table_id, destination);
         let created = send(cx, op, TRANSIENT, || {
             let call = cx.ec2().create_route().route_table_id(table_id).destination_cidr_block(destination);
@@ -93,7 +93,8 @@ impl Provider for Route {
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:ReplaceRoute";
         let (table_id, destination) = parse_id(id)?;
-        let target = Target::desired(desired.attrs, op)?;
+        let s: Spec = spec::parse(kinds::ROUTE, desired.attrs)?;
+        let target = Target::desired(&s, op)?;
         send(cx, op, TRANSIENT, || {
             let call = cx.ec2().replace_route().route_table_id(table_id).destination_cidr_block(destination);
             call.set_gateway_id(target.gateway()).set_nat_gateway_id(target.nat_gateway()).send()
@@ -120,11 +121,10 @@ struct Target<'a> {
 }
 
 impl<'a> Target<'a> {
-    fn desired(attrs: &'a Attrs, operation: &str) -> Result<Target<'a>> {
-        let t = Target {
-            gateway_id: optional_str(attrs, "gateway_id"),
-            nat_gateway_id: optional_str(attrs, "nat_gateway_id"),
-        };
+    /// The target `s` names; an empty ID counts as none.
+    fn desired(s: &'a Spec, operation: &str) -> Result<Target<'a>> {
+        let set = |id: &'a Option<String>| id.as_deref().filter(|id| !id.is_empty());
+        let t = Target { gateway_id: set(&s.gateway_id), nat_gateway_id: set(&s.nat_gateway_id) };
         if t.gateway_id.is_some() == t.nat_gateway_id.is_some() {
             return Err(ProviderError::new(
                 operation,
@@ -203,11 +203,21 @@ mod tests {
         assert!(parse_id("_0.0.0.0/0").is_err());
     }
 
+    /// A route to anywhere in `rtb-1`, to these targets.
+    fn to(gateway_id: Option<&str>, nat_gateway_id: Option<&str>) -> Spec {
+        Spec {
+            route_table_id: "rtb-1".to_string(),
+            destination_cidr_block: "0.0.0.0/0".to_string(),
+            gateway_id: gateway_id.map(str::to_string),
+            nat_gateway_id: nat_gateway_id.map(str::to_string),
+        }
+    }
+
     #[test]
     fn target_needs_exactly_one() {
-        let attrs = object(json!({"gateway_id": "igw-1", "nat_gateway_id": null}));
-        assert_eq!(Target::desired(&attrs, "op").unwrap().gateway_id, Some("igw-1"));
-        assert!(Target::desired(&object(json!({"gateway_id": null, "nat_gateway_id": null})), "op").is_err());
-        assert!(Target::desired(&object(json!({"gateway_id": "igw-1", "nat_gateway_id": "nat-1"})), "op").is_err());
+        let spec = to(Some("igw-1"), None);
+        assert_eq!(Target::desired(&spec, "op").unwrap().gateway_id, Some("igw-1"));
+        assert!(Target::desired(&to(None, None), "op").is_err());
+        assert!(Target::desired(&to(Some("igw-1"), Some("nat-1")), "op").is_err());
     }
 }

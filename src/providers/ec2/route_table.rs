@@ -10,15 +10,18 @@ use serde_json::json;
 use super::describe;
 use super::wait::Budget;
 use super::{
-    id_output, ids, matched, missing, object, remove, remove_when_unused, required_str, retag, send, stack_search,
-    tagged_kind, tagging,
+    id_output, ids, matched, missing, object, remove, remove_when_unused, retag, send, stack_search, tagged_kind,
+    tagging,
 };
 use crate::graph::{kinds, Attrs};
 use crate::providers::tagged::Search;
 use crate::providers::Found;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub(crate) struct RouteTable;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::route_table::RouteTable<String>;
 
 #[async_trait]
 impl Provider for RouteTable {
@@ -49,10 +52,10 @@ impl Provider for RouteTable {
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateRouteTable";
-        let vpc_id = required_str(op, desired.attrs, "vpc_id")?;
+        let s: Spec = spec::parse(kinds::ROUTE_TABLE, desired.attrs)?;
         let tags = tagging::spec(ResourceType::RouteTable, desired);
         let created = send(cx, op, &["InvalidVpcID.NotFound"], || {
-            let call = cx.ec2().create_route_table().vpc_id(vpc_id).set_client_token(desired.token());
+            let call = cx.ec2().create_route_table().vpc_id(&s.vpc_id).set_client_token(desired.token());
             call.tag_specifications(tags.clone()).send()
         })
         .await?;

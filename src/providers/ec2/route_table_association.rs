@@ -6,16 +6,21 @@ use aws_sdk_ec2::types::{Filter, RouteTableAssociation as Association, RouteTabl
 use serde_json::json;
 
 use super::route_table::shared as shared_tables;
-use super::{id_output, matched, missing, object, optional_str, remove, required_str, send};
+use super::{id_output, matched, missing, object, optional_str, remove, send};
 use crate::graph::{kinds, Attrs};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 pub(crate) struct RouteTableAssociation;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::route_table_association::RouteTableAssociation<String>;
+
+const KIND: &str = kinds::ROUTE_TABLE_ASSOCIATION;
 
 #[async_trait]
 impl Provider for RouteTableAssociation {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::ROUTE_TABLE_ASSOCIATION)
+        Descriptor::new(KIND)
             .goes_with(kinds::ROUTE_TABLE)
             .force_new(&["subnet_id"])
             .imported_by("its ID, `rtbassoc-…`")
@@ -48,22 +53,21 @@ impl Provider for RouteTableAssociation {
 
     /// The subnet's association with the desired table; an association with another table is not kbp's.
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let op = "ec2:DescribeRouteTables";
-        let subnet_id = required_str(op, desired.attrs, "subnet_id")?;
-        let table_id = required_str(op, desired.attrs, "route_table_id")?;
-        let found = associations(cx, "association.subnet-id", subnet_id).await?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let found = associations(cx, "association.subnet-id", &s.subnet_id).await?;
         Ok(found
             .iter()
-            .find(|a| a.subnet_id() == Some(subnet_id) && a.route_table_id() == Some(table_id))
+            .find(|a| {
+                a.subnet_id() == Some(s.subnet_id.as_str()) && a.route_table_id() == Some(s.route_table_id.as_str())
+            })
             .and_then(|a| a.route_table_association_id().map(str::to_string)))
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:AssociateRouteTable";
-        let subnet_id = required_str(op, desired.attrs, "subnet_id")?;
-        let table_id = required_str(op, desired.attrs, "route_table_id")?;
+        let Spec { subnet_id, route_table_id: table_id } = spec::parse(KIND, desired.attrs)?;
         let resp = send(cx, op, &["InvalidRouteTableID.NotFound", "InvalidSubnetID.NotFound"], || {
-            cx.ec2().associate_route_table().route_table_id(table_id).subnet_id(subnet_id).send()
+            cx.ec2().associate_route_table().route_table_id(&table_id).subnet_id(&subnet_id).send()
         })
         .await
         .map_err(|e| {
@@ -82,9 +86,9 @@ impl Provider for RouteTableAssociation {
 
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:ReplaceRouteTableAssociation";
-        let table_id = required_str(op, desired.attrs, "route_table_id")?;
+        let table_id = spec::parse::<Spec>(KIND, desired.attrs)?.route_table_id;
         let resp = send(cx, op, &["InvalidRouteTableID.NotFound"], || {
-            cx.ec2().replace_route_table_association().association_id(id).route_table_id(table_id).send()
+            cx.ec2().replace_route_table_association().association_id(id).route_table_id(&table_id).send()
         })
         .await?;
         let new_id = resp.new_association_id().ok_or_else(|| missing(op, "new association ID"))?;

@@ -21,16 +21,19 @@ use serde_json::json;
 
 use super::describe;
 use super::wait::Budget;
-use super::{arn, missing, object, remove, remove_when_unused, required_str, send, stack_search, tagged_kind, tagging};
+use super::{arn, missing, object, remove, remove_when_unused, send, stack_search, tagged_kind, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::tagged::{found, Search};
 use crate::providers::tags::{ADDRESS, STACK};
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
-    Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
+    spec, Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
 };
 
 pub(crate) struct SecurityGroup;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::security_group::SecurityGroup<String>;
 
 const NOT_FOUND: &str = "InvalidGroup.NotFound";
 /// The ENIs of terminated nodes and of a deleted cluster's control plane are released minutes later.
@@ -89,16 +92,14 @@ impl Provider for SecurityGroup {
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateSecurityGroup";
-        let name = required_str(op, desired.attrs, "name")?;
-        let description = required_str(op, desired.attrs, "description")?;
-        let vpc_id = required_str(op, desired.attrs, "vpc_id")?;
+        let Spec { name, description, vpc_id, .. } = spec::parse(kinds::SECURITY_GROUP, desired.attrs)?;
         let tags = tagging::spec(ResourceType::SecurityGroup, desired);
         let created = send(cx, op, &["InvalidVpcID.NotFound"], || {
-            let call = cx.ec2().create_security_group().group_name(name).description(description).vpc_id(vpc_id);
+            let call = cx.ec2().create_security_group().group_name(&name).description(&description).vpc_id(&vpc_id);
             call.tag_specifications(tags.clone()).send()
         })
         .await
-        .map_err(|e| explain_taken(e, name, vpc_id))?;
+        .map_err(|e| explain_taken(e, &name, &vpc_id))?;
         let id = created.group_id().ok_or_else(|| missing(op, "security group ID"))?;
         allow_within_group(cx, id).await?;
         applied(cx, id).await

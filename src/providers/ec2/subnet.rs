@@ -7,14 +7,17 @@ use serde_json::json;
 
 use super::describe;
 use super::wait::Budget;
-use super::{bool_attr, missing, object, remove_when_unused, required_str, send, stack_search, tagged_kind, tagging};
+use super::{missing, object, remove_when_unused, send, stack_search, tagged_kind, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::tagged::Search;
 use crate::providers::Found;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct Subnet;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::subnet::Subnet<String>;
 
 const NOT_FOUND: &str = "InvalidSubnetID.NotFound";
 
@@ -45,26 +48,25 @@ impl Provider for Subnet {
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         let op = "ec2:CreateSubnet";
-        let vpc_id = required_str(op, desired.attrs, "vpc_id")?;
-        let cidr = required_str(op, desired.attrs, "cidr_block")?;
-        let zone = required_str(op, desired.attrs, "availability_zone")?;
+        let s: Spec = spec::parse(kinds::SUBNET, desired.attrs)?;
         let tags = tagging::spec(ResourceType::Subnet, desired);
         let created = send_unretried(cx, op, &["InvalidVpcID.NotFound"], || {
-            let call = cx.ec2().create_subnet().vpc_id(vpc_id).cidr_block(cidr).availability_zone(zone);
+            let call = cx.ec2().create_subnet().vpc_id(&s.vpc_id).cidr_block(&s.cidr_block);
+            let call = call.availability_zone(&s.availability_zone);
             call.tag_specifications(tags.clone()).customize().config_override(super::once()).send()
         })
         .await?;
         let id = created.subnet().and_then(|s| s.subnet_id()).ok_or_else(|| missing(op, "subnet ID"))?;
         // New subnets never map public IPs on launch.
-        if bool_attr(desired.attrs, "map_public_ip_on_launch", false) {
+        if s.map_public_ip_on_launch {
             set_map_public_ip(cx, id, true).await?;
         }
         applied(cx, id).await
     }
 
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
+        let want = spec::parse::<Spec>(kinds::SUBNET, desired.attrs)?.map_public_ip_on_launch;
         tagging::reconcile(cx, id, desired).await?;
-        let want = bool_attr(desired.attrs, "map_public_ip_on_launch", false);
         let current = describe::one::<AwsSubnet>(cx, id, &[]).await?.and_then(|s| s.map_public_ip_on_launch());
         if current != Some(want) {
             set_map_public_ip(cx, id, want).await?;

@@ -15,7 +15,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::existing_subnet::ExistingSubnet;
@@ -33,12 +32,8 @@ pub(crate) const PREVIOUS: &str = "previous_tags";
 
 type Tags = BTreeMap<String, String>;
 
-/// The attributes the compiler emits.
-#[derive(Deserialize)]
-struct Spec {
-    subnet_id: String,
-    tags: Tags,
-}
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::subnet_tags::SubnetTags<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] =

@@ -11,17 +11,17 @@ use serde_json::{json, Value};
 
 use super::describe;
 use super::wait::{self, Budget, Poll};
-use super::{
-    arn, bool_attr, ids, matched, missing, object, remove_when_unused, required_str, send, stack_search, tagged_kind,
-    tagging,
-};
+use super::{arn, ids, matched, missing, object, remove_when_unused, send, stack_search, tagged_kind, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::send::send_unretried;
 use crate::providers::tagged::{found, Search};
 use crate::providers::Found;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct Vpc;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::vpc::Vpc;
 
 const NOT_FOUND: &str = "InvalidVpcID.NotFound";
 
@@ -71,10 +71,10 @@ impl Provider for Vpc {
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let cidr = required_str("ec2:CreateVpc", desired.attrs, "cidr_block")?;
+        let s: Spec = spec::parse(kinds::VPC, desired.attrs)?;
         let tags = tagging::spec(ResourceType::Vpc, desired);
         let created = send_unretried(cx, "ec2:CreateVpc", &[], || {
-            let call = cx.ec2().create_vpc().cidr_block(cidr).tag_specifications(tags.clone());
+            let call = cx.ec2().create_vpc().cidr_block(&s.cidr_block).tag_specifications(tags.clone());
             call.customize().config_override(super::once()).send()
         })
         .await?;
@@ -89,7 +89,7 @@ impl Provider for Vpc {
             })
             .await?;
         // A new VPC has DNS support on and DNS hostnames off.
-        Dns { support: true, hostnames: false }.change_to(cx, id, Dns::desired(desired.attrs)).await?;
+        Dns { support: true, hostnames: false }.change_to(cx, id, Dns::desired(&s)).await?;
         // The default security group and main route table are made with the VPC but may show up a moment later.
         let defaults = wait::until(
             "ec2:DescribeRouteTables",
@@ -109,8 +109,9 @@ impl Provider for Vpc {
     }
 
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
+        let s: Spec = spec::parse(kinds::VPC, desired.attrs)?;
         tagging::reconcile(cx, id, desired).await?;
-        Dns::read(cx, id).await?.change_to(cx, id, Dns::desired(desired.attrs)).await?;
+        Dns::read(cx, id).await?.change_to(cx, id, Dns::desired(&s)).await?;
         let vpc = describe::one::<AwsVpc>(cx, id, &[]).await?.ok_or_else(|| {
             ProviderError::new("ec2:DescribeVpcs", NOT_FOUND, format!("VPC {id} disappeared during the update"))
                 .with_hint("someone deleted it outside kbp; run kbp again to recreate it")
@@ -143,11 +144,8 @@ struct Dns {
 }
 
 impl Dns {
-    fn desired(attrs: &Attrs) -> Dns {
-        Dns {
-            support: bool_attr(attrs, "enable_dns_support", true),
-            hostnames: bool_attr(attrs, "enable_dns_hostnames", true),
-        }
+    fn desired(s: &Spec) -> Dns {
+        Dns { support: s.enable_dns_support, hostnames: s.enable_dns_hostnames }
     }
 
     async fn read(cx: &Context, id: &str) -> Result<Dns> {
