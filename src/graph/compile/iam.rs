@@ -81,7 +81,10 @@ pub(super) fn attachment(address: Address, role: &Address, policy_arn: Value) ->
     Resource::new(
         address,
         kinds::IAM_ROLE_POLICY_ATTACHMENT,
-        json!({ "role": reference(role, "name"), "policy_arn": policy_arn }),
+        kinds::attrs(&kinds::iam_role_policy_attachment::RolePolicyAttachment {
+            role: reference(role, "name"),
+            policy_arn,
+        }),
     )
 }
 

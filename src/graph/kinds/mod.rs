@@ -17,6 +17,7 @@ pub mod eks_pod_identity_association;
 pub mod event_rule;
 pub mod iam_policy;
 pub mod iam_role;
+pub mod iam_role_policy_attachment;
 pub mod kms_key;
 pub mod sqs_queue;
 pub mod sqs_queue_policy;
@@ -119,6 +120,9 @@ mod tests {
                     kinds::EKS_ACCESS_ENTRY => round_trip::<super::eks_access_entry::AccessEntry<String>>(&attrs),
                     kinds::IAM_ROLE => round_trip::<super::iam_role::Role>(&attrs),
                     kinds::IAM_POLICY => round_trip::<super::iam_policy::Policy>(&attrs),
+                    kinds::IAM_ROLE_POLICY_ATTACHMENT => {
+                        round_trip::<super::iam_role_policy_attachment::RolePolicyAttachment<String>>(&attrs)
+                    }
                     kinds::KMS_KEY => round_trip::<super::kms_key::Key>(&attrs),
                     kinds::SQS_QUEUE => round_trip::<super::sqs_queue::Queue>(&attrs),
                     kinds::SQS_QUEUE_POLICY => round_trip::<super::sqs_queue_policy::QueuePolicy<String>>(&attrs),
@@ -140,6 +144,7 @@ mod tests {
         assert!(seen.get(kinds::EKS_POD_IDENTITY_ASSOCIATION).is_some_and(|n| *n >= 1), "{seen:?}");
         assert!(seen.get(kinds::IAM_ROLE).is_some_and(|n| *n >= 15), "{seen:?}");
         assert!(seen.get(kinds::IAM_POLICY).is_some_and(|n| *n >= 25), "{seen:?}");
+        assert!(seen.get(kinds::IAM_ROLE_POLICY_ATTACHMENT).is_some_and(|n| *n >= 75), "{seen:?}");
         assert!(seen.get(kinds::KMS_KEY).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::SQS_QUEUE).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::SQS_QUEUE_POLICY).is_some_and(|n| *n >= 5), "{seen:?}");
