@@ -13,11 +13,6 @@ pub fn required_str<'a>(what: &str, attrs: &'a Attrs, key: &str) -> Result<&'a s
     attrs.get(key).and_then(Value::as_str).ok_or_else(|| missing(what, key, "a string"))
 }
 
-/// An attribute the compiler always sets, of any JSON type (policy documents).
-pub fn required<'a>(what: &str, attrs: &'a Attrs, key: &str) -> Result<&'a Value> {
-    attrs.get(key).filter(|v| !v.is_null()).ok_or_else(|| missing(what, key, "a value"))
-}
-
 /// A string attribute that may be left out (absent or null); an empty string counts as left out.
 pub fn optional_str<'a>(attrs: &'a Attrs, key: &str) -> Option<&'a str> {
     attrs.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())

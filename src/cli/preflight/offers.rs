@@ -138,7 +138,8 @@ async fn spot_role(cx: &Context, bp: &Blueprint, graph: &ResourceGraph) -> Optio
     }
     let made_here = graph.resources().any(|r| {
         r.kind == kinds::IAM_SERVICE_LINKED_ROLE
-            && r.attrs.get("aws_service_name").and_then(|v| v.as_str()) == Some("spot.amazonaws.com")
+            && crate::providers::spec::parse::<kinds::iam_service_linked_role::ServiceLinkedRole>(&r.kind, &r.attrs)
+                .is_ok_and(|s| s.aws_service_name == "spot.amazonaws.com")
     });
     if made_here {
         return None;

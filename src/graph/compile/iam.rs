@@ -44,7 +44,9 @@ pub(super) fn compile(b: &mut Builder) {
         b.add(Resource::new(
             Address::new("iam_service_linked_role", "spot"),
             kinds::IAM_SERVICE_LINKED_ROLE,
-            json!({ "aws_service_name": "spot.amazonaws.com" }),
+            kinds::attrs(&kinds::iam_service_linked_role::ServiceLinkedRole {
+                aws_service_name: "spot.amazonaws.com".to_string(),
+            }),
         ));
     }
 }
@@ -81,7 +83,10 @@ pub(super) fn attachment(address: Address, role: &Address, policy_arn: Value) ->
     Resource::new(
         address,
         kinds::IAM_ROLE_POLICY_ATTACHMENT,
-        json!({ "role": reference(role, "name"), "policy_arn": policy_arn }),
+        kinds::attrs(&kinds::iam_role_policy_attachment::RolePolicyAttachment {
+            role: reference(role, "name"),
+            policy_arn,
+        }),
     )
 }
 
@@ -130,10 +135,11 @@ fn irsa_trust(b: &mut Builder) -> Value {
     let oidc = b.add(Resource::new(
         Address::new("iam_openid_connect_provider", "cluster"),
         kinds::IAM_OIDC_PROVIDER,
-        json!({
-            "url": reference(&b.cluster(), "oidc_issuer"),
-            "client_id_list": ["sts.amazonaws.com"],
-            "tags": b.tags(&[], None),
+        kinds::attrs(&kinds::iam_openid_connect_provider::OpenIdConnectProvider {
+            url: reference(&b.cluster(), "oidc_issuer"),
+            client_id_list: vec!["sts.amazonaws.com".to_string()],
+            thumbprint_list: None,
+            tags: b.tag_map(&[], None),
         }),
     ));
     let issuer = reference(&oidc, "issuer_host");

@@ -18,8 +18,13 @@ pub mod eks_pod_identity_association;
 pub mod event_rule;
 pub mod existing_subnet;
 pub mod existing_vpc;
+pub mod iam_instance_profile;
+pub mod iam_openid_connect_provider;
 pub mod iam_policy;
 pub mod iam_role;
+pub mod iam_role_policy;
+pub mod iam_role_policy_attachment;
+pub mod iam_service_linked_role;
 pub mod internet_gateway;
 pub mod kms_key;
 pub mod nat_gateway;
@@ -160,9 +165,11 @@ mod tests {
             if path.extension().is_none_or(|e| e != "toml") {
                 continue;
             }
-            // Each as shipped, and with what it leaves off that makes more kinds (the secrets key).
+            // Each as shipped, and with what it leaves off that makes more kinds (the secrets key; the OIDC
+            // provider IRSA trusts, where the blueprints choose Pod Identity).
             let with_key = ["cluster.secrets_encryption=true".to_string()];
-            let graphs = [&[][..], &with_key[..]]
+            let with_irsa = ["karpenter.identity=irsa".to_string()];
+            let graphs = [&[][..], &with_key[..], &with_irsa[..]]
                 .map(|sets| crate::graph::compile(&crate::blueprint::load(&path, sets).unwrap()).unwrap());
             for r in graphs.iter().flat_map(|g| g.resources()) {
                 let (attrs, _) = value::resolve(&Value::Object(r.attrs.clone()), &outputs);
@@ -173,6 +180,15 @@ mod tests {
                     kinds::EKS_ACCESS_ENTRY => round_trip::<super::eks_access_entry::AccessEntry<String>>(&attrs),
                     kinds::IAM_ROLE => round_trip::<super::iam_role::Role>(&attrs),
                     kinds::IAM_POLICY => round_trip::<super::iam_policy::Policy>(&attrs),
+                    kinds::IAM_ROLE_POLICY_ATTACHMENT => {
+                        round_trip::<super::iam_role_policy_attachment::RolePolicyAttachment<String>>(&attrs)
+                    }
+                    kinds::IAM_SERVICE_LINKED_ROLE => {
+                        round_trip::<super::iam_service_linked_role::ServiceLinkedRole>(&attrs)
+                    }
+                    kinds::IAM_OIDC_PROVIDER => {
+                        round_trip::<super::iam_openid_connect_provider::OpenIdConnectProvider<String>>(&attrs)
+                    }
                     kinds::KMS_KEY => round_trip::<super::kms_key::Key>(&attrs),
                     kinds::SQS_QUEUE => round_trip::<super::sqs_queue::Queue>(&attrs),
                     kinds::SQS_QUEUE_POLICY => round_trip::<super::sqs_queue_policy::QueuePolicy<String>>(&attrs),
@@ -208,6 +224,9 @@ mod tests {
         assert!(seen.get(kinds::EKS_POD_IDENTITY_ASSOCIATION).is_some_and(|n| *n >= 1), "{seen:?}");
         assert!(seen.get(kinds::IAM_ROLE).is_some_and(|n| *n >= 15), "{seen:?}");
         assert!(seen.get(kinds::IAM_POLICY).is_some_and(|n| *n >= 25), "{seen:?}");
+        assert!(seen.get(kinds::IAM_ROLE_POLICY_ATTACHMENT).is_some_and(|n| *n >= 75), "{seen:?}");
+        assert!(seen.get(kinds::IAM_SERVICE_LINKED_ROLE).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::IAM_OIDC_PROVIDER).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::KMS_KEY).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::SQS_QUEUE).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::SQS_QUEUE_POLICY).is_some_and(|n| *n >= 5), "{seen:?}");

@@ -1,5 +1,5 @@
-//! What every IAM provider needs besides its own calls: sending a request under the retry policy, reading
-//! desired attributes, treating "no such entity" as "gone", finding an entity by its deterministic name
+//! What every IAM provider needs besides its own calls: sending a request under the retry policy, treating
+//! "no such entity" as "gone", finding an entity by its deterministic name
 //! ([`Entity`]), naming a policy hung on a role ([`OnRole`]), and explaining a name someone else holds.
 
 use async_trait::async_trait;
@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use super::tagging;
 use crate::graph::Attrs;
-use crate::providers::{Applied, Context, Desired, ProviderError, Result};
+use crate::providers::{Applied, Context, ProviderError, Result};
 
-pub(crate) use crate::providers::attrs::{absent_if_gone, object, optional_str, required, required_str};
+pub(crate) use crate::providers::attrs::{absent_if_gone, object};
 pub(crate) use crate::providers::send::{remove, send};
 
 /// The code IAM refuses a delete with until the detachments made just before it are seen.
@@ -74,13 +74,7 @@ pub(crate) async fn owned<T: Entity>(cx: &Context, id: &str) -> Result<Option<T>
 
 /// `find` for an entity whose ID is its name (roles, instance profiles): the name IAM reports (`name_of`), if an
 /// entity of the desired `name` exists and is this stack's.
-pub(crate) async fn find_named<T: Entity>(
-    cx: &Context,
-    kind: &str,
-    desired: &Desired<'_>,
-    name_of: fn(&T) -> &str,
-) -> Result<Option<String>> {
-    let name = required_str(kind, desired.attrs, "name")?;
+pub(crate) async fn find_named<T: Entity>(cx: &Context, name: &str, name_of: fn(&T) -> &str) -> Result<Option<String>> {
     Ok(owned::<T>(cx, name).await?.map(|e| name_of(&e).to_string()))
 }
 
@@ -109,11 +103,6 @@ impl OnRole {
         })
     }
 
-    /// The role and the policy a blueprint asks for.
-    pub(crate) fn desired<'a>(&self, a: &'a Attrs) -> Result<(&'a str, &'a str)> {
-        Ok((required_str(self.kind, a, "role")?, required_str(self.kind, a, self.policy)?))
-    }
-
     /// The attributes `role` and the policy's.
     pub(crate) fn attrs(&self, role: &str, policy: &str) -> Attrs {
         let mut a = Attrs::new();
@@ -128,11 +117,6 @@ impl OnRole {
         outputs.insert("id".to_string(), Value::from(id.as_str()));
         Applied { id, outputs }
     }
-}
-
-/// IAM paths default to `/`.
-pub(crate) fn path(attrs: &Attrs) -> &str {
-    optional_str(attrs, "path").unwrap_or("/")
 }
 
 /// Names are deterministic, so a name already taken means a resource kbp did not record: another stack's, or

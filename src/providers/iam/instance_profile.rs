@@ -10,14 +10,12 @@ use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 
-use super::common::{
-    self, absent_if_gone, explain_taken, object, optional_str, path, remove, required_str, send, Entity,
-    DELETE_CONFLICT,
-};
+use super::common::{self, absent_if_gone, explain_taken, object, remove, send, Entity, DELETE_CONFLICT};
 use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
 use crate::providers::preflight::{quick, read, Holder};
 use crate::providers::send::send_pages;
+use crate::providers::spec;
 use crate::providers::tagged::{owned_among, Search, PARALLEL_LOOKUPS};
 use crate::providers::tags::user_tags;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
@@ -28,6 +26,9 @@ use crate::providers::{
 const KIND: &str = kinds::IAM_INSTANCE_PROFILE;
 
 pub struct InstanceProfile;
+
+/// The desired attributes, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::iam_instance_profile::InstanceProfile<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
@@ -75,19 +76,20 @@ impl Provider for InstanceProfile {
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        common::find_named(cx, KIND, desired, Described::instance_profile_name).await
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        common::find_named(cx, &s.name, Described::instance_profile_name).await
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreateInstanceProfile";
-        let a = desired.attrs;
-        let name = required_str(KIND, a, "name")?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let name = s.name.as_str();
         let tags = tagging::to_iam(OP, &desired.tags())?;
         let out = send(cx, OP, &[], || {
             cx.iam()
                 .create_instance_profile()
                 .instance_profile_name(name)
-                .path(path(a))
+                .path(path(&s))
                 .set_tags(Some(tags.clone()))
                 .send()
         })
@@ -95,16 +97,16 @@ impl Provider for InstanceProfile {
         .map_err(|e| explain_taken(e, "instance profile", name))?;
         let profile =
             out.instance_profile.ok_or_else(|| ProviderError::new(OP, "", "IAM returned no instance profile"))?;
-        if let Some(role) = optional_str(a, "role") {
+        if let Some(role) = role(&s) {
             add_role(cx, name, role).await?;
         }
         Ok(applied(&profile))
     }
 
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
-        let a = desired.attrs;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
         let profile: Described = common::existing(cx, id).await?;
-        let wanted = optional_str(a, "role");
+        let wanted = role(&s);
         let current = role_of(&profile);
         if current != wanted {
             if let Some(old) = current {
@@ -212,6 +214,16 @@ common::entity!(
     |cx, name| cx.iam().get_instance_profile().instance_profile_name(name),
     |out| out.instance_profile
 );
+
+/// The path to create the profile under; an empty one is the root, as IAM's default.
+fn path(s: &Spec) -> &str {
+    Some(s.path.as_str()).filter(|p| !p.is_empty()).unwrap_or("/")
+}
+
+/// The role the profile should hold; an empty name is none.
+fn role(s: &Spec) -> Option<&str> {
+    s.role.as_deref().filter(|r| !r.is_empty())
+}
 
 fn role_of(profile: &Described) -> Option<&str> {
     profile.roles().first().map(|r| r.role_name())

@@ -11,9 +11,10 @@ use aws_sdk_iam::operation::get_open_id_connect_provider::GetOpenIdConnectProvid
 use serde_json::{json, Value};
 
 use super::common::entity_tags;
-use super::common::{self, explain_taken, object, remove, required_str, send, Entity};
+use super::common::{self, explain_taken, object, remove, send, Entity};
 use super::tagging::{self, Tagged};
 use crate::graph::{kinds, Attrs};
+use crate::providers::spec;
 use crate::providers::sts::caller_identity;
 use crate::providers::tagged::{owned_among, Search};
 use crate::providers::tags::user_tags;
@@ -24,6 +25,9 @@ use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider
 const KIND: &str = kinds::IAM_OIDC_PROVIDER;
 
 pub struct OpenIdConnectProvider;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::iam_openid_connect_provider::OpenIdConnectProvider<String>;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::tags_of("IAM OIDC provider")];
@@ -81,7 +85,8 @@ impl Provider for OpenIdConnectProvider {
 
     /// The ARN follows from the account and the issuer URL.
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let host = issuer_host(required_str(KIND, desired.attrs, "url")?).to_string();
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let host = issuer_host(&s.url).to_string();
         let me = caller_identity::lookup(cx).await?;
         let arn = format!("arn:{}:iam::{}:oidc-provider/{host}", me.partition, me.account_id);
         Ok(common::owned::<Described>(cx, &arn).await?.map(|_| arn))
@@ -89,18 +94,15 @@ impl Provider for OpenIdConnectProvider {
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreateOpenIDConnectProvider";
-        let a = desired.attrs;
-        let url = required_str(KIND, a, "url")?;
-        let client_ids = strings(a.get("client_id_list"));
-        // Without thumbprints IAM trusts the issuer through its own CA store, which is what EKS issuers need.
-        let thumbprints = a.get("thumbprint_list").map(|v| strings(Some(v)));
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let url = s.url.as_str();
         let tags = tagging::to_iam(OP, &desired.tags())?;
         let out = send(cx, OP, &[], || {
             cx.iam()
                 .create_open_id_connect_provider()
                 .url(url)
-                .set_client_id_list(Some(client_ids.clone()))
-                .set_thumbprint_list(thumbprints.clone())
+                .set_client_id_list(Some(s.client_id_list.clone()))
+                .set_thumbprint_list(s.thumbprint_list.clone())
                 .set_tags(Some(tags.clone()))
                 .send()
         })
@@ -112,11 +114,10 @@ impl Provider for OpenIdConnectProvider {
     }
 
     async fn update(&self, cx: &Context, id: &str, _prior: &Attrs, desired: &Desired<'_>) -> Result<Applied> {
-        let a = desired.attrs;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
         let p: Described = common::existing(cx, id).await?;
         let current: BTreeSet<&str> = p.client_id_list().iter().map(String::as_str).collect();
-        let wanted = strings(a.get("client_id_list"));
-        let wanted: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
+        let wanted: BTreeSet<&str> = s.client_id_list.iter().map(String::as_str).collect();
         for client in wanted.difference(&current) {
             send(cx, "iam:AddClientIDToOpenIDConnectProvider", &[], || {
                 cx.iam()
@@ -134,8 +135,8 @@ impl Provider for OpenIdConnectProvider {
             })
             .await?;
         }
-        if let Some(thumbprints) = a.get("thumbprint_list").map(|v| strings(Some(v))) {
-            if sorted(&thumbprints) != sorted(p.thumbprint_list()) {
+        if let Some(thumbprints) = &s.thumbprint_list {
+            if sorted(thumbprints) != sorted(p.thumbprint_list()) {
                 send(cx, "iam:UpdateOpenIDConnectProviderThumbprint", &[], || {
                     let call = cx.iam().update_open_id_connect_provider_thumbprint();
                     call.open_id_connect_provider_arn(id).set_thumbprint_list(Some(thumbprints.clone())).send()

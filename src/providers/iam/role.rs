@@ -106,7 +106,8 @@ impl Provider for Role {
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        common::find_named(cx, KIND, desired, Described::role_name).await
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        common::find_named(cx, &s.name, Described::role_name).await
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {

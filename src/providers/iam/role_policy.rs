@@ -3,9 +3,10 @@
 
 use async_trait::async_trait;
 
-use super::common::{absent_if_gone, remove, required, send, OnRole};
+use super::common::{absent_if_gone, remove, send, OnRole};
 use super::{details, policy_doc};
 use crate::graph::{kinds, Attrs};
+use crate::providers::spec;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
@@ -13,6 +14,9 @@ const KIND: &str = kinds::IAM_ROLE_POLICY;
 const LINK: OnRole = OnRole { kind: KIND, sep: ':', policy: "name" };
 
 pub struct RolePolicy;
+
+/// The desired attributes, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::iam_role_policy::RolePolicy<String>;
 
 // No `find`: PutRolePolicy overwrites, so a create repeated after a lost state write does no harm.
 
@@ -89,8 +93,9 @@ fn observe(op: &str, role: &str, name: &str, doc: &str) -> Result<Observed> {
 
 async fn put(cx: &Context, a: &Attrs) -> Result<Applied> {
     const OP: &str = "iam:PutRolePolicy";
-    let (role, name) = LINK.desired(a)?;
-    let doc = policy_doc::to_aws(OP, required(KIND, a, "policy")?)?;
+    let s: Spec = spec::parse(KIND, a)?;
+    let (role, name) = (s.role.as_str(), s.name.as_str());
+    let doc = policy_doc::to_aws(OP, &s.policy)?;
     // The role may have been created a moment ago and not be visible everywhere yet.
     send(cx, OP, &["NoSuchEntity"], || {
         cx.iam().put_role_policy().role_name(role).policy_name(name).policy_document(&doc).send()

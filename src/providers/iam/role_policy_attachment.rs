@@ -6,12 +6,16 @@ use async_trait::async_trait;
 use super::common::{absent_if_gone, remove, send, OnRole};
 use super::details;
 use crate::graph::{kinds, Attrs};
+use crate::providers::spec;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
 
 const KIND: &str = kinds::IAM_ROLE_POLICY_ATTACHMENT;
 const LINK: OnRole = OnRole { kind: KIND, sep: '/', policy: "policy_arn" };
 
 pub struct RolePolicyAttachment;
+
+/// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::iam_role_policy_attachment::RolePolicyAttachment<String>;
 
 // No `find`: attaching is idempotent, so a create repeated after a lost state write does no harm.
 #[async_trait]
@@ -43,7 +47,8 @@ impl Provider for RolePolicyAttachment {
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let (role, policy_arn) = LINK.desired(desired.attrs)?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let (role, policy_arn) = (s.role.as_str(), s.policy_arn.as_str());
         // A role or policy created a moment ago may not be visible to AttachRolePolicy yet.
         send(cx, "iam:AttachRolePolicy", &["NoSuchEntity"], || {
             cx.iam().attach_role_policy().role_name(role).policy_arn(policy_arn).send()

@@ -5,10 +5,11 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use super::common::{absent_if_gone, object, required_str, send, vanished, Entity};
+use super::common::{absent_if_gone, object, send, vanished, Entity};
 use super::role::Described as Role;
 use crate::graph::{kinds, Attrs};
 use crate::providers::preflight::{quick, read};
+use crate::providers::spec;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 const KIND: &str = kinds::IAM_SERVICE_LINKED_ROLE;
@@ -24,6 +25,9 @@ const CONVENTIONAL_NAMES: &[(&str, &str)] = &[
 ];
 
 pub struct ServiceLinkedRole;
+
+/// The attributes the compiler emits ([`crate::graph::kinds`]).
+type Spec = crate::graph::kinds::iam_service_linked_role::ServiceLinkedRole;
 
 #[async_trait]
 impl Provider for ServiceLinkedRole {
@@ -41,13 +45,14 @@ impl Provider for ServiceLinkedRole {
     }
 
     async fn find(&self, cx: &Context, desired: &Desired<'_>) -> Result<Option<String>> {
-        let service = required_str(KIND, desired.attrs, "aws_service_name")?;
-        Ok(existing(cx, service).await?.map(|r| r.role_name().to_string()))
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        Ok(existing(cx, &s.aws_service_name).await?.map(|r| r.role_name().to_string()))
     }
 
     async fn create(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
         const OP: &str = "iam:CreateServiceLinkedRole";
-        let service = required_str(KIND, desired.attrs, "aws_service_name")?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let service = s.aws_service_name.as_str();
         if let Some(role) = existing(cx, service).await? {
             return Ok(applied(&role));
         }
