@@ -9,6 +9,7 @@
 //! Serialized ([`attrs`]), a spec is the resource's attributes, in the order of its fields. A kind without one yet
 //! emits `json!` attributes that its provider reads with its own `#[derive(Deserialize)]` struct.
 
+pub mod ec2_node_class;
 pub mod eks_access_entry;
 pub mod eks_addon;
 pub mod eks_cluster;
@@ -17,7 +18,11 @@ pub mod eks_pod_identity_association;
 pub mod event_rule;
 pub mod iam_policy;
 pub mod iam_role;
+pub mod in_cluster;
+pub mod karpenter_controller;
+pub mod karpenter_crds;
 pub mod kms_key;
+pub mod node_pool;
 pub mod sqs_queue;
 pub mod sqs_queue_policy;
 
@@ -126,6 +131,12 @@ mod tests {
                     kinds::EKS_POD_IDENTITY_ASSOCIATION => {
                         round_trip::<super::eks_pod_identity_association::PodIdentityAssociation<String>>(&attrs)
                     }
+                    kinds::KARPENTER_CRDS => round_trip::<super::karpenter_crds::Crds<String>>(&attrs),
+                    kinds::KARPENTER_CONTROLLER => {
+                        round_trip::<super::karpenter_controller::Controller<String>>(&attrs)
+                    }
+                    kinds::EC2_NODE_CLASS => round_trip::<super::ec2_node_class::NodeClass<String>>(&attrs),
+                    kinds::NODE_POOL => round_trip::<super::node_pool::NodePool<String>>(&attrs),
                     _ => continue,
                 };
                 let read = read.unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), r.address));
@@ -144,6 +155,10 @@ mod tests {
         assert!(seen.get(kinds::SQS_QUEUE).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::SQS_QUEUE_POLICY).is_some_and(|n| *n >= 5), "{seen:?}");
         assert!(seen.get(kinds::EVENT_RULE).is_some_and(|n| *n >= 25), "{seen:?}");
+        assert!(seen.get(kinds::KARPENTER_CRDS).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::KARPENTER_CONTROLLER).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::EC2_NODE_CLASS).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::NODE_POOL).is_some_and(|n| *n >= 5), "{seen:?}");
     }
 
     #[test]
