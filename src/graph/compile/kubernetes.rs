@@ -8,6 +8,9 @@ use super::karpenter_iam::queue_address;
 use super::{kinds, Builder};
 use crate::blueprint::crd_fields;
 use crate::blueprint::{Identity, NodeClass, NodePool, Taint};
+use crate::graph::kinds::in_cluster::ClusterAccess;
+use crate::graph::kinds::karpenter_controller::Controller;
+use crate::graph::kinds::karpenter_crds::Crds;
 use crate::graph::value::reference;
 use crate::graph::{Address, Resource};
 
@@ -15,20 +18,20 @@ pub(super) fn compile(b: &mut Builder) {
     let bp = b.bp;
     let cluster = b.cluster();
     // Every in-cluster object is reached through the cluster's endpoint and CA; a new cluster means new objects.
-    let access = json!({
-        "name": reference(&cluster, "name"),
-        "endpoint": reference(&cluster, "endpoint"),
-        "certificate_authority_data": reference(&cluster, "certificate_authority_data"),
-    });
+    let access = ClusterAccess {
+        name: reference(&cluster, "name"),
+        endpoint: reference(&cluster, "endpoint"),
+        certificate_authority_data: reference(&cluster, "certificate_authority_data"),
+    };
     let crds = b.add(
         Resource::new(
             Address::new("karpenter_crds", "main"),
             kinds::KARPENTER_CRDS,
-            json!({
-                "version": bp.karpenter.version,
-                "chart": bp.karpenter.chart,
-                "crds_dir": bp.karpenter.crds_dir,
-                "cluster": access,
+            kinds::attrs(&Crds {
+                version: bp.karpenter.version.clone(),
+                chart: bp.karpenter.chart.clone(),
+                crds_dir: bp.karpenter.crds_dir.clone(),
+                cluster: access.clone(),
             }),
         )
         .after(&Address::new("eks_access_entry", "admin")),
@@ -38,29 +41,30 @@ pub(super) fn compile(b: &mut Builder) {
     // The settings a refresh reads back from the Deployment, taken from the values the chart is rendered with,
     // so a hand edit in the cluster shows as drift and a value the user sets does not.
     let setting = |pointer: &str| values.pointer(pointer).cloned().unwrap_or(Value::Null);
+    let optional = |pointer: &str| Some(setting(pointer)).filter(|v| !v.is_null());
     let mut controller = Resource::new(
         Address::new("karpenter_controller", "main"),
         kinds::KARPENTER_CONTROLLER,
-        json!({
-            "version": bp.karpenter.version,
-            "chart": bp.karpenter.chart,
-            "namespace": bp.karpenter.namespace,
-            "kube_version": bp.cluster.version,
-            "api_versions": bp.karpenter.api_versions,
-            "rollout_timeout": bp.karpenter.rollout_timeout,
-            "replicas": setting("/replicas"),
-            "image": setting("/controller/image/repository"),
-            "log_level": setting("/logLevel"),
-            "cpu": setting("/controller/resources/limits/cpu"),
-            "memory": setting("/controller/resources/limits/memory"),
-            "cluster_name": setting("/settings/clusterName"),
-            "cluster_endpoint": setting("/settings/clusterEndpoint"),
-            "interruption_queue": setting("/settings/interruptionQueue"),
-            "service_account_role_arn": setting("/serviceAccount/annotations/eks.amazonaws.com~1role-arn"),
-            "values": values,
+        kinds::attrs(&Controller {
+            version: bp.karpenter.version.clone(),
+            chart: bp.karpenter.chart.clone(),
+            namespace: bp.karpenter.namespace.clone(),
+            kube_version: bp.cluster.version.clone(),
+            api_versions: bp.karpenter.api_versions.clone(),
+            rollout_timeout: bp.karpenter.rollout_timeout.clone(),
+            replicas: setting("/replicas"),
+            image: setting("/controller/image/repository"),
+            log_level: setting("/logLevel"),
+            cpu: setting("/controller/resources/limits/cpu"),
+            memory: setting("/controller/resources/limits/memory"),
+            cluster_name: setting("/settings/clusterName"),
+            cluster_endpoint: setting("/settings/clusterEndpoint"),
+            interruption_queue: optional("/settings/interruptionQueue"),
+            service_account_role_arn: optional("/serviceAccount/annotations/eks.amazonaws.com~1role-arn"),
+            values,
             // What a refresh reads from the Deployment's status: anything but "available" is a change to make.
-            "health": crate::kubernetes::manifests::AVAILABLE,
-            "cluster": access,
+            health: crate::kubernetes::manifests::AVAILABLE.to_string(),
+            cluster: access.clone(),
         }),
     )
     .after(&crds)
@@ -80,11 +84,11 @@ pub(super) fn compile(b: &mut Builder) {
         let mut r = Resource::new(
             Address::keyed("ec2_node_class", "main", name),
             kinds::EC2_NODE_CLASS,
-            json!({
-                "manifest": node_class_manifest(b, name, class),
+            kinds::attrs(&kinds::ec2_node_class::NodeClass {
+                manifest: node_class_manifest(b, name, class),
                 // What a refresh reads from the object's Ready condition: anything but "ready" is a change.
-                "health": crate::kubernetes::manifests::READY,
-                "cluster": access,
+                health: crate::kubernetes::manifests::READY.to_string(),
+                cluster: access.clone(),
             }),
         )
         .after(&controller)
@@ -99,10 +103,10 @@ pub(super) fn compile(b: &mut Builder) {
             Resource::new(
                 Address::keyed("node_pool", "main", name),
                 kinds::NODE_POOL,
-                json!({
-                    "manifest": node_pool_manifest(name, pool),
-                    "health": crate::kubernetes::manifests::READY,
-                    "cluster": access,
+                kinds::attrs(&kinds::node_pool::NodePool {
+                    manifest: node_pool_manifest(name, pool),
+                    health: crate::kubernetes::manifests::READY.to_string(),
+                    cluster: access.clone(),
                 }),
             )
             .after(&Address::keyed("ec2_node_class", "main", &pool.node_class))

@@ -9,6 +9,7 @@
 //! Serialized ([`attrs`]), a spec is the resource's attributes, in the order of its fields. A kind without one yet
 //! emits `json!` attributes that its provider reads with its own `#[derive(Deserialize)]` struct.
 
+pub mod ec2_node_class;
 pub mod eip;
 pub mod eks_access_entry;
 pub mod eks_addon;
@@ -25,9 +26,13 @@ pub mod iam_role;
 pub mod iam_role_policy;
 pub mod iam_role_policy_attachment;
 pub mod iam_service_linked_role;
+pub mod in_cluster;
 pub mod internet_gateway;
+pub mod karpenter_controller;
+pub mod karpenter_crds;
 pub mod kms_key;
 pub mod nat_gateway;
+pub mod node_pool;
 pub mod route;
 pub mod route_table;
 pub mod route_table_association;
@@ -210,6 +215,12 @@ mod tests {
                     kinds::EKS_POD_IDENTITY_ASSOCIATION => {
                         round_trip::<super::eks_pod_identity_association::PodIdentityAssociation<String>>(&attrs)
                     }
+                    kinds::KARPENTER_CRDS => round_trip::<super::karpenter_crds::Crds<String>>(&attrs),
+                    kinds::KARPENTER_CONTROLLER => {
+                        round_trip::<super::karpenter_controller::Controller<String>>(&attrs)
+                    }
+                    kinds::EC2_NODE_CLASS => round_trip::<super::ec2_node_class::NodeClass<String>>(&attrs),
+                    kinds::NODE_POOL => round_trip::<super::node_pool::NodePool<String>>(&attrs),
                     _ => continue,
                 };
                 let read = read.unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), r.address));
@@ -243,6 +254,10 @@ mod tests {
         assert!(seen.get(kinds::EXISTING_VPC).is_some_and(|n| *n >= 1), "{seen:?}");
         assert!(seen.get(kinds::EXISTING_SUBNET).is_some_and(|n| *n >= 6), "{seen:?}");
         assert!(seen.get(kinds::SUBNET_TAGS).is_some_and(|n| *n >= 6), "{seen:?}");
+        assert!(seen.get(kinds::KARPENTER_CRDS).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::KARPENTER_CONTROLLER).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::EC2_NODE_CLASS).is_some_and(|n| *n >= 5), "{seen:?}");
+        assert!(seen.get(kinds::NODE_POOL).is_some_and(|n| *n >= 5), "{seen:?}");
     }
 
     #[test]

@@ -14,14 +14,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::session::{ObjectRef, Session};
+use crate::graph::kinds::karpenter_controller;
+use crate::graph::kinds::Input;
 use crate::graph::{compile::kinds, Address, Attrs};
 use crate::helm::chart::Chart;
 use crate::kubernetes::manifests::{self, ControllerValues, RELEASE};
 use crate::kubernetes::oci;
+use crate::providers::spec;
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct Controller;
+
+const KIND: &str = kinds::KARPENTER_CONTROLLER;
+
+/// The attributes the compiler emits for the controller, references resolved ([`crate::graph::kinds`]).
+type Spec = karpenter_controller::Controller<String>;
 
 /// Pulling the image and passing the readiness probe takes a minute or two on a fresh node; usually less
 /// ([`DESCRIPTOR`]), which the wait expects.
@@ -52,13 +60,13 @@ pub struct ChartBundle {
 }
 
 impl ChartBundle {
-    /// Reads the chart `attrs` name.
+    /// Reads the chart `attrs` name. The cluster may not exist yet (a plan): its references stay as they are.
     pub async fn collect(attrs: &Attrs) -> Result<ChartBundle> {
-        let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-        let chart = load_chart(&text("chart"), &text("version")).await?;
+        let s: karpenter_controller::Controller<Input> = spec::parse(KIND, attrs)?;
+        let chart = load_chart(&s.chart, &s.version).await?;
         let files: BTreeMap<String, String> =
             chart.files.into_iter().filter(|(k, _)| !k.starts_with("crds/")).collect();
-        Ok(ChartBundle { chart: text("chart"), version: text("version"), sha256: files_digest(&files), files })
+        Ok(ChartBundle { chart: s.chart, version: s.version, sha256: files_digest(&files), files })
     }
 
     /// Whether the files are still those the digest was taken of.
@@ -80,22 +88,34 @@ async fn load_chart(chart: &str, version: &str) -> Result<Chart> {
     Ok(chart)
 }
 
-/// The controller's objects: the chart `attrs` names (the saved plan's, else local, cached or pulled) rendered
-/// with their values.
-async fn render(cx: &Context, attrs: &Attrs) -> Result<Vec<Value>> {
-    let settings =
-        ControllerValues::from_attrs(attrs).map_err(|e| ProviderError::new("karpenter:render", "", e.to_string()))?;
-    let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default();
-    let saved = cx.saved_chart.as_deref().filter(|b| b.chart == text("chart") && b.version == text("version"));
+/// The controller's objects: the chart `s` names (the saved plan's, else local, cached or pulled) rendered
+/// with its values.
+async fn render<R>(cx: &Context, s: &karpenter_controller::Controller<R>) -> Result<Vec<Value>> {
+    let settings = ControllerValues {
+        namespace: s.namespace.clone(),
+        kube_version: s.kube_version.clone(),
+        api_versions: s.api_versions.clone(),
+        values: s.values.clone(),
+    };
+    let saved = cx.saved_chart.as_deref().filter(|b| b.chart == s.chart && b.version == s.version);
     let chart = match saved {
         Some(bundle) => Chart::from_files(bundle.files.clone())
             .map_err(|e| ProviderError::new("karpenter:chart", "", format!("the plan's chart: {e}")))?,
-        None => load_chart(text("chart"), text("version")).await?,
+        None => load_chart(&s.chart, &s.version).await?,
     };
     manifests::controller(&chart, &settings).map_err(|e| {
         ProviderError::new("karpenter:render", "", e.to_string())
             .with_hint("check karpenter.values and karpenter.values_files against the chart's values.yaml")
     })
+}
+
+/// The controller's objects as the attributes last applied (`prior`) rendered them; none when they do not render.
+/// Their settings are read whole, as state recorded them (a refresh may have left a setting absent).
+async fn render_prior(cx: &Context, prior: &Attrs) -> Vec<Value> {
+    match spec::parse::<karpenter_controller::Controller<Input>>(KIND, prior) {
+        Ok(s) => render(cx, &s).await.unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Objects earlier kbp releases applied and the templates no longer render: gone from the render of the prior
@@ -159,7 +179,8 @@ fn rollout(d: &Value) -> Result<(), String> {
 
 impl Controller {
     async fn install(&self, cx: &Context, desired: &Desired<'_>, prior: Option<&Attrs>) -> Result<Applied> {
-        let objects = render(cx, desired.attrs).await?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let objects = render(cx, &s).await?;
         let session = Session::open(cx, desired.attrs).await?;
         for tier in 0..TIERS {
             let applies = objects.iter().filter(|o| tier_of(o) == tier).map(|o| session.apply(o));
@@ -168,7 +189,7 @@ impl Controller {
         // Objects an earlier render had and this one does not (a namespace change, a dropped role).
         if let Some(prior) = prior {
             let now: Vec<ObjectRef> = objects.iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
-            for old in render(cx, prior).await.unwrap_or_default().iter().rev() {
+            for old in render_prior(cx, prior).await.iter().rev() {
                 let r = ObjectRef::of(old)?;
                 if !now.contains(&r) {
                     session.delete(&r, false).await?;
@@ -180,12 +201,7 @@ impl Controller {
             ProviderError::new("karpenter:render", "", "Karpenter's chart rendered no Deployment")
                 .with_hint("check karpenter.chart: it must be Karpenter's chart")
         })?;
-        let timeout = desired
-            .attrs
-            .get("rollout_timeout")
-            .and_then(Value::as_str)
-            .and_then(|t| humantime::parse_duration(t).ok())
-            .unwrap_or(ROLLOUT.timeout);
+        let timeout = humantime::parse_duration(&s.rollout_timeout).unwrap_or(ROLLOUT.timeout);
         self.wait_available(&session, &namespace, &name, desired.address, Budget { timeout, ..ROLLOUT }).await?;
         Ok(Applied {
             id: format!("{namespace}/{name}"),
@@ -377,8 +393,7 @@ fn chart_version(label: &str) -> Option<&str> {
 
 /// A rollout: image pull, start, readiness.
 /// `chart` says where the chart is read, not what it is (a checkout elsewhere reads the same chart).
-const DESCRIPTOR: Descriptor =
-    Descriptor::new(kinds::KARPENTER_CONTROLLER).force_new(&["cluster"]).sources(&["chart"]).takes(20, 20, 10);
+const DESCRIPTOR: Descriptor = Descriptor::new(KIND).force_new(&["cluster"]).sources(&["chart"]).takes(20, 20, 10);
 
 #[async_trait]
 impl Provider for Controller {
@@ -422,7 +437,7 @@ impl Provider for Controller {
             session.delete_and_wait(&deployment_ref(namespace, name), true, &address(), DELETE, hint).await?;
         }
         let objects: Vec<ObjectRef> =
-            render(cx, prior).await.unwrap_or_default().iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
+            render_prior(cx, prior).await.iter().map(ObjectRef::of).collect::<Result<_, _>>()?;
         let (namespaces, rest): (Vec<ObjectRef>, Vec<ObjectRef>) =
             objects.into_iter().filter(|r| r.kind != "Deployment").partition(|r| r.kind == "Namespace");
         futures::future::try_join_all(rest.iter().map(|r| session.delete(r, false))).await?;

@@ -10,12 +10,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::session::{destroy_wait, ObjectRef, Session};
+use crate::graph::kinds::karpenter_crds::Crds;
+use crate::graph::kinds::Input;
 use crate::graph::{compile::kinds, Attrs};
 use crate::kubernetes::oci;
+use crate::providers::spec;
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
 pub(crate) struct KarpenterCrds;
+
+const KIND: &str = kinds::KARPENTER_CRDS;
+
+/// The attributes the compiler emits for the CRDs, references resolved ([`crate::graph::kinds`]).
+type Spec = Crds<String>;
 
 const CRD_API: &str = "apiextensions.k8s.io/v1";
 const CRD: &str = "CustomResourceDefinition";
@@ -36,11 +44,12 @@ pub struct CrdBundle {
 }
 
 impl CrdBundle {
-    /// Reads the CRDs `attrs` name, as [`load`] would without a bundle.
+    /// Reads the CRDs `attrs` name, as [`load`] would without a bundle. The cluster may not exist yet (a plan):
+    /// its references stay as they are.
     pub async fn collect(attrs: &Attrs) -> Result<CrdBundle> {
-        let (documents, source) = read(attrs).await?;
-        let version = attrs.get("version").and_then(Value::as_str).unwrap_or_default().to_string();
-        Ok(CrdBundle { version, source, sha256: digest(&documents), documents })
+        let s: Crds<Input> = spec::parse(KIND, attrs)?;
+        let (documents, source) = read(&s).await?;
+        Ok(CrdBundle { version: s.version, source, sha256: digest(&documents), documents })
     }
 
     /// Whether the documents are still those the digest was taken of.
@@ -55,24 +64,17 @@ fn digest(documents: &[Value]) -> String {
 
 /// The CRDs `attrs` name: those of the saved plan being applied when it carries them, else from `crds_dir` if
 /// set, else from the chart at `version`.
-pub(crate) async fn load(cx: &Context, attrs: &Attrs) -> Result<Vec<Value>> {
-    let version = attrs.get("version").and_then(Value::as_str).unwrap_or_default();
-    if let Some(bundle) = cx.saved_crds.as_deref().filter(|b| b.version == version) {
+async fn load(cx: &Context, s: &Spec) -> Result<Vec<Value>> {
+    if let Some(bundle) = cx.saved_crds.as_deref().filter(|b| b.version == s.version) {
         return Ok(bundle.documents.clone());
     }
-    read(attrs).await.map(|(crds, _)| crds)
+    read(s).await.map(|(crds, _)| crds)
 }
 
-async fn read(attrs: &Attrs) -> Result<(Vec<Value>, String)> {
-    let op = "karpenter:crds";
-    let text = |k: &str| attrs.get(k).and_then(Value::as_str);
-    let version = text("version").unwrap_or_default();
-    let (dir, chart) = (text("crds_dir"), text("chart"));
-    if dir.is_none() && chart.is_none() {
-        return Err(ProviderError::new(op, "", "neither karpenter.chart nor karpenter.crds_dir is set"));
-    }
-    let loaded = oci::release_crds(chart.unwrap_or_default(), version, dir).await;
-    loaded.map_err(|e| ProviderError::new(op, "", e.to_string()))
+/// The CRDs of `s`'s release and where they were read: `crds_dir` if set, else the chart's.
+async fn read<R>(s: &Crds<R>) -> Result<(Vec<Value>, String)> {
+    let loaded = oci::release_crds(&s.chart, &s.version, s.crds_dir.as_deref()).await;
+    loaded.map_err(|e| ProviderError::new("karpenter:crds", "", e.to_string()))
 }
 
 fn name_of(crd: &Value) -> String {
@@ -93,8 +95,9 @@ fn observed_attrs(version: Value, prior: &Attrs) -> Attrs {
 
 impl KarpenterCrds {
     async fn install(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let version = desired.attrs.get("version").cloned().unwrap_or(Value::Null);
-        let crds = load(cx, desired.attrs).await?;
+        let s: Spec = spec::parse(KIND, desired.attrs)?;
+        let version = json!(s.version);
+        let crds = load(cx, &s).await?;
         let session = Session::open(cx, desired.attrs).await?;
         let mut names = Vec::new();
         for mut crd in crds {
@@ -130,7 +133,7 @@ impl KarpenterCrds {
 #[async_trait]
 impl Provider for KarpenterCrds {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::KARPENTER_CRDS).force_new(&["cluster"]).sources(&["crds_dir", "chart"]).takes(3, 3, 3)
+        Descriptor::new(KIND).force_new(&["cluster"]).sources(&["crds_dir", "chart"]).takes(3, 3, 3)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -17,8 +17,10 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
 use super::session::{cluster_of, ObjectRef, Session, NODES_DRAIN};
+use crate::graph::kinds::{ec2_node_class::NodeClass, node_pool::NodePool};
 use crate::graph::{compile::kinds, Address, Attrs};
 use crate::kubernetes::manifests::READY;
+use crate::providers::spec;
 use crate::providers::wait::Budget;
 use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
 
@@ -29,6 +31,8 @@ pub(crate) struct CustomObject {
     /// The address type of these resources, to report waits under.
     address_type: &'static str,
     foreground: bool,
+    /// The object as the desired attributes of this kind carry it, read through the kind's spec.
+    manifest: fn(&Attrs) -> Result<Value>,
     delete_budget: Budget,
     delete_hint: &'static str,
     /// What to do about an object Karpenter counts not ready.
@@ -42,6 +46,7 @@ pub(crate) fn node_class() -> CustomObject {
         object_kind: "EC2NodeClass",
         address_type: "ec2_node_class",
         foreground: false,
+        manifest: |attrs| Ok(spec::parse::<NodeClass<String>>(kinds::EC2_NODE_CLASS, attrs)?.manifest),
         delete_budget: Budget::minutes(5),
         delete_hint: "Karpenter removes its finalizer once no node uses the class; if the controller is gone, \
                       nothing will: check `kubectl get nodeclaims` and the controller's pods",
@@ -58,6 +63,7 @@ pub(crate) fn node_pool() -> CustomObject {
         object_kind: "NodePool",
         address_type: "node_pool",
         foreground: true,
+        manifest: |attrs| Ok(spec::parse::<NodePool<String>>(kinds::NODE_POOL, attrs)?.manifest),
         delete_budget: NODES_DRAIN,
         delete_hint: "Karpenter is still draining and terminating the pool's nodes (pods with a long grace period or \
                       a PodDisruptionBudget hold them); check `kubectl get nodeclaims`",
@@ -137,7 +143,7 @@ impl CustomObject {
     }
 
     async fn apply(&self, cx: &Context, desired: &Desired<'_>) -> Result<Applied> {
-        let manifest = desired.attrs.get("manifest").cloned().unwrap_or(Value::Null);
+        let manifest = (self.manifest)(desired.attrs)?;
         let session = Session::open(cx, desired.attrs).await?;
         let stored = session.apply(&manifest).await?;
         let name = manifest["metadata"]["name"].as_str().unwrap_or_default().to_string();

@@ -10,6 +10,7 @@ use kube::discovery::Scope;
 use serde_json::Value;
 
 use crate::access::cluster::Cluster;
+use crate::graph::kinds::in_cluster::ClusterAccess;
 use crate::graph::{Address, Attrs};
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{Context, ProviderError, Result};
@@ -20,15 +21,18 @@ const WATCH_SECS: u64 = 10;
 /// The field manager of everything kbp applies.
 pub const FIELD_MANAGER: &str = "kbp";
 
-/// The cluster a resource lives in, from its `cluster` attribute (name, endpoint, CA from the EKS cluster).
+/// The cluster a resource lives in, from its `cluster` attribute ([`ClusterAccess`]: name, endpoint, CA from the
+/// EKS cluster).
 pub fn cluster_of(cx: &Context, attrs: &Attrs) -> Result<Cluster> {
-    let c = attrs.get("cluster").unwrap_or(&Value::Null);
-    let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_string);
-    match (text("name"), text("endpoint"), text("certificate_authority_data")) {
-        (Some(name), Some(endpoint), Some(ca_data)) => {
-            Ok(Cluster { name, region: cx.region.clone(), endpoint, ca_data })
-        }
-        _ => Err(ProviderError::new("kubernetes:connect", "", "the cluster's endpoint and CA are not known")
+    let c = attrs.get("cluster").cloned().unwrap_or(Value::Null);
+    match serde_json::from_value::<ClusterAccess<String>>(c) {
+        Ok(c) => Ok(Cluster {
+            name: c.name,
+            region: cx.region.clone(),
+            endpoint: c.endpoint,
+            ca_data: c.certificate_authority_data,
+        }),
+        Err(_) => Err(ProviderError::new("kubernetes:connect", "", "the cluster's endpoint and CA are not known")
             .with_hint("the EKS cluster must be created first; run `kbp apply` again")),
     }
 }

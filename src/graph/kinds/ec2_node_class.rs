@@ -1,0 +1,19 @@
+//! `k8s_ec2_node_class`: the attributes the compiler emits for one of Karpenter's EC2NodeClasses and its provider
+//! reads ([`super`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::in_cluster::ClusterAccess;
+
+/// One EC2NodeClass, applied whole as `manifest`, in the cluster `R` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeClass<R> {
+    /// The object as kbp applies it (`apiVersion`, `kind`, `metadata`, `spec`); it holds references (the
+    /// cluster security group) until the engine resolves them.
+    pub manifest: Value,
+    /// The health a refresh must find, from Karpenter's `Ready` condition, for no change to be due (`ready`).
+    pub health: String,
+    /// The cluster the object lives in.
+    pub cluster: ClusterAccess<R>,
+}

@@ -1,0 +1,54 @@
+//! `k8s_karpenter_controller`: the attributes the compiler emits for the Karpenter controller and its provider
+//! reads ([`super`]).
+//!
+//! Besides what renders the chart (`values` and the release settings), the spec names the settings a refresh
+//! reads back from the Deployment and its service account, each as the values say it: drift in the cluster
+//! shows against them. The user's values may put anything where kbp puts a number or a string (`cpu = 1`), so
+//! those are plain JSON; the four that come from other resources' outputs are `R`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::in_cluster::ClusterAccess;
+
+/// The Karpenter controller: Karpenter's chart rendered with `values` and applied in the cluster `R` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Controller<R> {
+    /// The Karpenter release (`karpenter.version`): the chart's version.
+    pub version: String,
+    /// Where the chart is: an `oci://` reference or a local directory (`karpenter.chart`).
+    pub chart: String,
+    /// The namespace the controller runs in, created by kbp unless Kubernetes owns it.
+    pub namespace: String,
+    /// The cluster's Kubernetes version, as the chart sees it (`.Capabilities.KubeVersion`).
+    pub kube_version: String,
+    /// The API versions the chart may test for (`.Capabilities.APIVersions`).
+    pub api_versions: Vec<String>,
+    /// How long to wait for the Deployment to become available, a duration (`10m`).
+    pub rollout_timeout: String,
+    /// The Deployment's replicas, as the values say (`/replicas`).
+    pub replicas: Value,
+    /// The controller image's repository, as the values say (`/controller/image/repository`).
+    pub image: Value,
+    /// The controller's log level, as the values say (`/logLevel`).
+    pub log_level: Value,
+    /// The controller container's CPU limit, as the values say.
+    pub cpu: Value,
+    /// The controller container's memory limit, as the values say.
+    pub memory: Value,
+    /// The EKS cluster Karpenter launches nodes for (`/settings/clusterName`).
+    pub cluster_name: R,
+    /// The endpoint Karpenter's nodes join the cluster at (`/settings/clusterEndpoint`).
+    pub cluster_endpoint: R,
+    /// The SQS queue Karpenter reads interruption events from; none without interruption handling.
+    pub interruption_queue: Option<R>,
+    /// The IAM role of the controller's service account (IRSA); none with EKS Pod Identity.
+    pub service_account_role_arn: Option<R>,
+    /// The chart's values, layered: what kbp sets, then the user's values files and inline values. It holds
+    /// references (the cluster, the queue, the role) until the engine resolves them.
+    pub values: Value,
+    /// The Deployment's health a refresh must find for no change to be due (`available`).
+    pub health: String,
+    /// The cluster the controller is installed in.
+    pub cluster: ClusterAccess<R>,
+}
