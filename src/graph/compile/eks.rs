@@ -35,7 +35,7 @@ pub(super) fn compile(b: &mut Builder) {
             // EC2 takes only `a-zA-Z0-9`, spaces and `._-:/()#,@[]+=&;{}!$*` in a VPC security group's description.
             description: format!("EKS nodes of cluster {name}, selected by Karpenter EC2NodeClasses"),
             vpc_id: reference(&b.vpc(), "id"),
-            tags: b.tag_map(&[&discovery], Some(&format!("{name}-node"))),
+            tags: b.tags(&[&discovery], Some(&format!("{name}-node"))),
         }),
     ));
 
@@ -49,7 +49,7 @@ pub(super) fn compile(b: &mut Builder) {
                 description: Some(format!("Envelope encryption of Kubernetes secrets of EKS cluster {name}")),
                 enable_key_rotation: true,
                 deletion_window_in_days: 7,
-                tags: b.tag_map(&[], None),
+                tags: b.tags(&[], None),
             }),
         ))
     });
@@ -73,7 +73,7 @@ pub(super) fn compile(b: &mut Builder) {
                 authentication_mode: "API".to_string(),
                 log_types: Some(bp.cluster.log_types.clone()),
                 encryption_key_arn: secrets_key.as_ref().map(|k| reference(k, "arn")),
-                tags: b.tag_map(&[], None),
+                tags: b.tags(&[], None),
             }),
         )
         .after(&Address::keyed("iam_role_policy_attachment", "cluster", "AmazonEKSClusterPolicy")),
@@ -90,7 +90,7 @@ pub(super) fn compile(b: &mut Builder) {
             namespace_policies: BTreeMap::new(),
             username: None,
             kubernetes_groups: Vec::new(),
-            tags: b.tag_map(&[], None),
+            tags: b.tags(&[], None),
         }),
     ));
     // One entry per principal, of one type: validation keeps the node classes all Linux or all Windows.
@@ -106,7 +106,7 @@ pub(super) fn compile(b: &mut Builder) {
             namespace_policies: BTreeMap::new(),
             username: None,
             kubernetes_groups: Vec::new(),
-            tags: b.tag_map(&[], None),
+            tags: b.tags(&[], None),
         }),
     ));
     // The blueprint's own entries, by principal.
@@ -125,7 +125,7 @@ pub(super) fn compile(b: &mut Builder) {
                 namespace_policies: namespaced,
                 username: e.username.clone(),
                 kubernetes_groups: e.kubernetes_groups.clone(),
-                tags: b.tag_map(&[], None),
+                tags: b.tags(&[], None),
             }),
         )
         .from_fields("", &[&field])
@@ -184,7 +184,7 @@ pub(super) fn compile(b: &mut Builder) {
                     .then_some(1)),
                 max_unavailable_percentage: ng.update_config.max_unavailable_percentage.map(count),
             }),
-            tags: b.tag_map(&[], None),
+            tags: b.tags(&[], None),
         }),
     );
     node_group.depends_on = ng_deps;
@@ -225,7 +225,7 @@ pub(super) fn compile(b: &mut Builder) {
                     &ng.taints,
                 )),
                 resolve_conflicts: Some("OVERWRITE".to_string()),
-                tags: b.tag_map(&[], None),
+                tags: b.tags(&[], None),
             }),
         );
         r = r.from_fields("kubernetes_version", &["cluster.version"]);
@@ -245,7 +245,7 @@ pub(super) fn compile(b: &mut Builder) {
                 namespace: bp.karpenter.namespace.clone(),
                 service_account: "karpenter".to_string(),
                 role_arn: reference(&role_address("karpenter_controller"), "arn"),
-                tags: b.tag_map(&[], None),
+                tags: b.tags(&[], None),
             }),
         );
         if bp.addons.contains_key("eks-pod-identity-agent") {

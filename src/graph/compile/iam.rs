@@ -65,7 +65,7 @@ fn role(b: &Builder, address_name: &str, role_name: &str, trust: Value) -> Resou
             description: Some(format!("kbp stack {}: {}", b.cluster_name(), address_name.replace('_', " "))),
             assume_role_policy: trust,
             max_session_duration: Some(3600),
-            tags: b.tag_map(&[], None),
+            tags: b.tags(&[], None),
         }),
     )
 }
@@ -139,7 +139,7 @@ fn irsa_trust(b: &mut Builder) -> Value {
             url: reference(&b.cluster(), "oidc_issuer"),
             client_id_list: vec!["sts.amazonaws.com".to_string()],
             thumbprint_list: None,
-            tags: b.tag_map(&[], None),
+            tags: b.tags(&[], None),
         }),
     ));
     let issuer = reference(&oidc, "issuer_host");

@@ -42,7 +42,7 @@ pub(super) fn compile(b: &mut Builder) {
             name: name.clone(),
             message_retention_seconds: 300,
             sqs_managed_sse_enabled: true,
-            tags: b.tag_map(&[], None),
+            tags: b.tags(&[], None),
         }),
     ));
     let queue_arn = reference(&queue, "arn");
@@ -60,7 +60,7 @@ pub(super) fn compile(b: &mut Builder) {
                 state: "ENABLED".to_string(),
                 target_id: "KarpenterInterruptionQueueTarget".to_string(),
                 target_arn: queue_arn.clone(),
-                tags: b.tag_map(&[], None),
+                tags: b.tags(&[], None),
             }),
         ));
         rule_arns.push(reference(&rule, "arn"));

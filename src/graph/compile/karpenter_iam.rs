@@ -140,7 +140,7 @@ pub(super) fn compile(b: &mut Builder) {
                 path: "/".to_string(),
                 description: Some(format!("Karpenter controller permissions ({key}) for cluster {}", b.cluster_name())),
                 policy: document(b, template),
-                tags: b.tag_map(&[], None),
+                tags: b.tags(&[], None),
             }),
         ));
         b.add(attachment(

@@ -92,12 +92,7 @@ impl<'a> Builder<'a> {
     }
 
     /// `cluster.tags` plus `extra`, plus a `Name` tag when `name` is given.
-    pub(crate) fn tags(&self, extra: &[&BTreeMap<String, String>], name: Option<&str>) -> Value {
-        json!(self.tag_map(extra, name))
-    }
-
-    /// [`Builder::tags`] as a map, for a typed spec ([`crate::graph::kinds`]).
-    pub(crate) fn tag_map(&self, extra: &[&BTreeMap<String, String>], name: Option<&str>) -> BTreeMap<String, String> {
+    pub(crate) fn tags(&self, extra: &[&BTreeMap<String, String>], name: Option<&str>) -> BTreeMap<String, String> {
         let mut t: BTreeMap<String, String> = self.bp.cluster.tags.clone();
         for e in extra {
             t.extend(e.iter().map(|(k, v)| (k.clone(), v.clone())));

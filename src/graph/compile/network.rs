@@ -129,7 +129,7 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
             cidr_block: v.cidr.to_string(),
             enable_dns_support: true,
             enable_dns_hostnames: v.enable_dns_hostnames,
-            tags: b.tag_map(&[vpc_tags], Some(&name)),
+            tags: b.tags(&[vpc_tags], Some(&name)),
         }),
     ));
     let vpc_id = reference(&vpc, "id");
@@ -139,14 +139,14 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
     let igw = b.add(Resource::new(
         Address::new("internet_gateway", "main"),
         kinds::INTERNET_GATEWAY,
-        kinds::attrs(&InternetGateway { vpc_id: vpc_id.clone(), tags: b.tag_map(&[vpc_tags], Some(&name)) }),
+        kinds::attrs(&InternetGateway { vpc_id: vpc_id.clone(), tags: b.tags(&[vpc_tags], Some(&name)) }),
     ));
     let public_rt = b.add(Resource::new(
         Address::new("route_table", "public"),
         kinds::ROUTE_TABLE,
         kinds::attrs(&RouteTable {
             vpc_id: vpc_id.clone(),
-            tags: b.tag_map(&[vpc_tags], Some(&format!("{name}-public"))),
+            tags: b.tags(&[vpc_tags], Some(&format!("{name}-public"))),
         }),
     ));
     b.add(route(Address::new("route", "public_internet"), &public_rt, Via::InternetGateway(reference(&igw, "id"))));
@@ -174,7 +174,7 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
             kinds::ROUTE_TABLE,
             kinds::attrs(&RouteTable {
                 vpc_id: vpc_id.clone(),
-                tags: b.tag_map(&[vpc_tags], Some(&format!("{name}-private-{az}"))),
+                tags: b.tags(&[vpc_tags], Some(&format!("{name}-private-{az}"))),
             }),
         ));
         b.add(association(Address::keyed("route_table_association", "private", az), &private, &private_rt));
@@ -186,7 +186,7 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
                     kinds::EIP,
                     kinds::attrs(&Eip {
                         domain: "vpc".to_string(),
-                        tags: b.tag_map(&[vpc_tags], Some(&format!("{name}-nat-{az}"))),
+                        tags: b.tags(&[vpc_tags], Some(&format!("{name}-nat-{az}"))),
                     }),
                 )
                 // An EIP in a VPC needs the VPC's internet gateway attached before it can be used.
@@ -199,7 +199,7 @@ fn managed(b: &mut Builder, v: &ManagedNetwork) {
                     subnet_id: reference(&public, "id"),
                     allocation_id: Some(reference(&eip, "id")),
                     connectivity_type: "public".to_string(),
-                    tags: b.tag_map(&[vpc_tags], Some(&format!("{name}-{az}"))),
+                    tags: b.tags(&[vpc_tags], Some(&format!("{name}-{az}"))),
                 }),
             ));
         }
@@ -232,7 +232,7 @@ fn subnet(
             cidr_block: cidr,
             availability_zone: az.to_string(),
             map_public_ip_on_launch: tier == "public",
-            tags: b.tag_map(tags, Some(&name)),
+            tags: b.tags(tags, Some(&name)),
         }),
     )
 }
