@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::blueprint::{chart_values, Loaded};
+use crate::graph::kinds::karpenter_controller::Controller;
 use crate::graph::value::resolve;
 use crate::graph::{kinds, ResourceGraph};
 use crate::kubernetes::{manifests, oci};
@@ -21,9 +22,9 @@ pub fn check(loaded: &mut Loaded, graph: &ResourceGraph) {
     let Some(controller) = graph.in_order().into_iter().find(|r| r.kind == kinds::KARPENTER_CONTROLLER) else { return };
     let attrs = resolve(&Value::Object(controller.attrs.clone()), &|_: &crate::graph::Address, _: &str| None).0;
     let Some(attrs) = attrs.as_object() else { return };
-    let rendered = manifests::ControllerValues::from_attrs(attrs)
+    let rendered = Controller::read(attrs)
         .map_err(|e| e.to_string())
-        .and_then(|settings| manifests::controller(&chart, &settings).map_err(|e| e.to_string()));
+        .and_then(|s| manifests::controller(&chart, &s.chart_settings()).map_err(|e| e.to_string()));
     match rendered {
         Ok(objects) => {
             let pod = objects.iter().find(|o| o["kind"] == "Deployment").map(|d| &d["spec"]["template"]["spec"]);

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::args::{Global, RenderArgs};
 use super::common;
 use crate::graph::kinds;
+use crate::graph::kinds::karpenter_controller::Controller;
 use crate::graph::value::{resolve, UNKNOWN};
 use crate::graph::Attrs;
 use crate::kubernetes::{manifests, validate};
@@ -50,10 +51,9 @@ pub(super) async fn run(a: RenderArgs, g: &Global) -> u8 {
         };
         let mut objects: Vec<Value> = crds.clone().unwrap_or_default();
         for attrs in attrs_of(kinds::KARPENTER_CONTROLLER) {
-            let settings = manifests::ControllerValues::from_attrs(&attrs)?;
-            let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-            let (chart, _) = crate::kubernetes::oci::release_chart(&text("chart"), &text("version")).await?;
-            objects.extend(manifests::controller(&chart, &settings)?);
+            let s = Controller::read(&attrs)?;
+            let (chart, _) = crate::kubernetes::oci::release_chart(&s.chart, &s.version).await?;
+            objects.extend(manifests::controller(&chart, &s.chart_settings())?);
         }
         for kind in [kinds::EC2_NODE_CLASS, kinds::NODE_POOL] {
             objects.extend(attrs_of(kind).into_iter().filter_map(|attrs| attrs.get("manifest").cloned()));
@@ -75,10 +75,10 @@ pub(super) async fn run(a: RenderArgs, g: &Global) -> u8 {
 /// The controller's chart values as a Helm values file, headed by the `helm template` command that renders the
 /// same objects from them (the namespace kbp creates aside: `helm --create-namespace` does not render it).
 fn chart_values(attrs: &Attrs) -> anyhow::Result<String> {
-    let settings = manifests::ControllerValues::from_attrs(attrs)?;
-    let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-    let chart = text("chart");
-    let version = if chart.starts_with("oci://") { format!(" --version {}", text("version")) } else { String::new() };
+    let s = Controller::read(attrs)?;
+    let settings = s.chart_settings();
+    let chart = &s.chart;
+    let version = if chart.starts_with("oci://") { format!(" --version {}", s.version) } else { String::new() };
     let apis: String = settings.api_versions.iter().map(|v| format!(" --api-versions {v}")).collect();
     Ok(format!(
         "# The values kbp gives Karpenter's chart. The same controller, rendered by Helm:\n\

@@ -26,12 +26,9 @@ pub const READY: &str = "ready";
 /// Namespaces Kubernetes itself owns: kbp puts the controller in them but never creates or deletes them.
 const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "default", "kube-public", "kube-node-lease"];
 
-/// Why the controller's manifests could not be rendered from the `karpenter_controller` resource's attributes.
+/// Why the controller's manifests could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    /// An attribute the rendering needs (named) is absent from the resource.
-    #[error("the controller settings are incomplete: `{0}` is missing")]
-    Missing(&'static str),
     /// The chart failed to render with these values (the chart error, as text).
     #[error("Karpenter's chart does not render: {0}")]
     Chart(String),
@@ -48,24 +45,6 @@ pub struct ControllerValues {
     pub api_versions: Vec<String>,
     /// The chart's values, layered (what kbp sets, then the user's); no references left.
     pub values: Value,
-}
-
-impl ControllerValues {
-    /// Reads the values out of the resource's attributes; only `values` and `namespace` are required.
-    pub fn from_attrs(attrs: &Attrs) -> Result<Self, RenderError> {
-        let text = |key: &'static str| attrs.get(key).and_then(Value::as_str).map(str::to_string);
-        let values = attrs.get("values").cloned().ok_or(RenderError::Missing("values"))?;
-        Ok(ControllerValues {
-            namespace: text("namespace").ok_or(RenderError::Missing("namespace"))?,
-            kube_version: text("kube_version").unwrap_or_else(|| "1.33".into()),
-            api_versions: attrs
-                .get("api_versions")
-                .and_then(Value::as_array)
-                .map(|v| v.iter().filter_map(Value::as_str).map(str::to_string).collect())
-                .unwrap_or_default(),
-            values,
-        })
-    }
 }
 
 /// Every object of the controller, in install order: the namespace kbp creates (if any), then the chart's.

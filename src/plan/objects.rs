@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::{Action, AttrChange, Plan};
 use crate::graph::compile::kinds;
+use crate::graph::kinds::karpenter_controller::Controller;
 use crate::graph::value::resolve;
 use crate::kubernetes::{manifests, oci};
 use crate::state::State;
@@ -48,14 +49,13 @@ pub async fn attach(p: &mut Plan, state: &State) {
 
 /// The controller's objects for `attrs`, the chart read offline (or, for the desired attributes, pulled).
 async fn render(attrs: &manifests::Attrs, may_pull: bool) -> Option<Vec<Value>> {
-    let text = |key: &str| attrs.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-    let chart = match oci::offline_chart(&text("chart"), &text("version")) {
+    let s = Controller::read(attrs).ok()?;
+    let chart = match oci::offline_chart(&s.chart, &s.version) {
         Ok(Some((chart, _))) => chart,
-        _ if may_pull => oci::release_chart(&text("chart"), &text("version")).await.ok()?.0,
+        _ if may_pull => oci::release_chart(&s.chart, &s.version).await.ok()?.0,
         _ => return None,
     };
-    let settings = manifests::ControllerValues::from_attrs(attrs).ok()?;
-    manifests::controller(&chart, &settings).ok()
+    manifests::controller(&chart, &s.chart_settings()).ok()
 }
 
 fn name_of(object: &Value) -> String {

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::in_cluster::ClusterAccess;
+use crate::graph::Attrs;
+use crate::kubernetes::manifests::ControllerValues;
 
 /// The Karpenter controller: Karpenter's chart rendered with `values` and applied in the cluster `R` names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,4 +53,52 @@ pub struct Controller<R> {
     pub health: String,
     /// The cluster the controller is installed in.
     pub cluster: ClusterAccess<R>,
+}
+
+impl<R> Controller<R> {
+    /// What Karpenter's chart is rendered with ([`crate::kubernetes::manifests::controller`]).
+    pub fn chart_settings(&self) -> ControllerValues {
+        ControllerValues {
+            namespace: self.namespace.clone(),
+            kube_version: self.kube_version.clone(),
+            api_versions: self.api_versions.clone(),
+            values: self.values.clone(),
+        }
+    }
+}
+
+impl Controller<super::Input> {
+    /// A controller resource's attributes read as its spec, references left as they are: a plan renders the
+    /// chart before the cluster exists.
+    pub fn read(attrs: &Attrs) -> Result<Self, serde_json::Error> {
+        serde_json::from_value(Value::Object(attrs.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compiled() -> Attrs {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
+        let bp = crate::blueprint::load(&dir.join("minimal.toml"), &["cluster.version=1.34".to_string()]).unwrap();
+        let graph = crate::graph::compile(&bp).unwrap();
+        let r = graph.resources().find(|r| r.kind == super::super::KARPENTER_CONTROLLER).unwrap();
+        r.attrs.clone()
+    }
+
+    #[test]
+    fn the_chart_is_rendered_for_the_clusters_kubernetes_version() {
+        let s = Controller::read(&compiled()).unwrap();
+        assert_eq!(s.chart_settings().kube_version, "1.34");
+        assert_eq!(s.chart_settings().values, s.values);
+    }
+
+    #[test]
+    fn a_controller_without_its_kubernetes_version_is_refused_rather_than_rendered_for_another() {
+        let mut attrs = compiled();
+        attrs.remove("kube_version");
+        let e = Controller::read(&attrs).unwrap_err();
+        assert!(e.to_string().contains("kube_version"), "{e}");
+    }
 }

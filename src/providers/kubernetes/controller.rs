@@ -18,7 +18,7 @@ use crate::graph::kinds::karpenter_controller;
 use crate::graph::kinds::Input;
 use crate::graph::{compile::kinds, Address, Attrs};
 use crate::helm::chart::Chart;
-use crate::kubernetes::manifests::{self, ControllerValues, RELEASE};
+use crate::kubernetes::manifests::{self, RELEASE};
 use crate::kubernetes::oci;
 use crate::providers::spec;
 use crate::providers::wait::{Budget, Poll, Wait};
@@ -91,12 +91,7 @@ async fn load_chart(chart: &str, version: &str) -> Result<Chart> {
 /// The controller's objects: the chart `s` names (the saved plan's, else local, cached or pulled) rendered
 /// with its values.
 async fn render<R>(cx: &Context, s: &karpenter_controller::Controller<R>) -> Result<Vec<Value>> {
-    let settings = ControllerValues {
-        namespace: s.namespace.clone(),
-        kube_version: s.kube_version.clone(),
-        api_versions: s.api_versions.clone(),
-        values: s.values.clone(),
-    };
+    let settings = s.chart_settings();
     let saved = cx.saved_chart.as_deref().filter(|b| b.chart == s.chart && b.version == s.version);
     let chart = match saved {
         Some(bundle) => Chart::from_files(bundle.files.clone())
@@ -478,7 +473,12 @@ mod tests {
     }
 
     fn rendered(attrs: &Attrs) -> Vec<Value> {
-        let settings = ControllerValues::from_attrs(attrs).unwrap();
+        let settings = manifests::ControllerValues {
+            namespace: attrs["namespace"].as_str().unwrap().to_string(),
+            kube_version: attrs["kube_version"].as_str().unwrap().to_string(),
+            api_versions: Vec::new(),
+            values: attrs["values"].clone(),
+        };
         manifests::controller(&crate::kubernetes::fixtures::karpenter_chart(), &settings).unwrap()
     }
 
