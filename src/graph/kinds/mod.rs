@@ -6,8 +6,8 @@
 //! spec is generic over `R`, the type of a value that may come from another resource's output: the compiler
 //! fills it with [`Input`] (a literal, or a reference the engine resolves, [`crate::graph::value::reference`]);
 //! the provider reads it with the resolved type (`String`) through [`crate::providers::spec::parse`].
-//! Serialized ([`attrs`]), a spec is the resource's attributes, in the order of its fields. A kind without one yet
-//! emits `json!` attributes that its provider reads with its own `#[derive(Deserialize)]` struct.
+//! Serialized ([`attrs`]), a spec is the resource's attributes, in the order of its fields. Every kind the
+//! compiler emits has one; the kinds kbp only finds and deletes (what Karpenter launched) need none.
 
 pub mod ec2_node_class;
 pub mod eip;
