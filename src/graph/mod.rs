@@ -133,7 +133,12 @@ pub enum GraphError {
     Duplicate(Address),
     /// A reference names a resource the graph lacks.
     #[error("{from} references {to}, which is not in the graph")]
-    Dangling { from: String, to: String },
+    Dangling {
+        /// The resource that holds the reference.
+        from: String,
+        /// The address it names.
+        to: String,
+    },
     /// Resources depend on each other in a circle.
     #[error("dependency cycle through {0}")]
     Cycle(Address),

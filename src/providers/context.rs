@@ -176,7 +176,8 @@ impl Context {
 macro_rules! clients {
     ($($service:ident: $sdk:ident),* $(,)?) => {
         impl Context {
-            $(pub fn $service(&self) -> &$sdk::Client {
+            $(#[doc = concat!("The `", stringify!($sdk), "` client.")]
+            pub fn $service(&self) -> &$sdk::Client {
                 self.$service.get_or_init(|| crate::aws_client!($sdk, &self.sdk))
             })*
         }

@@ -135,6 +135,7 @@ pub const MAX_TAINTS: usize = 50;
 /// A value kbp would send that AWS would refuse.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
+    /// The resource whose attribute AWS would refuse.
     pub address: Address,
     /// Where in the resource's attributes (`name`, `tags`, `tags.team`, `taints[2].key`): the graph maps it back
     /// to the blueprint field it came from ([`crate::graph::Resource::origin`]).
@@ -142,6 +143,7 @@ pub struct Finding {
     /// What is wrong, without the resource (the caller names it), so that one problem of many resources
     /// (`cluster.tags` on each) is reported once.
     pub message: String,
+    /// What to change in the blueprint so AWS accepts it.
     pub hint: String,
     /// For a count that differs between resources (tags per resource): the count, so the largest is reported.
     pub count: Option<usize>,

@@ -35,6 +35,7 @@ use crate::providers::Result;
 
 /// One look at a resource being waited on.
 pub enum Poll<T> {
+    /// There: the value the wait returns.
     Done(T),
     /// Not there yet; the string says what was seen (a state, an error message) for the progress report.
     Pending(String),
@@ -53,8 +54,11 @@ pub const EARLY: f64 = 1.0 / 3.0;
 /// (a fast API or an emulator answers within a second), and where [`LAG`] rules at most every `max_interval`.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
+    /// How long to wait before giving up.
     pub timeout: Duration,
+    /// The shortest interval between looks.
     pub first_interval: Duration,
+    /// The longest interval between looks where [`LAG`] rules.
     pub max_interval: Duration,
     /// How long what is waited for usually takes ([`Budget::expecting`]); `None`: [`LAG`] rules throughout.
     pub expected: Option<Duration>,
@@ -63,8 +67,11 @@ pub struct Budget {
 /// A kind's budgets for its create, update and delete ([`Budget::for_each`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Budgets {
+    /// For a create.
     pub create: Budget,
+    /// For an update.
     pub update: Budget,
+    /// For a delete.
     pub delete: Budget,
 }
 
@@ -137,6 +144,7 @@ pub struct Wait<'a> {
 }
 
 impl<'a> Wait<'a> {
+    /// A wait on `what` (for messages) under `operation` (for errors), for at most `budget`.
     pub fn new(operation: &'a str, what: &'a str, budget: Budget) -> Self {
         Wait { operation, what, budget, report: None }
     }

@@ -18,7 +18,9 @@ pub enum Asked {
 
 /// Why the list did not come: the error, and whether the request timed out.
 pub struct Unanswered {
+    /// What the call failed with.
     pub error: ProviderError,
+    /// Whether it failed because the time allowed ran out (rather than an answer that refused it).
     pub timed_out: bool,
 }
 

@@ -89,7 +89,9 @@ fn wildcard_safe(value: &str) -> String {
 
 /// An EC2 description with tags and an ID, which [`adopt`] can pick from.
 pub trait Tagged {
+    /// The tags EC2 reports for the resource.
     fn tag_list(&self) -> &[Tag];
+    /// The resource's ID, if EC2 reported one.
     fn resource_id(&self) -> Option<&str>;
 }
 

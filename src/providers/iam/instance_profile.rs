@@ -25,6 +25,7 @@ use crate::providers::{
 
 const KIND: &str = kinds::IAM_INSTANCE_PROFILE;
 
+/// The provider of `aws_iam_instance_profile`.
 pub struct InstanceProfile;
 
 /// The desired attributes, references resolved ([`crate::graph::kinds`]).

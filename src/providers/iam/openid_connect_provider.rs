@@ -24,6 +24,7 @@ use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider
 
 const KIND: &str = kinds::IAM_OIDC_PROVIDER;
 
+/// The provider of `aws_iam_openid_connect_provider`: the cluster's OIDC issuer, registered for IRSA.
 pub struct OpenIdConnectProvider;
 
 /// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).

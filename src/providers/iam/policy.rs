@@ -27,6 +27,7 @@ const KIND: &str = kinds::IAM_POLICY;
 /// IAM's limit of versions per managed policy.
 const MAX_VERSIONS: usize = 5;
 
+/// The provider of `aws_iam_policy`: a customer-managed policy.
 pub struct Policy;
 
 /// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).

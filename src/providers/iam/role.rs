@@ -29,6 +29,7 @@ const DEFAULT_MAX_SESSION: i32 = 3600;
 /// code, so that a truly malformed document still fails at once.
 const PRINCIPAL_NOT_YET_VISIBLE: &str = "MalformedPolicyDocument.InvalidPrincipal";
 
+/// The provider of `aws_iam_role`.
 pub struct Role;
 
 /// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).

@@ -13,6 +13,7 @@ use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider
 const KIND: &str = kinds::IAM_ROLE_POLICY;
 const LINK: OnRole = OnRole { kind: KIND, sep: ':', policy: "name" };
 
+/// The provider of `aws_iam_role_policy`: a policy embedded in a role.
 pub struct RolePolicy;
 
 /// The desired attributes, references resolved ([`crate::graph::kinds`]).

@@ -12,6 +12,7 @@ use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider
 const KIND: &str = kinds::IAM_ROLE_POLICY_ATTACHMENT;
 const LINK: OnRole = OnRole { kind: KIND, sep: '/', policy: "policy_arn" };
 
+/// The provider of `aws_iam_role_policy_attachment`: a managed policy attached to a role.
 pub struct RolePolicyAttachment;
 
 /// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).

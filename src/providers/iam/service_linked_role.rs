@@ -24,6 +24,7 @@ const CONVENTIONAL_NAMES: &[(&str, &str)] = &[
     ("autoscaling.amazonaws.com", "AWSServiceRoleForAutoScaling"),
 ];
 
+/// The provider of `aws_iam_service_linked_role`.
 pub struct ServiceLinkedRole;
 
 /// The attributes the compiler emits ([`crate::graph::kinds`]).

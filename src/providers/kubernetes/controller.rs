@@ -53,9 +53,11 @@ fn address() -> Address {
 pub struct ChartBundle {
     /// `karpenter.chart` and `karpenter.version` when the plan was made.
     pub chart: String,
+    /// The release the files are of (`karpenter.version`).
     pub version: String,
     /// SHA-256 of `files` as JSON: a plan file edited or cut short is refused before anything changes.
     pub sha256: String,
+    /// The chart's files by path, its CRDs left out (they are the CRDs' resource's): what the plan renders from.
     pub files: BTreeMap<String, String>,
 }
 

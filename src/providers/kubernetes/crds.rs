@@ -40,6 +40,7 @@ pub struct CrdBundle {
     pub source: String,
     /// SHA-256 of `documents` as JSON: a plan file edited or cut short is refused before anything changes.
     pub sha256: String,
+    /// The CRD manifests, each as JSON.
     pub documents: Vec<Value>,
 }
 

@@ -40,13 +40,18 @@ pub fn cluster_of(cx: &Context, attrs: &Attrs) -> Result<Cluster> {
 /// A reference to one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectRef {
+    /// The object's `apiVersion` (`v1`, `karpenter.sh/v1`).
     pub api_version: String,
+    /// The object's `kind`.
     pub kind: String,
+    /// The object's namespace; `None` for a cluster-scoped object.
     pub namespace: Option<String>,
+    /// The object's name.
     pub name: String,
 }
 
 impl ObjectRef {
+    /// The reference to a manifest; an error if it lacks `apiVersion`, `kind` or `metadata.name`.
     pub fn of(object: &Value) -> Result<Self> {
         let text = |v: &Value| v.as_str().map(str::to_string);
         match (text(&object["apiVersion"]), text(&object["kind"]), text(&object["metadata"]["name"])) {
@@ -61,6 +66,7 @@ impl ObjectRef {
         }
     }
 
+    /// A reference from its parts.
     pub fn new(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Self {
         ObjectRef {
             api_version: api_version.into(),
@@ -87,8 +93,11 @@ impl std::fmt::Display for ObjectRef {
     }
 }
 
+/// A connection to one cluster's API server, through which the Kubernetes providers read, apply and delete.
 pub struct Session<'a> {
+    /// The run's context: its region, its credentials, and where waits are reported.
     pub cx: &'a Context,
+    /// The client, authenticated for the cluster.
     pub client: kube::Client,
     /// The cluster's name, under which the context remembers what it serves.
     cluster: String,
@@ -147,6 +156,7 @@ impl<'a> Session<'a> {
         serde_json::to_value(applied).map_err(|e| ProviderError::new(op, "", e.to_string()))
     }
 
+    /// The object `r` names as the API server has it; `None` when there is none.
     pub async fn get(&self, r: &ObjectRef) -> Result<Option<Value>> {
         let op = "kubernetes:get";
         let Some(api) = self.api(r, op).await? else { return Ok(None) };

@@ -14,13 +14,17 @@ const OP: &str = "sts:GetCallerIdentity";
 /// Who kbp runs as.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Identity {
+    /// The 12-digit account ID.
     pub account_id: String,
+    /// The ARN of the calling user or assumed role.
     pub arn: String,
+    /// The unique ID of the calling principal.
     pub user_id: String,
     /// `aws`, `aws-cn` or `aws-us-gov`: the second field of every ARN in this account.
     pub partition: String,
 }
 
+/// The provider of `aws_caller_identity`: read, never made.
 pub struct CallerIdentity;
 
 #[async_trait]
