@@ -6,10 +6,13 @@
 //! a refresh sees which version is installed.
 
 use async_trait::async_trait;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::runtime::wait::{conditions, Condition};
+use kube::Api;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::session::{destroy_wait, ObjectRef, Session};
+use super::session::{destroy_wait, error, ObjectRef, Session};
 use crate::graph::kinds::karpenter_crds::Crds;
 use crate::graph::kinds::Input;
 use crate::graph::{compile::kinds, Attrs};
@@ -82,12 +85,6 @@ fn name_of(crd: &Value) -> String {
     crd["metadata"]["name"].as_str().unwrap_or_default().to_string()
 }
 
-fn established(crd: &Value) -> bool {
-    crd["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
-}
-
 fn observed_attrs(version: Value, prior: &Attrs) -> Attrs {
     let mut attrs = prior.clone();
     attrs.insert("version".into(), version);
@@ -110,14 +107,17 @@ impl KarpenterCrds {
             session.apply(&crd).await?;
             names.push(name_of(&crd));
         }
+        // Read typed, judged by kube-runtime's own condition, waited on under kbp's budget and progress report.
+        let api: Api<CustomResourceDefinition> = Api::all(session.client.clone());
         for name in &names {
             let r = ObjectRef::new(CRD_API, CRD, None, name);
             let what = format!("CRD {name} to be established");
             Wait::new("kubernetes:apply", &what, Budget::minutes(2))
                 .reporting(cx, Some(desired.address))
                 .until(|| async {
-                    Ok(match session.get(&r).await? {
-                        Some(crd) if established(&crd) => Poll::Done(()),
+                    let crd = api.get_opt(name).await.map_err(|e| error("kubernetes:get", &r, e))?;
+                    Ok(match crd {
+                        _ if conditions::is_crd_established().matches_object(crd.as_ref()) => Poll::Done(()),
                         Some(_) => Poll::Pending("not established yet".into()),
                         None => Poll::Pending("not found".into()),
                     })

@@ -7,6 +7,7 @@ use std::time::Duration;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PropagationPolicy};
 use kube::core::GroupVersionKind;
 use kube::discovery::Scope;
+use kube::runtime::wait::{await_condition, conditions};
 use serde_json::Value;
 
 use crate::access::cluster::Cluster;
@@ -234,32 +235,21 @@ impl<'a> Session<'a> {
             .reporting(self.cx, Some(address))
             .until(|| async {
                 let Some(o) = self.get(r).await? else { return Ok(Poll::Done(())) };
-                let version = o["metadata"]["resourceVersion"].as_str().unwrap_or("0").to_string();
-                let deleted = self.watch_until_deleted(r, &version, watch_secs).await?;
+                let Some(uid) = o["metadata"]["uid"].as_str() else { return Ok(Poll::Pending(holders(&o))) };
+                let deleted = self.watch_until_deleted(r, uid, watch_secs).await?;
                 Ok(if deleted { Poll::Done(()) } else { Poll::Pending(holders(&o)) })
             })
             .await;
         waited.map_err(|e| if e.code.is_empty() { e.with_hint(hint) } else { e })
     }
 
-    /// Watches `r` from `version` for up to `secs`: true once a `Deleted` event arrives. A watch the
-    /// server ends early, or refuses (its version too old), is false: the caller looks again.
-    async fn watch_until_deleted(&self, r: &ObjectRef, version: &str, secs: u64) -> Result<bool> {
-        use futures::StreamExt;
-        let op = "kubernetes:watch";
-        let Some(api) = self.api(r, op).await? else { return Ok(true) };
-        let params =
-            kube::api::WatchParams::default().fields(&format!("metadata.name={}", r.name)).timeout(secs as u32);
-        let Ok(events) = api.watch(&params, version).await else { return Ok(false) };
-        let mut events = std::pin::pin!(events);
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(kube::api::WatchEvent::Deleted(_)) => return Ok(true),
-                Ok(kube::api::WatchEvent::Error(_)) | Err(_) => return Ok(false),
-                Ok(_) => {}
-            }
-        }
-        Ok(false)
+    /// Watches `r` for up to `secs` with kube-runtime's `await_condition` and `is_deleted`: true once it is gone
+    /// or another object of its name has taken its place (a new `uid`). A watch that fails or is cut short is
+    /// false: the caller looks again.
+    async fn watch_until_deleted(&self, r: &ObjectRef, uid: &str, secs: u64) -> Result<bool> {
+        let Some(api) = self.api(r, "kubernetes:watch").await? else { return Ok(true) };
+        let gone = await_condition(api, &r.name, conditions::is_deleted(uid));
+        Ok(matches!(tokio::time::timeout(Duration::from_secs(secs), gone).await, Ok(Ok(_))))
     }
 
     /// Deletes and waits until gone.
