@@ -1,26 +1,15 @@
-//! Reading desired attributes, building outputs and treating "not found" as "gone": what every provider does the
-//! same way, so each of these jobs has one helper with one meaning.
+//! Reading recorded attributes, building outputs and treating "not found" as "gone": what every provider does the
+//! same way, so each of these jobs has one helper with one meaning. Desired attributes are read whole, as the
+//! kind's spec ([`super::spec`]).
 
 use serde_json::Value;
 
-use super::ProviderError;
 use crate::graph::Attrs;
 use crate::providers::Result;
-
-/// A string attribute the compiler always sets. `what` names the kind or the AWS call that needs it, for the
-/// error. An empty string is returned as it is.
-pub fn required_str<'a>(what: &str, attrs: &'a Attrs, key: &str) -> Result<&'a str> {
-    attrs.get(key).and_then(Value::as_str).ok_or_else(|| missing(what, key, "a string"))
-}
 
 /// A string attribute that may be left out (absent or null); an empty string counts as left out.
 pub fn optional_str<'a>(attrs: &'a Attrs, key: &str) -> Option<&'a str> {
     attrs.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
-}
-
-fn missing(what: &str, key: &str, expected: &str) -> ProviderError {
-    ProviderError::new(what, "", format!("the desired attribute `{key}` is missing or is not {expected}"))
-        .with_hint("this is a bug in kbp's compiler; please report it with the blueprint")
 }
 
 /// The map inside a `json!({...})` literal, which is always an object.
@@ -54,6 +43,7 @@ pub fn ok_if_gone<T>(r: Result<T>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::ProviderError;
     use serde_json::json;
 
     #[test]
@@ -65,13 +55,11 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_optional_string_is_left_out_but_a_required_one_is_kept() {
+    fn an_empty_or_null_optional_string_is_left_out() {
         let a = object(json!({ "empty": "", "name": "x", "null": null }));
         assert_eq!(optional_str(&a, "empty"), None);
         assert_eq!(optional_str(&a, "null"), None);
         assert_eq!(optional_str(&a, "name"), Some("x"));
-        assert_eq!(required_str("aws_x", &a, "empty").unwrap(), "");
-        let e = required_str("aws_x", &a, "absent").unwrap_err();
-        assert!(e.message.contains("`absent`") && e.hint.is_some(), "{e}");
+        assert_eq!(optional_str(&a, "absent"), None);
     }
 }
