@@ -7,9 +7,11 @@ use serde_json::Value;
 
 use crate::blueprint::{chart_values, Loaded};
 use crate::graph::kinds::karpenter_controller::Controller;
+use crate::graph::kinds::Input;
 use crate::graph::value::resolve;
 use crate::graph::{kinds, ResourceGraph};
 use crate::kubernetes::{manifests, oci};
+use crate::providers::spec;
 
 /// Adds to `loaded` what the chart at hand says of the blueprint's values (see the module documentation); with
 /// no chart at hand, nothing.
@@ -22,7 +24,7 @@ pub fn check(loaded: &mut Loaded, graph: &ResourceGraph) {
     let Some(controller) = graph.in_order().into_iter().find(|r| r.kind == kinds::KARPENTER_CONTROLLER) else { return };
     let attrs = resolve(&Value::Object(controller.attrs.clone()), &|_: &crate::graph::Address, _: &str| None).0;
     let Some(attrs) = attrs.as_object() else { return };
-    let rendered = Controller::read(attrs)
+    let rendered = spec::parse::<Controller<Input>>(kinds::KARPENTER_CONTROLLER, attrs)
         .map_err(|e| e.to_string())
         .and_then(|s| manifests::controller(&chart, &s.chart_settings()).map_err(|e| e.to_string()));
     match rendered {

@@ -10,9 +10,11 @@ use super::args::{Global, RenderArgs};
 use super::common;
 use crate::graph::kinds;
 use crate::graph::kinds::karpenter_controller::Controller;
+use crate::graph::kinds::Input;
 use crate::graph::value::{resolve, UNKNOWN};
 use crate::graph::Attrs;
 use crate::kubernetes::{manifests, validate};
+use crate::providers::spec;
 
 pub(super) async fn run(a: RenderArgs, g: &Global) -> u8 {
     let (bp, graph) =
@@ -51,7 +53,7 @@ pub(super) async fn run(a: RenderArgs, g: &Global) -> u8 {
         };
         let mut objects: Vec<Value> = crds.clone().unwrap_or_default();
         for attrs in attrs_of(kinds::KARPENTER_CONTROLLER) {
-            let s = Controller::read(&attrs)?;
+            let s = spec::parse::<Controller<Input>>(kinds::KARPENTER_CONTROLLER, &attrs)?;
             let (chart, _) = crate::kubernetes::oci::release_chart(&s.chart, &s.version).await?;
             objects.extend(manifests::controller(&chart, &s.chart_settings())?);
         }
@@ -75,7 +77,7 @@ pub(super) async fn run(a: RenderArgs, g: &Global) -> u8 {
 /// The controller's chart values as a Helm values file, headed by the `helm template` command that renders the
 /// same objects from them (the namespace kbp creates aside: `helm --create-namespace` does not render it).
 fn chart_values(attrs: &Attrs) -> anyhow::Result<String> {
-    let s = Controller::read(attrs)?;
+    let s = spec::parse::<Controller<Input>>(kinds::KARPENTER_CONTROLLER, attrs)?;
     let settings = s.chart_settings();
     let chart = &s.chart;
     let version = if chart.starts_with("oci://") { format!(" --version {}", s.version) } else { String::new() };

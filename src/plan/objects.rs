@@ -12,8 +12,10 @@ use serde_json::Value;
 use super::{Action, AttrChange, Plan};
 use crate::graph::compile::kinds;
 use crate::graph::kinds::karpenter_controller::Controller;
+use crate::graph::kinds::Input;
 use crate::graph::value::resolve;
 use crate::kubernetes::{manifests, oci};
+use crate::providers::spec;
 use crate::state::State;
 
 /// One object of a change's rendering that is created, updated or deleted, with the fields that differ.
@@ -49,7 +51,7 @@ pub async fn attach(p: &mut Plan, state: &State) {
 
 /// The controller's objects for `attrs`, the chart read offline (or, for the desired attributes, pulled).
 async fn render(attrs: &manifests::Attrs, may_pull: bool) -> Option<Vec<Value>> {
-    let s = Controller::read(attrs).ok()?;
+    let s = spec::parse::<Controller<Input>>(kinds::KARPENTER_CONTROLLER, attrs).ok()?;
     let chart = match oci::offline_chart(&s.chart, &s.version) {
         Ok(Some((chart, _))) => chart,
         _ if may_pull => oci::release_chart(&s.chart, &s.version).await.ok()?.0,

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::in_cluster::ClusterAccess;
-use crate::graph::Attrs;
 use crate::kubernetes::manifests::ControllerValues;
 
 /// The Karpenter controller: Karpenter's chart rendered with `values` and applied in the cluster `R` names.
@@ -67,17 +66,10 @@ impl<R> Controller<R> {
     }
 }
 
-impl Controller<super::Input> {
-    /// A controller resource's attributes read as its spec, references left as they are: a plan renders the
-    /// chart before the cluster exists.
-    pub fn read(attrs: &Attrs) -> Result<Self, serde_json::Error> {
-        serde_json::from_value(Value::Object(attrs.clone()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Attrs;
 
     fn compiled() -> Attrs {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("blueprints");
@@ -87,9 +79,14 @@ mod tests {
         r.attrs.clone()
     }
 
+    /// The attributes read as a spec, references left as they are (as a plan reads them).
+    fn read(attrs: &Attrs) -> Result<Controller<crate::graph::kinds::Input>, serde_json::Error> {
+        serde_json::from_value(Value::Object(attrs.clone()))
+    }
+
     #[test]
     fn the_chart_is_rendered_for_the_clusters_kubernetes_version() {
-        let s = Controller::read(&compiled()).unwrap();
+        let s = read(&compiled()).unwrap();
         assert_eq!(s.chart_settings().kube_version, "1.34");
         assert_eq!(s.chart_settings().values, s.values);
     }
@@ -98,7 +95,7 @@ mod tests {
     fn a_controller_without_its_kubernetes_version_is_refused_rather_than_rendered_for_another() {
         let mut attrs = compiled();
         attrs.remove("kube_version");
-        let e = Controller::read(&attrs).unwrap_err();
+        let e = read(&attrs).unwrap_err();
         assert!(e.to_string().contains("kube_version"), "{e}");
     }
 }
