@@ -75,7 +75,7 @@ pub const KMS_ALIAS: Chars =
 /// A rule of AWS's on one value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Rule {
-    /// A name: 1 to `max` characters of `chars`; `unique` when two resources of the kind may not share it.
+    /// A name: 1 to `max` characters of `chars`, shared with whom `unique` says.
     Name {
         /// What AWS calls the value, for messages: `IAM role name`.
         api: &'static str,
@@ -83,8 +83,8 @@ pub enum Rule {
         max: usize,
         /// The characters AWS takes.
         chars: Chars,
-        /// Whether two resources of the kind may not share the name (in an account and region).
-        unique: bool,
+        /// Who else may not hold the name.
+        unique: Unique,
     },
     /// Free text (a description): at most `max` characters of `chars`.
     Text {
@@ -119,6 +119,21 @@ pub enum Rule {
     Taints,
     /// EKS node group labels: keys and values ≤ 63 characters (a key's name part), no reserved prefix.
     Labels,
+}
+
+/// Who else may not hold a name of a kind ([`Rule::Name`]). The one place a kind says its name is unique: the
+/// graph check refuses two resources of the stack with one name, and preflight asks who holds an account's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unique {
+    /// Nobody: names repeat (an inline policy's, from role to role).
+    No,
+    /// Nothing else in what it belongs to (a VPC's security groups, a cluster's node groups): two resources of
+    /// the stack may not share it, and preflight does not ask AWS.
+    InParent,
+    /// Nothing else in the account and region: preflight also asks the provider who holds it
+    /// ([`Provider::name_holder`](super::Provider::name_holder)). It says what the resource is, for people
+    /// (`IAM role`).
+    InAccount(&'static str),
 }
 
 /// Tags per resource, in every service kbp uses (<https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html>).
@@ -168,7 +183,9 @@ pub fn check(graph: &ResourceGraph, registry: &Registry) -> Vec<Finding> {
                 findings.push(Finding { address: r.address.clone(), attr, message, hint, count })
             };
             judge(&r.address, c, &value, &mut at);
-            if let (Rule::Name { unique: true, api, .. }, Some(name)) = (c.rule, value.as_str()) {
+            if let (Rule::Name { unique: Unique::InParent | Unique::InAccount(_), api, .. }, Some(name)) =
+                (c.rule, value.as_str())
+            {
                 names.entry((api, name.to_string())).or_default().push(&r.address);
             }
         }

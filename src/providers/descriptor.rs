@@ -20,9 +20,6 @@ pub struct Descriptor {
     pub kept_because: Option<&'static str>,
     /// How a destroy without state finds it; see [`WithoutState`].
     pub without_state: WithoutState,
-    /// The account- or region-unique name its create claims, which preflight checks is free; see
-    /// [`super::Provider::name_holder`].
-    pub unique_name: Option<preflight::UniqueName>,
     /// See [`super::Provider::import_id`].
     pub import_id: Option<&'static str>,
     /// A lookup ([`lookup`](super::lookup)): its create only checks that what the blueprint names exists, and changes nothing.
@@ -68,7 +65,6 @@ impl Descriptor {
             adoptable_by_tags: false,
             kept_because: None,
             without_state: WithoutState::Unsaid,
-            unique_name: None,
             import_id: None,
             lookup: false,
             typical: Typical::ONE_CALL,
@@ -124,10 +120,15 @@ impl Descriptor {
         Descriptor { without_state: WithoutState::GoesWith(kind), ..self }
     }
 
-    /// Claiming the unique name in attribute `attr`, which people call `what` (`IAM role`): see
-    /// [`super::Provider::name_holder`].
-    pub const fn unique_name(self, what: &'static str, attr: &'static str) -> Self {
-        Descriptor { unique_name: Some(preflight::UniqueName { what, attr }), ..self }
+    /// The account- or region-unique name its create claims, which preflight checks is free: the name its
+    /// contract says is [`contract::Unique::InAccount`]; see [`super::Provider::name_holder`].
+    pub fn unique_name(&self) -> Option<preflight::UniqueName> {
+        self.sends.iter().find_map(|c| match c.rule {
+            contract::Rule::Name { unique: contract::Unique::InAccount(what), .. } => {
+                Some(preflight::UniqueName { what, attr: c.attr })
+            }
+            _ => None,
+        })
     }
 
     /// How a destroy without state finds it, when neither tags nor another kind does: see [`WithoutState`].

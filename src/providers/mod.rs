@@ -449,6 +449,23 @@ mod tests {
     }
 
     #[test]
+    fn preflight_asks_about_the_names_the_contracts_say_are_unique_in_the_account() {
+        let r = Registry::builtin();
+        let asked: BTreeMap<&str, (&str, &str)> = r
+            .providers()
+            .filter_map(|p| {
+                let d = p.descriptor();
+                d.unique_name().map(|u| (d.kind, (u.what, u.attr)))
+            })
+            .collect();
+        assert_eq!(asked.get(kinds::IAM_ROLE), Some(&("IAM role", "name")));
+        assert_eq!(asked.get(kinds::KMS_KEY), Some(&("KMS alias", "alias")));
+        assert_eq!(asked.len(), 7, "{asked:?}");
+        // Unique only in their VPC or cluster: two of the stack's are refused, AWS is not asked.
+        assert!(!asked.contains_key(kinds::SECURITY_GROUP) && !asked.contains_key(kinds::EKS_NODE_GROUP));
+    }
+
+    #[test]
     fn the_kinds_teardown_finds_outside_state_are_registered() {
         let r = Registry::builtin();
         for kind in [

@@ -13,6 +13,7 @@ use crate::support::*;
 use kbp::exec::{self, Outcome};
 use kbp::graph::{Address, Attrs, Resource, ResourceGraph};
 use kbp::plan::{self, Action, Plan};
+use kbp::providers::contract::{self, Chars, Constraint, Rule, Unique};
 use kbp::providers::preflight::Holder;
 use kbp::providers::send::send;
 use kbp::providers::tagged::{Owner, Search};
@@ -23,6 +24,19 @@ use kbp::state::{State, StateHandle};
 
 const KIND: &str = "example_log_group";
 const STACK: &str = "s9";
+
+/// What AWS accepts of what the new kind sends: a name unique in the account and region, and tags.
+const SENDS: &[Constraint] = &[
+    Constraint::new(
+        "name",
+        Rule::Name { api: "log group name", max: 512, chars: LOG_GROUP_NAME, unique: Unique::InAccount("log group") },
+    ),
+    contract::tags_of("log group"),
+];
+
+/// CloudWatch Logs group names: `[.\-_/#A-Za-z0-9]`.
+const LOG_GROUP_NAME: Chars =
+    Chars { allows: |c| c.is_ascii_alphanumeric() || "._-/#".contains(c), described: "letters, digits and `._-/#`" };
 
 /// The new kind: its ID is the group's name.
 struct ExampleLogGroup;
@@ -62,7 +76,7 @@ impl ExampleLogGroup {
 #[async_trait]
 impl Provider for ExampleLogGroup {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name"]).found_by_tags().unique_name("log group", "name")
+        Descriptor::new(KIND).force_new(&["name"]).found_by_tags().sends(SENDS)
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

@@ -38,7 +38,7 @@ pub(super) async fn check(
     let claims: Vec<Claim> = graph
         .resources()
         .filter(|r| !importing.contains(&r.address.to_string()))
-        .filter_map(|r| claim(r, registry.get(&r.kind)?.descriptor().unique_name?, state))
+        .filter_map(|r| claim(r, registry.get(&r.kind)?.descriptor().unique_name()?, state))
         .collect();
     if claims.is_empty() {
         return Vec::new();

@@ -45,7 +45,12 @@ const ALL: &str = "-1";
 const SENDS: &[Constraint] = &[
     Constraint::new(
         "name",
-        Rule::Name { api: "security group name", max: 255, chars: contract::EC2_GROUP_TEXT, unique: true },
+        Rule::Name {
+            api: "security group name",
+            max: 255,
+            chars: contract::EC2_GROUP_TEXT,
+            unique: contract::Unique::InParent,
+        },
     ),
     Constraint::new(
         "description",

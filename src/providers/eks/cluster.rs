@@ -41,14 +41,21 @@ const SETS: &[&str] = &["subnet_ids", "security_group_ids", "public_access_cidrs
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
-    Constraint::new("name", Rule::Name { api: "EKS cluster name", max: 100, chars: contract::EKS_NAME, unique: true }),
+    Constraint::new(
+        "name",
+        Rule::Name {
+            api: "EKS cluster name",
+            max: 100,
+            chars: contract::EKS_NAME,
+            unique: contract::Unique::InAccount("EKS cluster"),
+        },
+    ),
     contract::tags_of("EKS cluster"),
 ];
 
 /// Its typical times are also what its waits expect ([`Budget::expecting`]).
 pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
     .found_by_tags()
-    .unique_name("EKS cluster", "name")
     .sends(SENDS)
     .force_new(&["name", "role_arn"])
     .imported_by("its cluster name")

@@ -59,7 +59,12 @@ impl UpdateConfig {
 const SENDS: &[Constraint] = &[
     Constraint::new(
         "name",
-        Rule::Name { api: "EKS node group name", max: 63, chars: contract::EKS_NAME, unique: true },
+        Rule::Name {
+            api: "EKS node group name",
+            max: 63,
+            chars: contract::EKS_NAME,
+            unique: contract::Unique::InParent,
+        },
     ),
     Constraint::new("taints", Rule::Taints),
     Constraint::new("labels", Rule::Labels),

@@ -35,7 +35,12 @@ type Spec = crate::graph::kinds::event_rule::Rule<String>;
 const SENDS: &[Constraint] = &[
     Constraint::new(
         "name",
-        contract::Rule::Name { api: "EventBridge rule name", max: 64, chars: contract::EVENTS_NAME, unique: true },
+        contract::Rule::Name {
+            api: "EventBridge rule name",
+            max: 64,
+            chars: contract::EVENTS_NAME,
+            unique: contract::Unique::InAccount("EventBridge rule"),
+        },
     ),
     Constraint::new(
         "description",
@@ -47,12 +52,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Rule {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .found_by_tags()
-            .unique_name("EventBridge rule", "name")
-            .sends(SENDS)
-            .force_new(&["name"])
-            .imported_by("its rule name")
+        Descriptor::new(KIND).found_by_tags().sends(SENDS).force_new(&["name"]).imported_by("its rule name")
     }
 
     async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {

@@ -35,7 +35,12 @@ type Spec = crate::graph::kinds::iam_instance_profile::InstanceProfile<String>;
 const SENDS: &[Constraint] = &[
     Constraint::new(
         "name",
-        Rule::Name { api: "IAM instance profile name", max: 128, chars: contract::IAM_NAME, unique: true },
+        Rule::Name {
+            api: "IAM instance profile name",
+            max: 128,
+            chars: contract::IAM_NAME,
+            unique: contract::Unique::InAccount("IAM instance profile"),
+        },
     ),
     contract::tags_of("IAM instance profile"),
 ];
@@ -45,7 +50,6 @@ impl Provider for InstanceProfile {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
             .found_by_tags()
-            .unique_name("IAM instance profile", "name")
             .sends(SENDS)
             .force_new(&["name", "path"])
             .imported_by("its instance profile name")

@@ -35,7 +35,15 @@ type Spec = crate::graph::kinds::iam_policy::Policy;
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
-    Constraint::new("name", Rule::Name { api: "IAM policy name", max: 128, chars: contract::IAM_NAME, unique: true }),
+    Constraint::new(
+        "name",
+        Rule::Name {
+            api: "IAM policy name",
+            max: 128,
+            chars: contract::IAM_NAME,
+            unique: contract::Unique::InAccount("IAM policy"),
+        },
+    ),
     contract::IAM_DESCRIPTION,
     // IAM quotas: a managed policy of 6,144 characters, whitespace not counted.
     Constraint::new("policy", Rule::Policy { api: "managed policy", max: 6144, whitespace: false }),
@@ -47,7 +55,6 @@ impl Provider for Policy {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
             .found_by_tags()
-            .unique_name("IAM policy", "name")
             .sends(SENDS)
             .force_new(&["name", "path", "description"])
             .imported_by("its policy ARN, `arn:aws:iam::<account>:policy/…`")

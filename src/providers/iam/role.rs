@@ -40,7 +40,15 @@ const SERVICE_ROLE_PATH: &str = "/aws-service-role/";
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
-    Constraint::new("name", Rule::Name { api: "IAM role name", max: 64, chars: contract::IAM_NAME, unique: true }),
+    Constraint::new(
+        "name",
+        Rule::Name {
+            api: "IAM role name",
+            max: 64,
+            chars: contract::IAM_NAME,
+            unique: contract::Unique::InAccount("IAM role"),
+        },
+    ),
     contract::IAM_DESCRIPTION,
     // IAM quotas: a role trust policy of 2,048 characters, whitespace not counted.
     Constraint::new("assume_role_policy", Rule::Policy { api: "role trust policy", max: 2048, whitespace: false }),
@@ -50,12 +58,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Role {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .found_by_tags()
-            .unique_name("IAM role", "name")
-            .sends(SENDS)
-            .force_new(&["name", "path"])
-            .imported_by("its role name")
+        Descriptor::new(KIND).found_by_tags().sends(SENDS).force_new(&["name", "path"]).imported_by("its role name")
     }
 
     async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {

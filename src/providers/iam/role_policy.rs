@@ -25,7 +25,7 @@ type Spec = crate::graph::kinds::iam_role_policy::RolePolicy<String>;
 const SENDS: &[Constraint] = &[
     Constraint::new(
         "name",
-        Rule::Name { api: "IAM inline policy name", max: 128, chars: contract::IAM_NAME, unique: false },
+        Rule::Name { api: "IAM inline policy name", max: 128, chars: contract::IAM_NAME, unique: contract::Unique::No },
     ),
     // IAM quotas: a role's inline policies add up to 10,240 characters, whitespace not counted.
     Constraint::new("policy", Rule::Policy { api: "inline role policy", max: 10240, whitespace: false }),

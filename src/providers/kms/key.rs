@@ -32,7 +32,15 @@ type Spec = crate::graph::kinds::kms_key::Key;
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
     // `alias/` and 1 to 250 more characters (<https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateAlias.html>).
-    Constraint::new("alias", Rule::Name { api: "KMS alias", max: 256, chars: contract::KMS_ALIAS, unique: true }),
+    Constraint::new(
+        "alias",
+        Rule::Name {
+            api: "KMS alias",
+            max: 256,
+            chars: contract::KMS_ALIAS,
+            unique: contract::Unique::InAccount("KMS alias"),
+        },
+    ),
     Constraint::new("description", Rule::Text { api: "KMS key description", max: 8192, chars: contract::ANY }),
     contract::tags_of("KMS key"),
 ];
@@ -42,7 +50,6 @@ impl Provider for Key {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
             .found_by_tags()
-            .unique_name("KMS alias", "alias")
             .sends(SENDS)
             .force_new(&["alias"])
             .adoptable_by_tags()

@@ -56,7 +56,15 @@ impl Spec {
 
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[
-    Constraint::new("name", Rule::Name { api: "SQS queue name", max: 80, chars: contract::SQS_NAME, unique: true }),
+    Constraint::new(
+        "name",
+        Rule::Name {
+            api: "SQS queue name",
+            max: 80,
+            chars: contract::SQS_NAME,
+            unique: contract::Unique::InAccount("SQS queue"),
+        },
+    ),
     contract::tags_of("SQS queue"),
 ];
 
@@ -65,7 +73,6 @@ impl Provider for Queue {
     fn descriptor(&self) -> Descriptor {
         Descriptor::new(KIND)
             .found_by_tags()
-            .unique_name("SQS queue", "name")
             .sends(SENDS)
             .force_new(&["name"])
             .imported_by("its queue URL, `https://sqs.<region>.amazonaws.com/<account>/<name>`")
