@@ -380,3 +380,19 @@ fn an_overlay_merges_tables_replaces_values_and_is_blamed_for_its_own_mistakes()
     let err = check_layered(&base, &[prod, bad], &[]).unwrap_err().render(false);
     assert!(err.contains("bad.toml:2:"), "{err}");
 }
+
+#[test]
+fn a_node_access_entry_takes_neither_groups_nor_policies() {
+    let text = format!(
+        "{HEADER}[[cluster.access_entries]]\nprincipal_arn = \"arn:aws:iam::123456789012:role/n\"\ntype = \"EC2_LINUX\"\nkubernetes_groups = [\"readers\"]\n[[cluster.access_entries.policies]]\npolicy = \"AmazonEKSViewPolicy\"\n"
+    );
+    let d = load_str("e.toml", &text, &[]).expect_err("refused");
+    let said: Vec<String> = errors(&d).into_iter().map(|(_, _, m)| m).collect();
+    for what in ["Kubernetes groups", "access policies"] {
+        let message = format!("an access entry of type EC2_LINUX takes no {what}");
+        assert_eq!(said.iter().filter(|m| **m == message).count(), 1, "{said:?}");
+    }
+    let paths: Vec<&str> = d.items.iter().filter_map(|i| i.path.as_deref()).collect();
+    assert!(paths.contains(&"cluster.access_entries[0].kubernetes_groups"), "{paths:?}");
+    assert!(paths.contains(&"cluster.access_entries[0].policies"), "{paths:?}");
+}

@@ -12,6 +12,11 @@ use super::model::{Blueprint, Identity};
 use super::tree::{item, Index};
 use crate::diag::{Builder, Diagnostics, Severity};
 
+/// Why an access entry other than STANDARD takes no access policies.
+const POLICIES_HINT: &str = "only STANDARD entries are associated with access policies";
+/// Why a node access entry takes no Kubernetes groups, and what to do.
+const NODE_GROUPS_HINT: &str = "EKS gives node entries their groups itself: remove them, or use type = \"STANDARD\"";
+
 pub(crate) fn validate(bp: &Blueprint, index: &Index, diags: &mut Diagnostics) {
     let mut c = Checker { index, diags };
     cluster(&mut c, bp);
@@ -133,21 +138,17 @@ fn access_entries(c: &mut Checker, bp: &Blueprint) {
         }
         if e.entry_type != "STANDARD" {
             let kind = &e.entry_type;
-            if !e.kubernetes_groups.is_empty() {
+            let refused = [
+                (e.kubernetes_groups.is_empty(), "kubernetes_groups", "Kubernetes groups", NODE_GROUPS_HINT),
+                (e.policies.is_empty(), "policies", "access policies", POLICIES_HINT),
+            ];
+            for (_, field, what, hint) in refused.into_iter().filter(|(empty, ..)| !empty) {
                 c.error(
-                    &format!("{at}.kubernetes_groups"),
+                    &format!("{at}.{field}"),
                     &[&format!("{at}.type")],
-                    format!("an access entry of type {kind} takes no Kubernetes groups"),
+                    format!("an access entry of type {kind} takes no {what}"),
                 )
-                .map(|b| b.hint("EKS gives node entries their groups itself: remove them, or use type = \"STANDARD\""));
-            }
-            if !e.policies.is_empty() {
-                c.error(
-                    &format!("{at}.policies"),
-                    &[&format!("{at}.type")],
-                    format!("an access entry of type {kind} takes no access policies"),
-                )
-                .map(|b| b.hint("only STANDARD entries are associated with access policies"));
+                .map(|b| b.hint(hint));
             }
         }
     }

@@ -246,29 +246,25 @@ fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
 /// Go's `strings.Title`: upper-cases each letter that follows a separator (anything but a letter, digit,
 /// underscore or mark).
 fn title(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut after_separator = true;
-    for c in s.chars() {
-        if after_separator {
-            out.extend(c.to_uppercase());
-        } else {
-            out.push(c);
-        }
-        after_separator = !(c.is_alphanumeric() || c == '_');
-    }
-    out
+    recase_after(s, |c| !(c.is_alphanumeric() || c == '_'), |c, out| out.extend(c.to_uppercase()))
 }
 
+/// Sprig's `untitle`: lower-cases each letter that follows white space.
 fn untitle(s: &str) -> String {
+    recase_after(s, char::is_whitespace, |c, out| out.extend(c.to_lowercase()))
+}
+
+/// `s` with `recase` applied to its first character and to each that follows one `ends_word` holds for.
+fn recase_after(s: &str, ends_word: impl Fn(char) -> bool, recase: impl Fn(char, &mut String)) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut after_space = true;
+    let mut word_start = true;
     for c in s.chars() {
-        if after_space {
-            out.extend(c.to_lowercase());
+        if word_start {
+            recase(c, &mut out);
         } else {
             out.push(c);
         }
-        after_space = c.is_whitespace();
+        word_start = ends_word(c);
     }
     out
 }
@@ -301,4 +297,16 @@ fn words(s: &str) -> Vec<String> {
         words.push(current);
     }
     words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn title_upper_cases_after_separators_and_untitle_lower_cases_after_spaces() {
+        assert_eq!(title("hello wORLD-foo_bar 9lives"), "Hello WORLD-Foo_bar 9lives");
+        assert_eq!(title(""), "");
+        assert_eq!(untitle("Hello World-Wide  ÉTÉ"), "hello world-Wide  éTÉ");
+    }
 }
