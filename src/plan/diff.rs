@@ -152,7 +152,7 @@ pub fn diff_destroy(graph: &ResourceGraph, state: &State, registry: &Registry) -
 /// The change that takes `s` out of the stack: a delete for `why`, or a forget for a kind destroy leaves in
 /// place (account-wide resources, and a network the stack only uses), saying why its provider keeps it.
 fn removal(s: &ResourceState, registry: &Registry, why: &str) -> Change {
-    let kept = registry.get(&s.kind).and_then(|p| p.descriptor().kept_because);
+    let kept = registry.get(&s.kind).and_then(|p| p.descriptor().kept_because());
     Change {
         address: s.address.clone(),
         kind: s.kind.clone(),

@@ -266,6 +266,7 @@ mod tests {
     use super::*;
     use crate::providers::read_only::{ReadOnly, Reads};
     use crate::providers::Observed;
+    use crate::providers::WithoutState;
 
     fn graph() -> ResourceGraph {
         let role = Resource::new(Address::new("iam_role", "cluster"), "aws_iam_role", json!({"name": "r", "tags": {}}));
@@ -301,7 +302,9 @@ mod tests {
     #[async_trait::async_trait]
     impl ReadOnly for Roles {
         fn descriptor(&self) -> crate::providers::Descriptor {
-            crate::providers::Descriptor::new("aws_iam_role").force_new(&["name"]).imported_by("its role name")
+            crate::providers::Descriptor::new("aws_iam_role", WithoutState::Tags, &[])
+                .force_new(&["name"])
+                .imported_by("its role name")
         }
         async fn read(&self, _: &Context, id: &str, _: &Attrs) -> crate::providers::Result<Option<Observed>> {
             let attrs = json!({"name": id, "tags": {"team": "platform"}}).as_object().unwrap().clone();

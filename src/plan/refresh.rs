@@ -254,6 +254,7 @@ mod tests {
     use super::*;
     use crate::providers::read_only::{ReadOnly, Reads};
     use crate::providers::Descriptor;
+    use crate::providers::WithoutState;
 
     /// Knows resources `id-1`…`id-9`; counts how it is asked.
     #[derive(Default)]
@@ -266,7 +267,7 @@ mod tests {
     #[async_trait]
     impl ReadOnly for Counting {
         fn descriptor(&self) -> Descriptor {
-            Descriptor { adoptable_by_tags: self.by_tags, ..Descriptor::new("test_thing") }
+            Descriptor { adoptable_by_tags: self.by_tags, ..Descriptor::new("test_thing", WithoutState::Tags, &[]) }
         }
         async fn read(&self, _: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {
             Ok((id != "id-gone")

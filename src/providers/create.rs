@@ -106,6 +106,7 @@ mod tests {
 
     use super::*;
     use crate::graph::{Address, Attrs};
+    use crate::providers::WithoutState;
     use crate::providers::{Descriptor, Observed};
 
     /// A fake AWS: creates may "lose their answer" (carried out, then an unknown-outcome error), or all be
@@ -123,7 +124,7 @@ mod tests {
     #[async_trait]
     impl Provider for Lossy {
         fn descriptor(&self) -> Descriptor {
-            Descriptor::new("thing")
+            Descriptor::new("thing", WithoutState::Tags, &[])
         }
         async fn read(&self, _: &Context, id: &str, _: &Attrs) -> Result<Option<Observed>> {
             let found = self.made.lock().unwrap().iter().any(|m| m == id);

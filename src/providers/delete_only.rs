@@ -43,7 +43,7 @@ pub struct DeleteOnly<T>(pub T);
 impl<T: Leftover> Provider for DeleteOnly<T> {
     fn descriptor(&self) -> Descriptor {
         let found = if T::FOUND_BY_TAGS { WithoutState::Tags } else { WithoutState::Discovered };
-        Descriptor::new(T::KIND).without_state(found)
+        Descriptor::new(T::KIND, found, &[])
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

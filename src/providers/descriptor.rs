@@ -15,10 +15,7 @@ pub struct Descriptor {
     pub force_new: &'static [&'static str],
     /// See [`super::Provider::adoptable_by_tags`].
     pub adoptable_by_tags: bool,
-    /// Why destroy leaves it in place, when it does (account-wide resources, a network the stack only uses);
-    /// see [`super::Provider::retain_on_destroy`].
-    pub kept_because: Option<&'static str>,
-    /// How a destroy without state finds it; see [`WithoutState`].
+    /// How a destroy without state finds it, or why destroy leaves it in place; see [`WithoutState`].
     pub without_state: WithoutState,
     /// See [`super::Provider::import_id`].
     pub import_id: Option<&'static str>,
@@ -56,19 +53,20 @@ impl Typical {
 }
 
 impl Descriptor {
-    /// A kind whose attributes all change in place, found again only by its create answering "already
-    /// exists", and deleted with the stack.
-    pub const fn new(kind: &'static str) -> Self {
+    /// The kind `kind`, which a destroy without state finds as `without_state` says, sending values AWS holds to
+    /// `sends` ([`contract`]: `kbp validate` checks them before anything is made; `&[]` when it sends no name,
+    /// text, tags or document). Both are arguments, not options: a kind cannot be registered without saying.
+    /// Its attributes all change in place, and it is found again only by its create answering "already exists".
+    pub const fn new(kind: &'static str, without_state: WithoutState, sends: &'static [contract::Constraint]) -> Self {
         Descriptor {
             kind,
             force_new: &[],
             adoptable_by_tags: false,
-            kept_because: None,
-            without_state: WithoutState::Unsaid,
+            without_state,
             import_id: None,
             lookup: false,
             typical: Typical::ONE_CALL,
-            sends: &[],
+            sends,
             sources: &[],
             create_before_destroy: false,
         }
@@ -82,11 +80,6 @@ impl Descriptor {
     /// With `attrs` naming where inputs are read from; see [`Descriptor::sources`].
     pub const fn sources(self, attrs: &'static [&'static str]) -> Self {
         Descriptor { sources: attrs, ..self }
-    }
-
-    /// Sending values AWS holds to `constraints` ([`contract`]): `kbp validate` checks them before anything is made.
-    pub const fn sends(self, constraints: &'static [contract::Constraint]) -> Self {
-        Descriptor { sends: constraints, ..self }
     }
 
     /// Usually taking `create`, `update` and `delete` seconds in AWS (an EKS cluster ten minutes to create); see
@@ -105,19 +98,13 @@ impl Descriptor {
         Descriptor { adoptable_by_tags: true, ..self }
     }
 
-    /// Left in place by a destroy, `because` (said in the plan); see [`super::Provider::retain_on_destroy`].
-    pub const fn retained_on_destroy(self, because: &'static str) -> Self {
-        Descriptor { kept_because: Some(because), without_state: WithoutState::Kept, ..self }
-    }
-
-    /// Found by its kbp tags when state is lost: [`WithoutState::Tags`], with [`super::Provider::tagged`].
-    pub const fn found_by_tags(self) -> Self {
-        Descriptor { without_state: WithoutState::Tags, ..self }
-    }
-
-    /// Deleted by AWS (or the cluster) with the resource of `kind` it belongs to: [`WithoutState::GoesWith`].
-    pub const fn goes_with(self, kind: &'static str) -> Self {
-        Descriptor { without_state: WithoutState::GoesWith(kind), ..self }
+    /// Why destroy leaves it in place, when it does ([`WithoutState::Kept`]); see
+    /// [`super::Provider::retain_on_destroy`].
+    pub const fn kept_because(&self) -> Option<&'static str> {
+        match self.without_state {
+            WithoutState::Kept(because) => Some(because),
+            _ => None,
+        }
     }
 
     /// The account- or region-unique name its create claims, which preflight checks is free: the name its
@@ -129,11 +116,6 @@ impl Descriptor {
             }
             _ => None,
         })
-    }
-
-    /// How a destroy without state finds it, when neither tags nor another kind does: see [`WithoutState`].
-    pub const fn without_state(self, how: WithoutState) -> Self {
-        Descriptor { without_state: how, ..self }
     }
 
     /// A lookup of what the stack uses but does not own; see [`lookup`](super::lookup).
@@ -148,12 +130,9 @@ impl Descriptor {
 }
 
 /// How `kbp destroy --from-tags` and `kbp gc`, which start from no state, find a kind's resources: every kind
-/// says ([`Descriptor::without_state`]), so a stack whose state is lost still leaves nothing behind, and a kind
-/// added without saying fails the registry's test.
+/// says ([`Descriptor::new`] takes it), so a stack whose state is lost still leaves nothing behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WithoutState {
-    /// Not said yet: a kind kbp registers must not stay so.
-    Unsaid,
     /// By its kbp tags: [`super::Provider::tagged`] lists them.
     Tags,
     /// Deleted with the resource of this kind it belongs to (a route with its table, an add-on with its
@@ -161,8 +140,9 @@ pub enum WithoutState {
     GoesWith(&'static str),
     /// Made by others for the cluster, and found by [`super::Provider::discover`].
     Discovered,
-    /// Never deleted by destroy ([`Descriptor::kept_because`]).
-    Kept,
+    /// Never deleted by destroy, for the reason given (said in the plan): account-wide resources such as
+    /// service-linked roles, a network the stack only uses.
+    Kept(&'static str),
     /// Nothing finds it, for the reason given (it carries no tag of kbp's, or there is nothing in AWS to delete).
     Untraced(&'static str),
 }

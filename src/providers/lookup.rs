@@ -7,7 +7,7 @@
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 
-use super::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use super::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState};
 use crate::graph::Attrs;
 
 /// A kind kbp looks up and never changes; see the module documentation.
@@ -87,7 +87,9 @@ impl<T: Lookup> Uses<T> {
 #[async_trait]
 impl<T: Lookup> Provider for Uses<T> {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(T::KIND).force_new(const { &[T::NAMED_BY] }).retained_on_destroy(T::KEPT_BECAUSE).looked_up()
+        Descriptor::new(T::KIND, WithoutState::Kept(T::KEPT_BECAUSE), &[])
+            .force_new(const { &[T::NAMED_BY] })
+            .looked_up()
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

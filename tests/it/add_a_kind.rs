@@ -76,7 +76,7 @@ impl ExampleLogGroup {
 #[async_trait]
 impl Provider for ExampleLogGroup {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["name"]).found_by_tags().sends(SENDS)
+        Descriptor::new(KIND, WithoutState::Tags, SENDS).force_new(&["name"])
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

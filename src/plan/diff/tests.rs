@@ -6,6 +6,7 @@ use crate::graph::compile::tests_support::managed;
 use crate::graph::{compile, Resource};
 use crate::providers::read_only::{ReadOnly, Reads};
 use crate::providers::Descriptor;
+use crate::providers::WithoutState;
 use crate::state::ResourceState;
 
 /// A provider that is never called: the diff only asks for force_new and retain_on_destroy.
@@ -14,6 +15,10 @@ struct Fake(&'static str);
 #[async_trait]
 impl ReadOnly for Fake {
     fn descriptor(&self) -> Descriptor {
+        let found = match self.0 {
+            "aws_iam_service_linked_role" => WithoutState::Kept("account-wide; kbp never deletes it"),
+            _ => WithoutState::Tags,
+        };
         Descriptor {
             force_new: match self.0 {
                 "aws_vpc" => &["cidr_block"],
@@ -21,8 +26,7 @@ impl ReadOnly for Fake {
                 "aws_nat_gateway" => &["subnet_id", "allocation_id"],
                 _ => &[],
             },
-            kept_because: (self.0 == "aws_iam_service_linked_role").then_some("account-wide; kbp never deletes it"),
-            ..Descriptor::new(self.0)
+            ..Descriptor::new(self.0, found, &[])
         }
     }
 }

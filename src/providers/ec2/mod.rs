@@ -43,7 +43,7 @@ use aws_sdk_ec2::error::{ProvideErrorMetadata, SdkError};
 use serde_json::json;
 
 use super::contract::{self, Constraint};
-use super::{Applied, Context, Descriptor, Desired, ProviderError, Result};
+use super::{Applied, Context, Descriptor, Desired, ProviderError, Result, WithoutState};
 use crate::graph::Attrs;
 
 /// What every EC2 kind kbp creates sends of its own: tags within EC2's limits ([`contract`]).
@@ -52,7 +52,7 @@ const TAGS_ONLY: &[Constraint] = &[contract::EC2_TAGS];
 /// The descriptor every EC2 kind kbp creates with its tags starts from: found by the stack's tag, adoptable by
 /// its kbp tags, its tags within EC2's limits.
 pub(crate) const fn tagged_kind(kind: &'static str) -> Descriptor {
-    Descriptor::new(kind).found_by_tags().sends(TAGS_ONLY).adoptable_by_tags()
+    Descriptor::new(kind, WithoutState::Tags, TAGS_ONLY).adoptable_by_tags()
 }
 
 /// Per-call settings for a create AWS would carry out twice if it arrived twice: no SDK retry (see

@@ -9,7 +9,9 @@ use super::describe;
 use super::route_table::shared as shared_tables;
 use super::{id_output, nullable, object, remove, send};
 use crate::graph::{kinds, Attrs};
-use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct Route;
 
@@ -28,8 +30,7 @@ const TRANSIENT: &[&str] = &[
 #[async_trait]
 impl Provider for Route {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::ROUTE)
-            .goes_with(kinds::ROUTE_TABLE)
+        Descriptor::new(kinds::ROUTE, WithoutState::GoesWith(kinds::ROUTE_TABLE), &[])
             .force_new(&["route_table_id", "destination_cidr_block"])
             .imported_by("`<route table ID>_<destination CIDR>`, such as `rtb-…_0.0.0.0/0`")
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::route_table::shared as shared_tables;
 use super::{id_output, matched, missing, object, optional_str, remove, send};
 use crate::graph::{kinds, Attrs};
-use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, Result, WithoutState};
 
 pub(crate) struct RouteTableAssociation;
 
@@ -20,8 +20,7 @@ const KIND: &str = kinds::ROUTE_TABLE_ASSOCIATION;
 #[async_trait]
 impl Provider for RouteTableAssociation {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .goes_with(kinds::ROUTE_TABLE)
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::ROUTE_TABLE), &[])
             .force_new(&["subnet_id"])
             .imported_by("its ID, `rtbassoc-…`")
     }

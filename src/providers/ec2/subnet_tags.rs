@@ -23,7 +23,9 @@ use crate::graph::{kinds, Attrs};
 use crate::providers::lookup::Lookup;
 use crate::providers::tags;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
-use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct SubnetTags;
 
@@ -42,12 +44,12 @@ const SENDS: &[Constraint] =
 #[async_trait]
 impl Provider for SubnetTags {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::SUBNET_TAGS)
-            .without_state(crate::providers::WithoutState::Untraced(
-                "tags on a subnet the stack does not own carry no tag of kbp's",
-            ))
-            .sends(SENDS)
-            .force_new(&["subnet_id"])
+        Descriptor::new(
+            kinds::SUBNET_TAGS,
+            WithoutState::Untraced("tags on a subnet the stack does not own carry no tag of kbp's"),
+            SENDS,
+        )
+        .force_new(&["subnet_id"])
     }
 
     /// The subnet's values of the keys the last apply managed: a key removed by hand reads as absent, so the

@@ -25,7 +25,9 @@ use crate::providers::ec2::object;
 use crate::providers::send::{remove, send};
 use crate::providers::spec;
 use crate::providers::{contract, contract::Constraint};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct AccessEntry;
 
@@ -51,9 +53,7 @@ const SENDS: &[Constraint] = &[contract::tags_of("EKS access entry")];
 #[async_trait]
 impl Provider for AccessEntry {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .goes_with(kinds::EKS_CLUSTER)
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), SENDS)
             .force_new(&["cluster_name", "principal_arn", "type"])
             .imported_by("`<cluster name>:<principal ARN>`")
     }

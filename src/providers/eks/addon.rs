@@ -24,7 +24,9 @@ use crate::providers::send::send;
 use crate::providers::spec;
 use crate::providers::wait::{Budget, Budgets};
 use crate::providers::{contract, contract::Constraint};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct Addon;
 
@@ -55,9 +57,7 @@ impl Spec {
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::tags_of("EKS add-on")];
 
-const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
-    .goes_with(kinds::EKS_CLUSTER)
-    .sends(SENDS)
+const DESCRIPTOR: Descriptor = Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), SENDS)
     .force_new(&["cluster_name", "addon_name"])
     .imported_by("`<cluster name>:<add-on name>`")
     .takes(60, 30, 30);

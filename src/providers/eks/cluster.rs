@@ -24,7 +24,9 @@ use crate::providers::tags::ADDRESS;
 use crate::providers::wait::Budget;
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 use std::sync::Arc;
 
 pub(crate) struct Cluster;
@@ -54,9 +56,7 @@ const SENDS: &[Constraint] = &[
 ];
 
 /// Its typical times are also what its waits expect ([`Budget::expecting`]).
-pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
-    .found_by_tags()
-    .sends(SENDS)
+pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND, WithoutState::Tags, SENDS)
     .force_new(&["name", "role_arn"])
     .imported_by("its cluster name")
     .takes(600, 300, 300);

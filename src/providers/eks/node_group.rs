@@ -26,7 +26,9 @@ use crate::providers::tagged::{arn_name, found, Search};
 use crate::providers::wait::{Budget, Budgets};
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct NodeGroup;
 
@@ -71,9 +73,7 @@ const SENDS: &[Constraint] = &[
     contract::tags_of("EKS node group"),
 ];
 
-const DESCRIPTOR: Descriptor = Descriptor::new(KIND)
-    .found_by_tags()
-    .sends(SENDS)
+const DESCRIPTOR: Descriptor = Descriptor::new(KIND, WithoutState::Tags, SENDS)
     .force_new(&[
         "cluster_name",
         "name",

@@ -13,7 +13,9 @@ use crate::providers::ec2::object;
 use crate::providers::send::{remove, send};
 use crate::providers::spec;
 use crate::providers::{contract, contract::Constraint};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct PodIdentityAssociation;
 
@@ -28,9 +30,7 @@ const SENDS: &[Constraint] = &[contract::tags_of("EKS Pod Identity association")
 #[async_trait]
 impl Provider for PodIdentityAssociation {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .goes_with(kinds::EKS_CLUSTER)
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), SENDS)
             .force_new(&["cluster_name", "namespace", "service_account"])
             .imported_by("`<cluster name>:<association ID>`, such as `demo:a-…`")
     }

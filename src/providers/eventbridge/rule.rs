@@ -22,6 +22,7 @@ use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{
     spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
+    WithoutState,
 };
 
 pub(crate) struct Rule;
@@ -52,7 +53,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Rule {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).found_by_tags().sends(SENDS).force_new(&["name"]).imported_by("its rule name")
+        Descriptor::new(KIND, WithoutState::Tags, SENDS).force_new(&["name"]).imported_by("its rule name")
     }
 
     async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {

@@ -21,6 +21,7 @@ use crate::providers::tags::user_tags;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
+    WithoutState,
 };
 
 const KIND: &str = kinds::IAM_INSTANCE_PROFILE;
@@ -48,9 +49,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for InstanceProfile {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .found_by_tags()
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::Tags, SENDS)
             .force_new(&["name", "path"])
             .imported_by("its instance profile name")
     }

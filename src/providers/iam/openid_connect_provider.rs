@@ -20,7 +20,9 @@ use crate::providers::tagged::{owned_among, Search};
 use crate::providers::tags::user_tags;
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 const KIND: &str = kinds::IAM_OIDC_PROVIDER;
 
@@ -36,9 +38,7 @@ const SENDS: &[Constraint] = &[contract::tags_of("IAM OIDC provider")];
 #[async_trait]
 impl Provider for OpenIdConnectProvider {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .found_by_tags()
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::Tags, SENDS)
             .force_new(&["url"])
             .imported_by("its ARN, `arn:aws:iam::<account>:oidc-provider/…`")
     }

@@ -20,7 +20,9 @@ use crate::providers::tagged::{owned_among, Search};
 use crate::providers::tags::user_tags;
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 use aws_sdk_iam::types::PolicyScopeType;
 
 const KIND: &str = kinds::IAM_POLICY;
@@ -53,9 +55,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Policy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .found_by_tags()
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::Tags, SENDS)
             .force_new(&["name", "path", "description"])
             .imported_by("its policy ARN, `arn:aws:iam::<account>:policy/…`")
     }

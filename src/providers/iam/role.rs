@@ -17,7 +17,9 @@ use crate::providers::tags::user_tags;
 use crate::providers::tags::ADDRESS;
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 use std::collections::BTreeMap;
 
 const KIND: &str = kinds::IAM_ROLE;
@@ -58,7 +60,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Role {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).found_by_tags().sends(SENDS).force_new(&["name", "path"]).imported_by("its role name")
+        Descriptor::new(KIND, WithoutState::Tags, SENDS).force_new(&["name", "path"]).imported_by("its role name")
     }
 
     async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {

@@ -8,7 +8,7 @@ use super::{details, policy_doc};
 use crate::graph::{kinds, Attrs};
 use crate::providers::spec;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result, WithoutState};
 
 const KIND: &str = kinds::IAM_ROLE_POLICY;
 const LINK: OnRole = OnRole { kind: KIND, sep: ':', policy: "name" };
@@ -34,9 +34,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for RolePolicy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .goes_with(kinds::IAM_ROLE)
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::IAM_ROLE), SENDS)
             .force_new(&["role", "name"])
             .imported_by("`<role name>:<policy name>`")
     }

@@ -7,7 +7,7 @@ use super::common::{absent_if_gone, remove, send, OnRole};
 use super::details;
 use crate::graph::{kinds, Attrs};
 use crate::providers::spec;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result};
+use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, Result, WithoutState};
 
 const KIND: &str = kinds::IAM_ROLE_POLICY_ATTACHMENT;
 const LINK: OnRole = OnRole { kind: KIND, sep: '/', policy: "policy_arn" };
@@ -22,8 +22,7 @@ type Spec = crate::graph::kinds::iam_role_policy_attachment::RolePolicyAttachmen
 #[async_trait]
 impl Provider for RolePolicyAttachment {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .goes_with(kinds::IAM_ROLE)
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::IAM_ROLE), &[])
             .force_new(&["role", "policy_arn"])
             .imported_by("`<role name>/<policy ARN>`")
     }

@@ -10,7 +10,9 @@ use super::role::Described as Role;
 use crate::graph::{kinds, Attrs};
 use crate::providers::preflight::{quick, read};
 use crate::providers::spec;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 const KIND: &str = kinds::IAM_SERVICE_LINKED_ROLE;
 
@@ -33,7 +35,8 @@ type Spec = crate::graph::kinds::iam_service_linked_role::ServiceLinkedRole;
 #[async_trait]
 impl Provider for ServiceLinkedRole {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["aws_service_name"]).retained_on_destroy("account-wide; kbp never deletes it")
+        Descriptor::new(KIND, WithoutState::Kept("account-wide; kbp never deletes it"), &[])
+            .force_new(&["aws_service_name"])
     }
 
     async fn read(&self, cx: &Context, id: &str, _prior: &Attrs) -> Result<Option<Observed>> {

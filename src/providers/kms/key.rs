@@ -19,7 +19,7 @@ use crate::providers::tags::ADDRESS;
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
-    stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
+    stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
 };
 
 const KIND: &str = kinds::KMS_KEY;
@@ -48,9 +48,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Key {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .found_by_tags()
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::Tags, SENDS)
             .force_new(&["alias"])
             .adoptable_by_tags()
             .imported_by("its key ID (a UUID)")

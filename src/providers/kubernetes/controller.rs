@@ -22,7 +22,9 @@ use crate::kubernetes::manifests::{self, RELEASE};
 use crate::kubernetes::oci;
 use crate::providers::spec;
 use crate::providers::wait::{Budget, Poll, Wait};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct Controller;
 
@@ -390,7 +392,10 @@ fn chart_version(label: &str) -> Option<&str> {
 
 /// A rollout: image pull, start, readiness.
 /// `chart` says where the chart is read, not what it is (a checkout elsewhere reads the same chart).
-const DESCRIPTOR: Descriptor = Descriptor::new(KIND).force_new(&["cluster"]).sources(&["chart"]).takes(20, 20, 10);
+const DESCRIPTOR: Descriptor = Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), &[])
+    .force_new(&["cluster"])
+    .sources(&["chart"])
+    .takes(20, 20, 10);
 
 #[async_trait]
 impl Provider for Controller {

@@ -19,7 +19,9 @@ use crate::graph::{compile::kinds, Attrs};
 use crate::kubernetes::oci;
 use crate::providers::spec;
 use crate::providers::wait::{Budget, Poll, Wait};
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct KarpenterCrds;
 
@@ -134,7 +136,10 @@ impl KarpenterCrds {
 #[async_trait]
 impl Provider for KarpenterCrds {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND).force_new(&["cluster"]).sources(&["crds_dir", "chart"]).takes(3, 3, 3)
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), &[])
+            .force_new(&["cluster"])
+            .sources(&["crds_dir", "chart"])
+            .takes(3, 3, 3)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -22,7 +22,9 @@ use crate::graph::{compile::kinds, Address, Attrs};
 use crate::kubernetes::manifests::READY;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct CustomObject {
     kind: &'static str,
@@ -165,7 +167,9 @@ impl CustomObject {
 impl Provider for CustomObject {
     fn descriptor(&self) -> Descriptor {
         // A NodePool's delete waits while Karpenter drains and terminates its nodes.
-        Descriptor::new(self.kind).force_new(&["cluster"]).takes(1, 1, 30)
+        Descriptor::new(self.kind, WithoutState::GoesWith(kinds::EKS_CLUSTER), &[])
+            .force_new(&["cluster"])
+            .takes(1, 1, 30)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

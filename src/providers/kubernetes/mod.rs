@@ -29,9 +29,9 @@ pub(crate) struct InCluster<P>(pub(crate) P);
 
 #[async_trait]
 impl<P: Provider> Provider for InCluster<P> {
-    /// The object's, which goes with the cluster it is in.
+    /// The object's, which says it goes with the cluster it is in.
     fn descriptor(&self) -> Descriptor {
-        self.0.descriptor().goes_with(crate::graph::kinds::EKS_CLUSTER)
+        self.0.descriptor()
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -24,6 +24,7 @@ use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     spec, stack_tags, tags, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result,
+    WithoutState,
 };
 use futures::{StreamExt, TryStreamExt};
 
@@ -71,9 +72,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for Queue {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .found_by_tags()
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::Tags, SENDS)
             .force_new(&["name"])
             .imported_by("its queue URL, `https://sqs.<region>.amazonaws.com/<account>/<name>`")
     }

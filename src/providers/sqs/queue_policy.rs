@@ -15,7 +15,9 @@ use super::{absent_if_gone, all_attributes, attributes, set_attributes, QUEUE_GO
 use crate::graph::{kinds, Attrs};
 use crate::providers::contract::{Constraint, Rule};
 use crate::providers::iam::policy_doc;
-use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 pub(crate) struct QueuePolicy;
 
@@ -34,9 +36,7 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for QueuePolicy {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(KIND)
-            .goes_with(kinds::SQS_QUEUE)
-            .sends(SENDS)
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::SQS_QUEUE), SENDS)
             .force_new(&["queue_url"])
             .imported_by("its queue's URL")
     }

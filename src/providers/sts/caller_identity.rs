@@ -7,7 +7,9 @@ use serde_json::json;
 
 use crate::graph::{kinds, Attrs};
 use crate::providers::preflight::quick;
-use crate::providers::{Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+};
 
 const OP: &str = "sts:GetCallerIdentity";
 
@@ -30,8 +32,11 @@ pub struct CallerIdentity;
 #[async_trait]
 impl Provider for CallerIdentity {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(kinds::CALLER_IDENTITY)
-            .without_state(crate::providers::WithoutState::Untraced("who kbp runs as: nothing in AWS to delete"))
+        Descriptor::new(
+            kinds::CALLER_IDENTITY,
+            WithoutState::Untraced("who kbp runs as: nothing in AWS to delete"),
+            &[],
+        )
     }
 
     async fn read(&self, cx: &Context, _id: &str, _prior: &Attrs) -> Result<Option<Observed>> {
