@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::graph::{value, Attrs, ResourceGraph};
 use crate::plan::diff;
-use crate::providers::{Applied, Descriptor, Desired, Observed, Provider, WithoutState};
+use crate::providers::{Applied, Descriptor, Desired, Observed, Provider, Typical, WithoutState};
 use crate::state::{Backend, LocalBackend, ResourceState, State, Status};
 
 #[derive(Default)]
@@ -47,9 +47,11 @@ impl Memory {
 #[async_trait]
 impl Provider for Memory {
     fn descriptor(&self) -> Descriptor {
-        Descriptor::new(self.kind, WithoutState::Tags, &[])
-            .force_new(&["zone"])
-            .takes(self.takes, self.takes, self.takes)
+        Descriptor::new(self.kind, WithoutState::Tags, &[]).force_new(&["zone"]).takes(Typical {
+            create: self.takes,
+            update: self.takes,
+            delete: self.takes,
+        })
     }
 
     async fn read(&self, _: &Context, _: &str, prior: &Attrs) -> Result<Option<Observed>, ProviderError> {

@@ -82,10 +82,10 @@ impl Descriptor {
         Descriptor { sources: attrs, ..self }
     }
 
-    /// Usually taking `create`, `update` and `delete` seconds in AWS (an EKS cluster ten minutes to create); see
+    /// Usually taking `typical` seconds to create, update and delete in AWS (an EKS cluster ten minutes to create); see
     /// [`Typical`]. Kinds that are one API call leave the default.
-    pub const fn takes(self, create: u32, update: u32, delete: u32) -> Self {
-        Descriptor { typical: Typical { create, update, delete }, ..self }
+    pub const fn takes(self, typical: Typical) -> Self {
+        Descriptor { typical, ..self }
     }
 
     /// With `attrs` forcing a replacement when they change.

@@ -100,8 +100,9 @@ impl Budget {
     }
 
     /// Waiting for what usually takes `typical_secs`: the provider's own figure for the operation, as its
-    /// [`Descriptor`](super::Descriptor) states it (`DESCRIPTOR.typical.create`), so the number lives in one
-    /// place. The wait then looks rarely before that due time; see the module documentation.
+    /// [`Descriptor`](super::Descriptor) states it (one `TYPICAL` const that the descriptor and the budgets
+    /// read), so the number lives in one place. The wait then looks rarely before that due time; see the module
+    /// documentation.
     pub const fn expecting(self, typical_secs: u32) -> Self {
         Budget { expected: Some(Duration::from_secs(typical_secs as u64)), ..self }
     }

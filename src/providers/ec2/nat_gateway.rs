@@ -12,7 +12,9 @@ use super::{id_output, missing, nullable, object, remove, retag, send, stack_sea
 use crate::graph::{kinds, Attrs};
 use crate::providers::tagged::{found, Search};
 use crate::providers::Found;
-use crate::providers::{spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result};
+use crate::providers::{
+    spec, Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, Typical,
+};
 
 pub(crate) struct NatGateway;
 
@@ -21,20 +23,20 @@ type Spec = crate::graph::kinds::nat_gateway::NatGateway<String>;
 
 /// AWS answers `NatGatewayNotFound`; the EC2 naming scheme (and some emulators) says `InvalidNatGatewayID.NotFound`.
 const NOT_FOUND: &[&str] = &["NatGatewayNotFound", "InvalidNatGatewayID.NotFound"];
+/// Its typical times, which its waits expect too ([`Budget::expecting`]).
+const TYPICAL: Typical = Typical { create: 90, update: 1, delete: 60 };
 /// AWS documents creation as taking up to several minutes; ten leaves a margin. Each wait expects the
-/// operation's typical time ([`DESCRIPTOR`]).
-const CREATE_BUDGET: Budget = Budget::minutes(10).expecting(DESCRIPTOR.typical.create);
-const DELETE_BUDGET: Budget = Budget::minutes(10).expecting(DESCRIPTOR.typical.delete);
-
-const DESCRIPTOR: Descriptor = tagged_kind(kinds::NAT_GATEWAY)
-    .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
-    .imported_by("its ID, `nat-…`")
-    .takes(90, 1, 60);
+/// operation's typical time ([`TYPICAL`]).
+const CREATE_BUDGET: Budget = Budget::minutes(10).expecting(TYPICAL.create);
+const DELETE_BUDGET: Budget = Budget::minutes(10).expecting(TYPICAL.delete);
 
 #[async_trait]
 impl Provider for NatGateway {
     fn descriptor(&self) -> Descriptor {
-        DESCRIPTOR
+        tagged_kind(kinds::NAT_GATEWAY)
+            .force_new(&["subnet_id", "allocation_id", "connectivity_type"])
+            .imported_by("its ID, `nat-…`")
+            .takes(TYPICAL)
     }
 
     async fn tagged(&self, cx: &Context, search: &Search<'_>) -> Result<Vec<Found>> {

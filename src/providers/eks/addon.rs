@@ -25,16 +25,18 @@ use crate::providers::spec;
 use crate::providers::wait::{Budget, Budgets};
 use crate::providers::{contract, contract::Constraint};
 use crate::providers::{
-    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, Typical, WithoutState,
 };
 
 pub(crate) struct Addon;
 
 const KIND: &str = kinds::EKS_ADDON;
+/// Its typical times, which its waits expect too ([`Budget::expecting`]).
+const TYPICAL: Typical = Typical { create: 60, update: 30, delete: 30 };
 /// Add-ons install in a minute or two; coredns waits for a node to run on. Each wait expects the operation's
-/// typical time ([`DESCRIPTOR`]).
+/// typical time ([`TYPICAL`]).
 const BUDGET: Budget = Budget::long_minutes(20);
-const WAITS: Budgets = BUDGET.for_each(DESCRIPTOR.typical);
+const WAITS: Budgets = BUDGET.for_each(TYPICAL);
 
 /// The attributes the compiler emits for an add-on, references resolved ([`crate::graph::kinds`]).
 type Spec = crate::graph::kinds::eks_addon::Addon<String>;
@@ -57,15 +59,13 @@ impl Spec {
 /// What AWS accepts of what this kind sends ([`contract`]).
 const SENDS: &[Constraint] = &[contract::tags_of("EKS add-on")];
 
-const DESCRIPTOR: Descriptor = Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), SENDS)
-    .force_new(&["cluster_name", "addon_name"])
-    .imported_by("`<cluster name>:<add-on name>`")
-    .takes(60, 30, 30);
-
 #[async_trait]
 impl Provider for Addon {
     fn descriptor(&self) -> Descriptor {
-        DESCRIPTOR
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), SENDS)
+            .force_new(&["cluster_name", "addon_name"])
+            .imported_by("`<cluster name>:<add-on name>`")
+            .takes(TYPICAL)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -25,19 +25,21 @@ use crate::providers::wait::Budget;
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
-    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, Typical, WithoutState,
 };
 use std::sync::Arc;
 
 pub(crate) struct Cluster;
 
 const KIND: &str = kinds::EKS_CLUSTER;
+/// Its typical times, which its waits expect too ([`Budget::expecting`]).
+const TYPICAL: Typical = Typical { create: 600, update: 300, delete: 300 };
 /// A new cluster takes about ten minutes to become ACTIVE; thirty leaves a margin.
-const CREATE_BUDGET: Budget = Budget::long_minutes(30).expecting(DESCRIPTOR.typical.create);
+const CREATE_BUDGET: Budget = Budget::long_minutes(30).expecting(TYPICAL.create);
 /// A version upgrade takes up to about twenty-five minutes; a configuration update a few.
-const UPDATE_BUDGET: Budget = Budget::long_minutes(45).expecting(DESCRIPTOR.typical.update);
+const UPDATE_BUDGET: Budget = Budget::long_minutes(45).expecting(TYPICAL.update);
 /// Deleting takes a few minutes; within the same budget, the delete is retried while node groups still hold it.
-const DELETE_BUDGET: Budget = Budget::long_minutes(20).expecting(DESCRIPTOR.typical.delete);
+const DELETE_BUDGET: Budget = Budget::long_minutes(20).expecting(TYPICAL.delete);
 /// Lists AWS treats as sets.
 const SETS: &[&str] = &["subnet_ids", "security_group_ids", "public_access_cidrs", "log_types"];
 
@@ -55,16 +57,13 @@ const SENDS: &[Constraint] = &[
     contract::tags_of("EKS cluster"),
 ];
 
-/// Its typical times are also what its waits expect ([`Budget::expecting`]).
-pub(super) const DESCRIPTOR: Descriptor = Descriptor::new(KIND, WithoutState::Tags, SENDS)
-    .force_new(&["name", "role_arn"])
-    .imported_by("its cluster name")
-    .takes(600, 300, 300);
-
 #[async_trait]
 impl Provider for Cluster {
     fn descriptor(&self) -> Descriptor {
-        DESCRIPTOR
+        Descriptor::new(KIND, WithoutState::Tags, SENDS)
+            .force_new(&["name", "role_arn"])
+            .imported_by("its cluster name")
+            .takes(TYPICAL)
     }
 
     async fn name_holder(&self, cx: &Context, name: &str, _attrs: &Attrs) -> Result<Holder> {

@@ -27,16 +27,18 @@ use crate::providers::wait::{Budget, Budgets};
 use crate::providers::Found;
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
-    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, Typical, WithoutState,
 };
 
 pub(crate) struct NodeGroup;
 
 const KIND: &str = kinds::EKS_NODE_GROUP;
+/// Its typical times, which its waits expect too ([`Budget::expecting`]).
+const TYPICAL: Typical = Typical { create: 180, update: 60, delete: 180 };
 /// Instances must launch and join the cluster: usually three to five minutes, twenty at most. Each wait
-/// expects the operation's typical time ([`DESCRIPTOR`]).
+/// expects the operation's typical time ([`TYPICAL`]).
 const BUDGET: Budget = Budget::long_minutes(20);
-const WAITS: Budgets = BUDGET.for_each(DESCRIPTOR.typical);
+const WAITS: Budgets = BUDGET.for_each(TYPICAL);
 
 /// The attributes the compiler emits for a node group, references resolved ([`crate::graph::kinds`]).
 type Spec = crate::graph::kinds::eks_node_group::NodeGroup<String>;
@@ -73,25 +75,23 @@ const SENDS: &[Constraint] = &[
     contract::tags_of("EKS node group"),
 ];
 
-const DESCRIPTOR: Descriptor = Descriptor::new(KIND, WithoutState::Tags, SENDS)
-    .force_new(&[
-        "cluster_name",
-        "name",
-        "node_role_arn",
-        "subnet_ids",
-        "ami_type",
-        "instance_types",
-        "capacity_type",
-        "disk_size",
-    ])
-    .imported_by("`<cluster name>:<node group name>`")
-    .creates_before_destroying()
-    .takes(180, 60, 180);
-
 #[async_trait]
 impl Provider for NodeGroup {
     fn descriptor(&self) -> Descriptor {
-        DESCRIPTOR
+        Descriptor::new(KIND, WithoutState::Tags, SENDS)
+            .force_new(&[
+                "cluster_name",
+                "name",
+                "node_role_arn",
+                "subnet_ids",
+                "ami_type",
+                "instance_types",
+                "capacity_type",
+                "disk_size",
+            ])
+            .imported_by("`<cluster name>:<node group name>`")
+            .creates_before_destroying()
+            .takes(TYPICAL)
     }
 
     /// The node groups of the stack's cluster (their ID is `<cluster>:<name>`), each naming its subnets and role.

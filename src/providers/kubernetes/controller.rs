@@ -23,25 +23,27 @@ use crate::kubernetes::oci;
 use crate::providers::spec;
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{
-    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, Typical, WithoutState,
 };
 
 pub(crate) struct Controller;
 
 const KIND: &str = kinds::KARPENTER_CONTROLLER;
+/// Its typical times, which its waits expect too ([`Budget::expecting`]).
+const TYPICAL: Typical = Typical { create: 20, update: 20, delete: 10 };
 
 /// The attributes the compiler emits for the controller, references resolved ([`crate::graph::kinds`]).
 type Spec = karpenter_controller::Controller<String>;
 
 /// Pulling the image and passing the readiness probe takes a minute or two on a fresh node; usually less
-/// ([`DESCRIPTOR`]), which the wait expects.
+/// ([`TYPICAL`]), which the wait expects.
 const ROLLOUT: Budget = Budget {
     timeout: Duration::from_secs(10 * 60),
     first_interval: Duration::from_millis(250),
     max_interval: Duration::from_secs(10),
     expected: None,
 }
-.expecting(DESCRIPTOR.typical.create);
+.expecting(TYPICAL.create);
 const DELETE: Budget = Budget::minutes(5);
 
 fn address() -> Address {
@@ -390,17 +392,13 @@ fn chart_version(label: &str) -> Option<&str> {
     Some(&label[at + 1..])
 }
 
-/// A rollout: image pull, start, readiness.
-/// `chart` says where the chart is read, not what it is (a checkout elsewhere reads the same chart).
-const DESCRIPTOR: Descriptor = Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), &[])
-    .force_new(&["cluster"])
-    .sources(&["chart"])
-    .takes(20, 20, 10);
-
 #[async_trait]
 impl Provider for Controller {
     fn descriptor(&self) -> Descriptor {
-        DESCRIPTOR
+        Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), &[])
+            .force_new(&["cluster"])
+            .sources(&["chart"])
+            .takes(TYPICAL)
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

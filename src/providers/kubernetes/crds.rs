@@ -20,7 +20,7 @@ use crate::kubernetes::oci;
 use crate::providers::spec;
 use crate::providers::wait::{Budget, Poll, Wait};
 use crate::providers::{
-    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, Typical, WithoutState,
 };
 
 pub(crate) struct KarpenterCrds;
@@ -139,7 +139,7 @@ impl Provider for KarpenterCrds {
         Descriptor::new(KIND, WithoutState::GoesWith(kinds::EKS_CLUSTER), &[])
             .force_new(&["cluster"])
             .sources(&["crds_dir", "chart"])
-            .takes(3, 3, 3)
+            .takes(Typical { create: 3, update: 3, delete: 3 })
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {

@@ -23,7 +23,7 @@ use crate::kubernetes::manifests::READY;
 use crate::providers::spec;
 use crate::providers::wait::Budget;
 use crate::providers::{
-    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, WithoutState,
+    Applied, Context, Descriptor, Desired, Observed, Provider, ProviderError, Result, Typical, WithoutState,
 };
 
 pub(crate) struct CustomObject {
@@ -169,7 +169,7 @@ impl Provider for CustomObject {
         // A NodePool's delete waits while Karpenter drains and terminates its nodes.
         Descriptor::new(self.kind, WithoutState::GoesWith(kinds::EKS_CLUSTER), &[])
             .force_new(&["cluster"])
-            .takes(1, 1, 30)
+            .takes(Typical { create: 1, update: 1, delete: 30 })
     }
 
     async fn read(&self, cx: &Context, id: &str, prior: &Attrs) -> Result<Option<Observed>> {
