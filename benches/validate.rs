@@ -225,7 +225,7 @@ fn run(text: &str) -> Run {
         errors: counts.errors,
         warnings: counts.warnings,
         listed: counts.listed,
-        diagnostics: &diags.items,
+        diagnostics: diags.items(),
     };
     let json = serde_json::to_vec(&report).unwrap_or_default();
     let json_time = started.elapsed();

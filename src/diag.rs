@@ -123,11 +123,12 @@ impl fmt::Display for Diagnostic {
 /// The diagnostics of one run, with the source texts they point into.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Diagnostics {
-    /// The diagnostics kept, at most [`KEPT`] of each severity, in the order they were found until [`Self::sort`].
-    pub items: Vec<Diagnostic>,
-    /// The texts the items point into, indexed by [`SourceId`].
+    /// The diagnostics kept ([`Self::items`]). Private, so that only [`Self::error`] and [`Self::warning`] add
+    /// to them and the cap of [`KEPT`] holds.
+    items: Vec<Diagnostic>,
+    /// The texts the items point into, indexed by [`SourceId`] ([`Self::source`]).
     #[serde(skip)]
-    pub sources: Vec<Source>,
+    sources: Vec<Source>,
     /// Errors and warnings kept by [`Diagnostics::error`] and [`Diagnostics::warning`], and those only counted.
     #[serde(skip)]
     kept: [usize; 2],
@@ -235,6 +236,16 @@ impl Diagnostics {
         let lines = LineIndex::new(&text);
         self.sources.push(Source { name: name.into(), text, lines });
         self.sources.len() - 1
+    }
+
+    /// The diagnostics kept, at most [`KEPT`] of each severity, in the order they were found until [`Self::sort`].
+    pub fn items(&self) -> &[Diagnostic] {
+        &self.items
+    }
+
+    /// The diagnostics kept, to change what they say (a hint for all): a slice, so none is added past the cap.
+    pub fn items_mut(&mut self) -> &mut [Diagnostic] {
+        &mut self.items
     }
 
     /// The source registered as `id`; panics on an ID this value did not hand out.

@@ -64,7 +64,7 @@ pub fn format_str(name: &str, text: &str) -> Result<String, Diagnostics> {
     // Syntax errors are reported as `kbp validate` reports them.
     tree::parse(file, text, &mut diags);
     if diags.has_errors() {
-        for d in &mut diags.items {
+        for d in diags.items_mut() {
             d.hint.get_or_insert_with(|| NOT_WRITTEN.to_string());
         }
         return Err(diags);

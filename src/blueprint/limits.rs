@@ -129,9 +129,9 @@ mod tests {
     fn a_blueprint_over_the_size_limit_is_one_error_without_position() {
         let text = format!("{HEADER}# {}\n", "x".repeat(MAX_BYTES));
         let d = check_str("big.toml", &text, &[]).expect_err("too large");
-        assert_eq!(d.items.len(), 1, "{d}");
-        assert!(d.items[0].position.is_none());
-        assert!(d.items[0].message.contains("at most 1048576"), "{d}");
+        assert_eq!(d.items().len(), 1, "{d}");
+        assert!(d.items()[0].position.is_none());
+        assert!(d.items()[0].message.contains("at most 1048576"), "{d}");
     }
 
     #[test]
@@ -140,7 +140,7 @@ mod tests {
         let path = dir.path().join("big.toml");
         std::fs::write(&path, vec![b'#'; MAX_BYTES + 10]).expect("written");
         let d = read(&path).expect_err("too large");
-        assert!(d.items[0].message.contains(&format!("has {} bytes", MAX_BYTES + 10)), "{d}");
+        assert!(d.items()[0].message.contains(&format!("has {} bytes", MAX_BYTES + 10)), "{d}");
         std::fs::write(&path, vec![b'#'; MAX_BYTES]).expect("written");
         assert_eq!(read(&path).map(|t| t.len()).ok(), Some(MAX_BYTES));
     }
@@ -149,15 +149,15 @@ mod tests {
     fn pools_and_classes_past_their_limits_are_one_error_each_at_the_first_too_many() {
         let pools: String = (0..=MAX_NODE_POOLS).map(|i| format!("[node_pools.p{i}]\n")).collect();
         let d = check_str("t.toml", &format!("{HEADER}{pools}"), &[]).expect_err("too many");
-        assert_eq!(d.items.len(), 1, "{d}");
-        let p = d.items[0].position.as_ref().expect("a position");
+        assert_eq!(d.items().len(), 1, "{d}");
+        let p = d.items()[0].position.as_ref().expect("a position");
         assert_eq!(p.line, 4 + MAX_NODE_POOLS, "{d}");
-        assert!(d.items[0].message.starts_with("1001 node pools; a blueprint has at most 1000"), "{d}");
+        assert!(d.items()[0].message.starts_with("1001 node pools; a blueprint has at most 1000"), "{d}");
         let classes: String = (0..MAX_NODE_CLASSES).map(|i| format!("c{i} = {{}}, ")).collect();
         let sets = [format!("node_classes={{ {classes}x = {{}} }}")];
         let d = check_str("t.toml", HEADER, &sets).expect_err("too many");
-        assert_eq!(d.items.len(), 1, "{d}");
-        assert_eq!(d.items[0].file, "--set", "{d}");
+        assert_eq!(d.items().len(), 1, "{d}");
+        assert_eq!(d.items()[0].file, "--set", "{d}");
         let at_the_limit: String = (0..MAX_NODE_POOLS).map(|i| format!("[node_pools.p{i}]\n")).collect();
         assert!(check_str("t.toml", &format!("{HEADER}{at_the_limit}"), &[]).is_ok());
     }
@@ -166,12 +166,12 @@ mod tests {
     fn nesting_past_the_limit_is_one_error_at_the_first_deep_value() {
         let deep = |n: usize| format!("x = {}{}\n{HEADER}", "[".repeat(n), "]".repeat(n));
         let d = check_str("t.toml", &deep(MAX_DEPTH + 2), &[]).expect_err("too deep");
-        assert_eq!(d.items.len(), 1, "{d}");
-        assert!(d.items[0].message.contains("nested more than 32 deep"), "{d}");
-        let p = d.items[0].position.as_ref().expect("a position");
+        assert_eq!(d.items().len(), 1, "{d}");
+        assert!(d.items()[0].message.contains("nested more than 32 deep"), "{d}");
+        let p = d.items()[0].position.as_ref().expect("a position");
         assert_eq!((p.line, p.column), (1, 5 + MAX_DEPTH), "{d}");
         // At the limit, the walker has its say: `x` is not a field.
         let d = check_str("t.toml", &deep(MAX_DEPTH), &[]).expect_err("unknown field");
-        assert!(d.items.iter().all(|i| !i.message.contains("nested")), "{d}");
+        assert!(d.items().iter().all(|i| !i.message.contains("nested")), "{d}");
     }
 }

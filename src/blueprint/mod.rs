@@ -187,7 +187,7 @@ impl Loaded {
 
     /// Whether an error concerns the field at `path` or one inside it.
     fn errors_within(&self, path: &str) -> bool {
-        self.warnings.items.iter().filter(|d| d.severity == crate::diag::Severity::Error).any(|d| {
+        self.warnings.items().iter().filter(|d| d.severity == crate::diag::Severity::Error).any(|d| {
             d.path.as_deref().is_some_and(|p| {
                 p.strip_prefix(path).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
             })

@@ -301,7 +301,7 @@ mod tests {
         let text = "a = \nb = [1,\n";
         let s = d.add_source("t", text);
         parse(s, text, &mut d);
-        assert!(d.items.len() >= 2, "{d}");
-        assert!(d.items.iter().all(|i| i.message.starts_with("TOML syntax")));
+        assert!(d.items().len() >= 2, "{d}");
+        assert!(d.items().iter().all(|i| i.message.starts_with("TOML syntax")));
     }
 }

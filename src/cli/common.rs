@@ -67,7 +67,7 @@ pub(super) async fn make_plan(
 /// [`crate::color`]'s decision, as everywhere.
 pub(super) fn show_diagnostics(d: &crate::diag::Diagnostics, color: bool) {
     eprint!("{}", d.render(color && crate::color::enabled(false, crate::color::Stream::Stderr)));
-    for item in &d.items {
+    for item in d.items() {
         json::emit(&json::Line::Diagnostic(item));
     }
 }
@@ -112,7 +112,7 @@ pub(super) fn load_with(args: &BlueprintArgs, color: bool, check_crds: bool) -> 
         show_diagnostics(&loaded.warnings, color);
         return Err(FAILED);
     }
-    if !loaded.warnings.items.is_empty() {
+    if !loaded.warnings.items().is_empty() {
         show_diagnostics(&loaded.warnings, color);
     }
     Ok((loaded.blueprint, graph))

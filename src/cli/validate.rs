@@ -9,7 +9,7 @@ use crate::ui::json;
 /// With `--json`: one `diagnostic` event per problem, and the verdict and counts in the summary (`listed` says
 /// how many diagnostics there are when there are more than `diag::KEPT` of one severity).
 fn report_json(valid: bool, d: &Diagnostics) {
-    for item in &d.items {
+    for item in d.items() {
         json::emit(&json::Line::Diagnostic(item));
     }
     let c = d.counts();

@@ -98,7 +98,7 @@ fn ends_with_one_newline_and_empty_stays_empty() {
 #[test]
 fn a_syntax_error_is_a_diagnostic_with_a_place_and_a_hint() {
     let d = format_str("bad.toml", "[cluster]\nname = = \"x\"\n").unwrap_err();
-    let first = &d.items[0];
+    let first = &d.items()[0];
     let p = first.position.as_ref().unwrap();
     assert_eq!((p.line, p.column), (2, 8), "{}", d.render(false));
     assert!(first.message.starts_with("TOML syntax"), "{}", first.message);
@@ -110,11 +110,11 @@ fn a_syntax_error_is_a_diagnostic_with_a_place_and_a_hint() {
 #[test]
 fn a_key_toml_edit_would_move_is_refused_where_it_is() {
     let d = format_str("t.toml", "[t]\na.b = 1\nc = 2\na.d = 3\n").unwrap_err();
-    let item = &d.items[0];
+    let item = &d.items()[0];
     assert!(item.message.contains("would move `a.d` above `c`"), "{}", item.message);
     assert_eq!(item.position.as_ref().map(|p| (p.line, p.column, p.span.len())), Some((4, 3, 1)));
     let d = format_str("t.toml", "x = { a.b = 1, c = 2, a.d = 3 }\n").unwrap_err();
-    assert!(d.items[0].message.contains("`a.d`"), "{}", d.items[0].message);
+    assert!(d.items()[0].message.contains("`a.d`"), "{}", d.items()[0].message);
     // Together, they stay as they are.
     check("[t]\na.b = 1\na.d = 3\nc = 2\n", "[t]\na.b = 1\na.d = 3\nc = 2\n");
 }

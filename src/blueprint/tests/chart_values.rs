@@ -75,10 +75,12 @@ fn a_values_file_that_is_not_yaml_is_an_error_in_that_file() {
     let bp = dir.path().join("bp.toml");
     std::fs::write(&bp, format!("{HEADER}\n[karpenter]\nvalues_files = [\"bad.yaml\", \"missing.yaml\"]\n")).unwrap();
     let d = check(&bp, &[]).map(|_| ()).expect_err("refused");
-    let shown = d.items.iter().map(|i| format!("{:?} {}", i.position, i.message)).collect::<Vec<_>>().join("\n");
-    assert!(d.items.iter().any(|i| i.message.contains("not valid YAML")), "{shown}");
+    let shown = d.items().iter().map(|i| format!("{:?} {}", i.position, i.message)).collect::<Vec<_>>().join("\n");
+    assert!(d.items().iter().any(|i| i.message.contains("not valid YAML")), "{shown}");
     assert!(
-        d.items.iter().any(|i| i.message.contains("cannot read the values file") && i.message.contains("missing.yaml")),
+        d.items()
+            .iter()
+            .any(|i| i.message.contains("cannot read the values file") && i.message.contains("missing.yaml")),
         "{shown}"
     );
 }

@@ -22,7 +22,7 @@ fn refused(text: &str) -> Diagnostics {
 fn only_error(d: &Diagnostics) -> (usize, usize, String, String, String) {
     let found = errors(d);
     assert_eq!(found.len(), 1, "{}", d.render(false));
-    let item = d.items.iter().find(|i| i.severity == crate::diag::Severity::Error).expect("an error");
+    let item = d.items().iter().find(|i| i.severity == crate::diag::Severity::Error).expect("an error");
     let (line, col, message) = found[0].clone();
     (line, col, item.path.clone().unwrap_or_default(), message, item.hint.clone().unwrap_or_default())
 }
@@ -78,13 +78,13 @@ fn managed_network_fields_are_refused_with_an_existing_vpc() {
             format!("`{field}` describes a VPC kbp creates; it cannot be set with an existing VPC (`vpc.id`)")
         );
         assert!(h.contains(hint), "{line}: {h}");
-        let related = &d.items[0].related;
+        let related = &d.items()[0].related;
         assert_eq!(related.first().map(|r| r.position.line), Some(5), "{line}: points at the id");
     }
     // Through --set too, pointing into the argument.
     let d = load_str("e.toml", &existing(""), &["vpc.nat_gateway=none".into()]).expect_err("refused");
-    assert_eq!(d.items[0].file, "--set");
-    assert_eq!(d.items[0].path.as_deref(), Some("vpc.nat_gateway"));
+    assert_eq!(d.items()[0].file, "--set");
+    assert_eq!(d.items()[0].path.as_deref(), Some("vpc.nat_gateway"));
 }
 
 #[test]
@@ -108,10 +108,10 @@ fn a_subnet_is_private_or_public_not_both() {
     assert_eq!((line, col, path.as_str()), (7, 41, "vpc.public_subnet_ids[1]"));
     assert_eq!(message, format!("subnet `{B}` is listed both as private and as public"));
     assert!(hint.contains("list it once"), "{hint}");
-    assert_eq!(d.items[0].related[0].position.line, 6);
+    assert_eq!(d.items()[0].related[0].position.line, 6);
     // Within one list, the schema refuses the duplicate.
     let d = refused(&format!("{HEADER}[vpc]\nid = \"{VPC}\"\nprivate_subnet_ids = [\"{A}\", \"{B}\", \"{A}\"]\n"));
-    assert!(d.items[0].message.contains("appears more than once"), "{}", d.render(false));
+    assert!(d.items()[0].message.contains("appears more than once"), "{}", d.render(false));
 }
 
 #[test]
@@ -167,6 +167,6 @@ fn sets_name_an_existing_network() {
     // A shipped blueprint that describes its VPC cannot be pointed at an existing one by --set alone.
     let mng = std::fs::read_to_string(shipped("karpenter-mng.toml")).expect("readable");
     let d = load_str("k.toml", &mng, &sets).expect_err("cidr, azs and nat_gateway are written");
-    let paths: Vec<_> = d.items.iter().filter_map(|i| i.path.as_deref()).collect();
+    let paths: Vec<_> = d.items().iter().filter_map(|i| i.path.as_deref()).collect();
     assert_eq!(paths, ["vpc.cidr", "vpc.azs", "vpc.nat_gateway"], "{}", d.render(false));
 }

@@ -33,7 +33,7 @@ fn scan(text: &str, at: usize) -> (usize, usize) {
 
 fn assert_placed(d: &Diagnostics, source: Option<usize>, p: &Position) {
     let Some(source) = source else { return };
-    let text = &d.sources.get(source).expect("a diagnostic points into a known source").text;
+    let text = &d.source(source).text;
     assert!(p.span.start <= p.span.end && p.span.end <= text.len(), "span {:?} outside {} bytes", p.span, text.len());
     assert!(
         text.is_char_boundary(p.span.start) && text.is_char_boundary(p.span.end),
@@ -60,7 +60,7 @@ fn load_checked(text: &str, sets: &[String]) {
             d
         }
     };
-    for item in &d.items {
+    for item in d.items() {
         if let Some(p) = &item.position {
             assert_placed(&d, item.source, p);
         }
@@ -70,7 +70,7 @@ fn load_checked(text: &str, sets: &[String]) {
     }
     let rendered = d.render(false);
     assert!(d.is_empty() || !rendered.is_empty());
-    assert!(serde_json::to_string(&d.items).is_ok());
+    assert!(serde_json::to_string(d.items()).is_ok());
 }
 
 /// Every field name in the schema, at any depth.

@@ -28,7 +28,7 @@ fn a_to_the_blueprint_does_not_compile_to_is_reported_at_its_place_with_the_clos
     let l = loaded("[[import]]\nto = \"eks_cluster.mian\"\nid = \"sbx\"\n").unwrap();
     let d = l.imports(&["eks_cluster.main".into(), "iam_role.cluster".into()]).unwrap_err();
     assert_eq!(errors(&d), [(5, 6, "`eks_cluster.mian` is not an address of this blueprint".to_string())]);
-    let item = &d.items[0];
+    let item = &d.items()[0];
     assert_eq!(item.path.as_deref(), Some("import[0].to"));
     assert!(item.hint.as_deref().is_some_and(|h| h.contains("did you mean `eks_cluster.main`")), "{item:?}");
 }

@@ -23,7 +23,7 @@ pub(super) const SHIPPED: [&str; 5] =
 
 /// (line, column, message) of every error.
 pub(super) fn errors(d: &Diagnostics) -> Vec<(usize, usize, String)> {
-    d.items
+    d.items()
         .iter()
         .filter(|i| i.severity == Severity::Error)
         .map(|i| {
@@ -136,7 +136,7 @@ fn broken_blueprint_reports_every_error_with_its_place() {
         );
     }
     assert_eq!(found.len(), expect.len(), "unexpected extra errors:\n{}", d.render(false));
-    let by_msg = |m: &str| d.items.iter().find(|i| i.message.contains(m)).expect("present");
+    let by_msg = |m: &str| d.items().iter().find(|i| i.message.contains(m)).expect("present");
     assert_eq!(by_msg("desried_size").hint.as_deref(), Some("did you mean `desired_size`?"));
     assert_eq!(by_msg("overlaps").related[0].position.line, 8);
     assert_eq!(by_msg("overlaps").path.as_deref(), Some("vpc.private_subnets[1]"));
@@ -153,8 +153,8 @@ fn broken_blueprint_reports_every_error_with_its_place() {
 #[test]
 fn unreadable_file_is_one_error_without_position() {
     let d = load(Path::new("/nonexistent/kbp/bp.toml"), &[]).expect_err("missing file");
-    assert_eq!(d.items.len(), 1);
-    assert!(d.items[0].position.is_none());
+    assert_eq!(d.items().len(), 1);
+    assert!(d.items()[0].position.is_none());
     assert!(d.to_string().starts_with("/nonexistent/kbp/bp.toml: error: cannot read"));
 }
 
@@ -201,18 +201,18 @@ fn sets_override_create_and_point_at_their_argument() {
     assert_eq!(bp.node_pools["default"].limits["cpu"], "200");
 
     let d = load_str("m.toml", &minimal, &sets(&["node_group.min_size=abc", "cluster.nmae=x"])).expect_err("bad");
-    let first = &d.items[0];
+    let first = &d.items()[0];
     assert_eq!((first.file.as_str(), first.message.as_str()), ("--set", "expected an integer, found a string"));
     assert_eq!(first.position.as_ref().map(|p| (p.span.clone(), p.column)), Some((20..23, 21)));
-    assert_eq!(d.items[1].hint.as_deref(), Some("did you mean `name`?"));
+    assert_eq!(d.items()[1].hint.as_deref(), Some("did you mean `name`?"));
     assert!(d.render(false).contains("node_group.min_size=abc"));
 
     for (bad, msg) in
         [("novalue", "is not an override"), ("a..b=1", "is not a field path"), ("cluster.name.x=1", "is a string")]
     {
         let d = load_str("m.toml", &minimal, &sets(&[bad])).expect_err(bad);
-        assert_eq!(d.items[0].file, "--set");
-        assert!(d.items[0].message.contains(msg), "{bad}: {}", d.items[0].message);
+        assert_eq!(d.items()[0].file, "--set");
+        assert!(d.items()[0].message.contains(msg), "{bad}: {}", d.items()[0].message);
     }
 }
 
@@ -323,7 +323,7 @@ fn node_classes_are_all_windows_or_all_linux() {
     );
     let d = load_str("mixed.toml", &mixed, &[]).unwrap_err();
     assert_eq!(errors(&d).len(), 1, "{}", d.render(false));
-    let e = &d.items[0];
+    let e = &d.items()[0];
     assert_eq!(e.path.as_deref(), Some("node_classes.win.ami_alias"));
     assert!(e.message.contains("one access entry, either EC2_WINDOWS or EC2_LINUX"), "{}", e.message);
     assert!(e.message.contains("KarpenterNodeRole-t"), "names the shared role: {}", e.message);
@@ -356,7 +356,11 @@ fn the_ami_family_comes_from_the_crd_fields_when_the_blueprint_writes_them() {
          [node_classes.linux]\nami_alias = \"al2023@latest\"\n",
     )
     .unwrap_err();
-    assert!(mixed.items.iter().any(|d| d.message.contains("Windows nodes (`windows2022`)")), "{}", mixed.render(false));
+    assert!(
+        mixed.items().iter().any(|d| d.message.contains("Windows nodes (`windows2022`)")),
+        "{}",
+        mixed.render(false)
+    );
 }
 
 #[test]
@@ -392,7 +396,7 @@ fn a_node_access_entry_takes_neither_groups_nor_policies() {
         let message = format!("an access entry of type EC2_LINUX takes no {what}");
         assert_eq!(said.iter().filter(|m| **m == message).count(), 1, "{said:?}");
     }
-    let paths: Vec<&str> = d.items.iter().filter_map(|i| i.path.as_deref()).collect();
+    let paths: Vec<&str> = d.items().iter().filter_map(|i| i.path.as_deref()).collect();
     assert!(paths.contains(&"cluster.access_entries[0].kubernetes_groups"), "{paths:?}");
     assert!(paths.contains(&"cluster.access_entries[0].policies"), "{paths:?}");
 }

@@ -31,7 +31,7 @@ fn load_survives(name: &str, text: &str, sets: &[String], render: bool) {
     assert!(started.elapsed() < PER_LOAD, "loading took {:?}:\n{text}", started.elapsed());
     if let Err(d) = result {
         assert!(d.has_errors(), "Err without an error:\n{text}");
-        for item in &d.items {
+        for item in d.items() {
             let (Some(source), Some(p)) = (item.source, &item.position) else {
                 continue;
             };

@@ -6,7 +6,7 @@ use crate::diag::Diagnostic;
 /// The errors `kbp validate` reports for `text`, whichever stage finds them: (path, message).
 fn refused(text: &str) -> Vec<(String, String)> {
     let errors = |d: crate::diag::Diagnostics| -> Vec<(String, String)> {
-        d.items
+        d.items()
             .iter()
             .filter(|i| i.severity == crate::diag::Severity::Error)
             .map(|i: &Diagnostic| (i.path.clone().unwrap_or_default(), i.message.clone()))
