@@ -222,7 +222,7 @@ impl Diagnostics {
             related: Vec::new(),
             source: None,
         };
-        Diagnostics { items: vec![item], ..Default::default() }
+        Diagnostics { items: vec![item], kept: [1, 0], ..Default::default() }
     }
 
     /// A diagnostics holding one error: `path` cannot be read.
