@@ -3,7 +3,7 @@
 #   scripts/test.sh [extra nextest args, e.g. a filter]
 # Installs the pinned AWS emulator (moto) and builds the test control plane (scripts/kube.sh) and Karpenter's KWOK
 # provider (scripts/karpenter-kwok.sh) if needed, then checks the code's conventions (rustfmt, clippy with
-# Cargo.toml's [lints], cargo-deny's licences, bans, sources and advisories), runs the emulator extension's own tests (pytest,
+# Cargo.toml's [lints], rustdoc's links, cargo-deny's licences, bans, sources and advisories), runs the emulator extension's own tests (pytest,
 # emulator/tests), doctests (if any) and every test with cargo-nextest. Each integration test starts its own
 # emulator; nothing needs to be running beforehand.
 set -euo pipefail
@@ -83,6 +83,9 @@ echo "+ cargo fmt --check" >&2
 cargo fmt --check
 echo "+ cargo clippy --all-targets -- -D warnings" >&2
 cargo clippy --all-targets --quiet -- -D warnings
+# The contributors' reference (private items included): every intra-doc link resolves, rustdoc's lints as errors.
+echo "+ RUSTDOCFLAGS='-D warnings' cargo doc --no-deps --document-private-items" >&2
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --quiet
 # What kbp may depend on (deny.toml): licences, banned and duplicated crates, sources, and the RustSec advisories.
 # cargo-deny is built once per machine (about 8 minutes on 2 cores). The advisory database is a git clone that
 # cargo-deny keeps under $CARGO_HOME/advisory-dbs: it is refreshed from the clone's origin (GitHub, for the one

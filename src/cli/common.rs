@@ -36,7 +36,7 @@ pub(super) fn report(e: &anyhow::Error) -> u8 {
 
 /// The plan `mode` asks for of the stack `loaded` against `state` (the stored state with the blueprint's moves
 /// carried out, [`crate::plan::make::moved_state`]), narrowed and forced as `shaping` says: how `kbp plan` and
-/// `kbp apply` ask [`crate::plan::make`] for one.
+/// `kbp apply` ask [`crate::plan::make()`] for one.
 pub(super) async fn make_plan(
     mode: crate::plan::Mode,
     cx: Arc<Context>,

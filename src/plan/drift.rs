@@ -60,7 +60,7 @@ pub struct Drift {
 }
 
 /// The drift of every resource `prior` (state as stored) holds as made, against `refreshed` (the same state
-/// after [`super::refresh`]). Resources refresh adopted, and creates still pending, are not drift: the plan
+/// after [`super::refresh()`]). Resources refresh adopted, and creates still pending, are not drift: the plan
 /// lists them apart.
 pub fn drift(prior: &State, refreshed: &Refreshed) -> Vec<Drift> {
     let mut out = Vec::new();

@@ -25,7 +25,7 @@ pub fn nullable(s: Option<&str>) -> Value {
     s.map_or(Value::Null, |s| Value::String(s.to_string()))
 }
 
-/// `Ok(None)` for a call whose target no longer exists ([`ProviderError::is_not_found`]), so reads can treat it
+/// `Ok(None)` for a call whose target no longer exists ([`crate::providers::ProviderError::is_not_found`]), so reads can treat it
 /// as gone.
 pub fn absent_if_gone<T>(r: Result<T>) -> Result<Option<T>> {
     match r {

@@ -1,7 +1,7 @@
 //! Kinds kbp only ever finds and deletes: what Karpenter and in-cluster controllers make for a cluster (nodes,
 //! their launch templates and network interfaces, load balancers, volumes, log groups). A blueprint never
 //! declares one, so such a kind implements [`Leftover`] (read, delete, discover) and is registered wrapped in
-//! [`DeleteOnly`], which answers create and update with [`delete_only`](super::delete_only).
+//! [`DeleteOnly`], which answers create and update with [`delete_only`](super::delete_only()).
 
 use async_trait::async_trait;
 

@@ -33,8 +33,8 @@ pub fn all_match(reqs: &[Requirement], labels: &Labels) -> bool {
     reqs.iter().all(|r| matches(r, labels))
 }
 
-/// The first of `reqs` that `labels` do not satisfy, for a reason such as "karpenter.sh/capacity-type In
-/// [spot] not met".
+/// The first of `reqs` that `labels` do not satisfy, for a reason such as `karpenter.sh/capacity-type In [spot]
+/// not met`.
 pub fn first_unmet<'a>(reqs: &'a [Requirement], labels: &Labels) -> Option<&'a Requirement> {
     reqs.iter().find(|r| !matches(r, labels))
 }

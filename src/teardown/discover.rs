@@ -1,5 +1,5 @@
 //! Discovery feeds the destroy engine. What the stack owns outside state is found two ways:
-//! - by kbp's own tags ([`stack`](super::stack)): everything of a stack whose state is lost (`--from-tags`,
+//! - by kbp's own tags ([`stack`](super::stack())): everything of a stack whose state is lost (`--from-tags`,
 //!   `gc`), or, for a stack with state, second resources at one of its addresses (creates whose answer was lost);
 //! - by every provider's [`Provider::discover`]: what Karpenter and in-cluster controllers made for the cluster
 //!   (nodes, launch templates, instance profiles, network interfaces, security groups, load balancers, volumes,

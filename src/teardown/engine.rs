@@ -4,11 +4,11 @@
 //!    whose volumes are deleted with them go first ([`in_cluster`](super::in_cluster)), bounded, so the AWS Load
 //!    Balancer Controller and the EBS CSI driver delete what they made; then the objects kbp applied (NodePools,
 //!    whose nodes Karpenter drains and terminates, node classes, the controller, the CRDs).
-//! 2. **One walk** ([`exec::walk_with`]): everything in state deleted in the order the dependency edges give,
+//! 2. **One walk** ([`crate::exec::walk`]): everything in state deleted in the order the dependency edges give,
 //!    with one parallelism, one event stream and a state write after every delete; **discovery** is a node of
 //!    it ([`exec::Sweep`]): once the objects kbp applied in the cluster are deleted (Karpenter's nodes on their
 //!    way out), what the stack owns outside state is found and added to state as ordinary entries
-//!    ([`discover::merge`](super::discover::merge)), whose deletes join the walk. Only the kinds something found
+//!    ([`super::discover::merge`]), whose deletes join the walk. Only the kinds something found
 //!    may use wait for it; the EKS chain (add-ons, node groups, the cluster) goes on meanwhile.
 //! 4. **Final scan** ([`Teardown::scan`]): anything of the stack still in the region, for the caller to report.
 //!

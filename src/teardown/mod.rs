@@ -6,8 +6,8 @@
 //! add it to state as ordinary entries with inferred dependencies, and delete everything in one
 //! [`exec::walk`](crate::exec::walk) ordered by those edges; finally scan the region for anything left.
 //!
-//! Also here: finding a stack by its tags ([`stack()`]), the region's stacks for `gc` ([`stacks`]), and
-//! duplicates of a stack's own resources ([`orphans`]).
+//! Also here: finding a stack by its tags ([`stack()`]), the region's stacks for `gc` ([`stacks()`]), and
+//! duplicates of a stack's own resources ([`orphans()`]).
 
 pub mod discover;
 pub mod engine;

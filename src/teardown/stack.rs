@@ -1,6 +1,6 @@
 //! Finding a stack by its tags alone (`kbp destroy --from-tags`, `kbp gc`, duplicates after an apply): every
 //! kind the registry holds whose descriptor says it is found by its tags
-//! ([`WithoutState::Tags`](crate::providers::WithoutState::Tags)) lists what is tagged `kbp:stack=<name>` (and,
+//! ([`WithoutState::Tags`]) lists what is tagged `kbp:stack=<name>` (and,
 //! when the stack's ID is known, not tagged with another `kbp:stack-id`), all kinds at once, as [`Found`] entries
 //! naming what each uses so the engine orders the deletes. How a kind looks (one tag-filtered Describe per EC2
 //! type, IAM's lists and each entity's tags, one tag query for queues, rules and keys) is its provider's.

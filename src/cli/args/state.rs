@@ -69,7 +69,7 @@ pub struct StateQuery {
     pub blueprint: Option<PathBuf>,
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
-    /// Where state lives: a file path or s3://BUCKET/KEY[?region=…] (overrides the blueprint's [state]).
+    /// Where state lives: a file path or s3://BUCKET/KEY[?region=…] (overrides the blueprint's state table).
     #[arg(long, value_name = "LOCATION", env = "KBP_STATE", value_parser = parse_location)]
     pub state: Option<Location>,
     /// How long to wait for another run holding the state lock (commands that change state).

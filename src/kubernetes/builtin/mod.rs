@@ -1,6 +1,6 @@
 //! The built-in kinds kbp renders besides Karpenter's custom resources (a Deployment, its Service and RBAC, a
 //! PodDisruptionBudget, the CRDs themselves) checked before they reach a cluster, in two passes:
-//! - [`round_trip`] through the k8s-openapi types: a value of the wrong type, or a field the type does not have
+//! - [`round_trip()`] through the k8s-openapi types: a value of the wrong type, or a field the type does not have
 //!   (the API server drops it, so a typo silently loses the setting);
 //! - [`rules`]: the required fields and invariants the API server enforces but the Rust types model as optional
 //!   or defaulted.

@@ -5,7 +5,7 @@
 //! a field silently (the object is accepted without it), so a misspelt setting would simply vanish.
 //!
 //! Here: finding the CRD version that serves an object and the checks of a resource root. The walk through the
-//! schema is [`schema`], string formats [`format`], patterns (Go's regular expressions) [`go_regex`], the CEL
+//! schema is [`schema`], string formats [`mod@format`], patterns (Go's regular expressions) [`go_regex`], the CEL
 //! rules (`x-kubernetes-validations`) [`cel`], evaluated in-process on the object with the schema's
 //! [`defaults`] applied, as the server evaluates them.
 //!

@@ -19,7 +19,7 @@ use aws_sdk_elasticloadbalancingv2::types::{LoadBalancer, TargetGroup};
 use super::send::{send, send_pages};
 use super::{Context, DiscoveryScope, Result};
 
-/// Who makes these kinds, for [`super::delete_only`].
+/// Who makes these kinds, for [`super::delete_only()`].
 const MADE_BY: &str = "the AWS Load Balancer Controller (or the in-tree service controller)";
 
 /// The AWS Load Balancer Controller tags everything it makes with the cluster's name.

@@ -19,7 +19,7 @@ use crate::providers::Result;
 
 /// "No such queue": the query-compatible code AWS sends in the `x-amzn-query-error` header (which the SDK
 /// reports when present), and the JSON protocol's error type (when it is not). Both count as gone for
-/// [`absent_if_gone`] ([`ProviderError::is_not_found`]).
+/// [`absent_if_gone`] ([`crate::providers::ProviderError::is_not_found`]).
 const QUEUE_GONE: &[&str] = &["AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"];
 
 /// The queue's attributes `names` (those it has), or `None` when the queue is gone. `transient` lists codes

@@ -27,7 +27,7 @@ const OP_SET: &str = "sqs:SetQueueAttributes";
 /// The attributes the compiler emits, references resolved ([`crate::graph::kinds`]).
 type Spec = crate::graph::kinds::sqs_queue_policy::QueuePolicy<String>;
 
-/// What AWS accepts of what this kind sends ([`contract`]).
+/// What AWS accepts of what this kind sends ([`crate::providers::contract`]).
 const SENDS: &[Constraint] = &[
     // SQS: the Policy attribute is at most 20,480 bytes (<https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html>).
     Constraint::new("policy", Rule::Policy { api: "SQS queue policy", max: 20480, whitespace: true }),
