@@ -21,14 +21,13 @@ use serde_json::json;
 
 use super::describe;
 use super::wait::Budget;
-use super::{arn, missing, object, remove, remove_when_unused, send, stack_search, tagging};
+use super::{arn, missing, object, remove, remove_when_unused, send, stack_search, tagged_kind, tagging};
 use crate::graph::{kinds, Attrs};
 use crate::providers::tagged::{found, Search};
 use crate::providers::tags::{ADDRESS, STACK};
 use crate::providers::{contract, contract::Constraint, contract::Rule};
 use crate::providers::{
     spec, Applied, Context, Descriptor, Desired, DiscoveryScope, Found, Observed, Provider, ProviderError, Result,
-    WithoutState,
 };
 
 pub(crate) struct SecurityGroup;
@@ -63,9 +62,8 @@ const SENDS: &[Constraint] = &[
 #[async_trait]
 impl Provider for SecurityGroup {
     fn descriptor(&self) -> Descriptor {
-        // As every EC2 kind kbp tags (`tagged_kind`), but sending a name and a description besides the tags.
-        Descriptor::new(kinds::SECURITY_GROUP, WithoutState::Tags, SENDS)
-            .adoptable_by_tags()
+        // As every EC2 kind kbp tags, but sending a name and a description besides the tags.
+        Descriptor { sends: SENDS, ..tagged_kind(kinds::SECURITY_GROUP) }
             .force_new(&["name", "description", "vpc_id"])
             .imported_by("its ID, `sg-…`")
     }
